@@ -1,0 +1,11 @@
+//! fabricsim-core: the shared vocabulary of every engine (units, ids, specs, topology, routing, records, errors); no PyO3.
+
+pub mod error;
+pub mod record;
+pub mod routing;
+pub mod spec;
+pub mod topology;
+pub mod units;
+
+pub use error::{Error, Result};
+pub use units::{Bps, Bytes, Time};

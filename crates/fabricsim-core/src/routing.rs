@@ -1,0 +1,218 @@
+//! Shortest-path forwarding tables with ECMP sets, and explicit paths resolved to per-hop port sets.
+
+use crate::error::{Error, Result};
+use crate::topology::{Topology, NONE};
+
+/// For every switch and every destination endpoint (host NIC), the equal-cost egress ports.
+/// Invariant: every listed port lies on a minimum-hop path through switches only (hosts never transit).
+/// Memory O(switches × endpoints + total ECMP entries); build O(endpoints × (nodes + ports)).
+#[derive(Clone, Debug)]
+pub struct Fib {
+    n_ep: usize,
+    /// Dense switch index of each node, or NONE for hosts.
+    switch_idx: Vec<u32>,
+    /// (offset, len) into `hops` for (switch_idx * n_ep + ep); len 0 = unreachable.
+    entries: Vec<(u32, u32)>,
+    hops: Vec<u32>,
+}
+
+impl Fib {
+    pub fn build(topo: &Topology) -> Fib {
+        let n = topo.n_nodes();
+        let mut switch_idx = vec![NONE; n];
+        let mut ns = 0u32;
+        for v in 0..n {
+            if topo.is_switch(v as u32) {
+                switch_idx[v] = ns;
+                ns += 1;
+            }
+        }
+        let n_ep = topo.endpoints.len();
+        let mut entries = vec![(0u32, 0u32); ns as usize * n_ep];
+        let mut hops: Vec<u32> = Vec::new();
+        let mut dist = vec![u32::MAX; n];
+        let mut frontier: Vec<u32> = Vec::new();
+        let mut next: Vec<u32> = Vec::new();
+        let mut order: Vec<u32> = Vec::new();
+        for (ep, &nic) in topo.endpoints.iter().enumerate() {
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            order.clear();
+            let attach = topo.ports[nic as usize].peer_node;
+            if !topo.is_switch(attach) {
+                continue; // host-to-host cable: no switch routes to it
+            }
+            let attach_port = topo.ports[nic as usize].peer_port;
+            dist[attach as usize] = 1;
+            frontier.clear();
+            frontier.push(attach);
+            order.push(attach);
+            let mut d = 1;
+            while !frontier.is_empty() {
+                next.clear();
+                for &v in &frontier {
+                    for p in topo.ports_of(v) {
+                        let w = topo.ports[p as usize].peer_node;
+                        if topo.is_switch(w) && dist[w as usize] == u32::MAX {
+                            dist[w as usize] = d + 1;
+                            next.push(w);
+                            order.push(w);
+                        }
+                    }
+                }
+                std::mem::swap(&mut frontier, &mut next);
+                d += 1;
+            }
+            for &v in &order {
+                let start = hops.len() as u32;
+                if v == attach {
+                    hops.push(attach_port);
+                } else {
+                    for p in topo.ports_of(v) {
+                        let w = topo.ports[p as usize].peer_node;
+                        if topo.is_switch(w) && dist[w as usize] + 1 == dist[v as usize] {
+                            hops.push(p);
+                        }
+                    }
+                }
+                let len = hops.len() as u32 - start;
+                entries[switch_idx[v as usize] as usize * n_ep + ep] = (start, len);
+            }
+        }
+        Fib { n_ep, switch_idx, entries, hops }
+    }
+
+    /// Equal-cost egress ports at switch `v` toward endpoint `ep` (empty if unreachable).
+    #[inline]
+    pub fn next_hops(&self, v: u32, ep: u32) -> &[u32] {
+        let s = self.switch_idx[v as usize];
+        let (o, l) = self.entries[s as usize * self.n_ep + ep as usize];
+        &self.hops[o as usize..(o + l) as usize]
+    }
+
+    /// Whether a packet leaving NIC port `src_port` can reach endpoint `dst_ep` over the tables.
+    pub fn reachable(&self, topo: &Topology, src_port: u32, dst_ep: u32) -> bool {
+        let port = &topo.ports[src_port as usize];
+        if topo.port_ep[port.peer_port as usize] == dst_ep {
+            return true;
+        }
+        topo.is_switch(port.peer_node) && !self.next_hops(port.peer_node, dst_ep).is_empty()
+    }
+}
+
+/// Explicit paths, each resolved to one candidate-port set per hop (parallel links give several).
+#[derive(Clone, Debug, Default)]
+pub struct PathTable {
+    /// Per path: range into `hops`.
+    paths: Vec<(u32, u32)>,
+    /// Per hop: range into `ports`.
+    hops: Vec<(u32, u32)>,
+    ports: Vec<u32>,
+}
+
+impl PathTable {
+    /// Resolve a node path from NIC `src_port` to NIC `dst_port`; returns the path id.
+    /// `field` names the spec field for errors. O(path length × node degree).
+    pub fn add(&mut self, topo: &Topology, field: &str, nodes: &[u32], src_port: u32, dst_port: u32) -> Result<u32> {
+        let src = topo.ports[src_port as usize].node;
+        let dst = topo.ports[dst_port as usize].node;
+        if nodes.len() < 2 {
+            return Err(Error::spec(field, "a path needs at least the source and the destination"));
+        }
+        if nodes[0] != src {
+            return Err(Error::spec(field, format!("path starts at '{}', not at the source '{}'", name(topo, nodes[0]), name(topo, src))));
+        }
+        if *nodes.last().unwrap() != dst {
+            return Err(Error::spec(field, format!("path ends at '{}', not at the destination '{}'", name(topo, *nodes.last().unwrap()), name(topo, dst))));
+        }
+        let hop_start = self.hops.len() as u32;
+        for i in 0..nodes.len() - 1 {
+            let (u, w) = (nodes[i], nodes[i + 1]);
+            if u as usize >= topo.n_nodes() || w as usize >= topo.n_nodes() {
+                return Err(Error::spec(field, format!("node index out of range at hop {i}")));
+            }
+            if i > 0 && !topo.is_switch(u) {
+                return Err(Error::spec(field, format!("'{}' is a host; hosts do not forward", name(topo, u))));
+            }
+            let start = self.ports.len() as u32;
+            if i == 0 {
+                if topo.ports[src_port as usize].peer_node != w {
+                    return Err(Error::spec(field, format!("the source NIC is not connected to '{}'", name(topo, w))));
+                }
+                self.ports.push(src_port);
+            } else if i == nodes.len() - 2 {
+                let p = topo.ports[dst_port as usize].peer_port;
+                if topo.ports[p as usize].node != u {
+                    return Err(Error::spec(field, format!("the destination NIC is not connected to '{}'", name(topo, u))));
+                }
+                self.ports.push(p);
+            } else {
+                for p in topo.ports_of(u) {
+                    if topo.ports[p as usize].peer_node == w {
+                        self.ports.push(p);
+                    }
+                }
+                if self.ports.len() as u32 == start {
+                    return Err(Error::spec(field, format!("no link between '{}' and '{}'", name(topo, u), name(topo, w))));
+                }
+            }
+            self.hops.push((start, self.ports.len() as u32 - start));
+        }
+        self.paths.push((hop_start, self.hops.len() as u32 - hop_start));
+        Ok(self.paths.len() as u32 - 1)
+    }
+
+    /// Candidate ports for hop `hop` (0 = leaving the source NIC) of path `path`.
+    #[inline]
+    pub fn hop_ports(&self, path: u32, hop: u32) -> &[u32] {
+        let (hs, hl) = self.paths[path as usize];
+        debug_assert!(hop < hl, "hop {hop} beyond path length {hl}");
+        let (o, l) = self.hops[(hs + hop) as usize];
+        &self.ports[o as usize..(o + l) as usize]
+    }
+}
+
+fn name(topo: &Topology, v: u32) -> String {
+    topo.names.get(v as usize).cloned().unwrap_or_else(|| format!("#{v}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{LinkSpec, NetworkSpec, NodeKind, NodeSpec, PortSpec};
+
+    fn link(a: u32, b: u32) -> LinkSpec {
+        LinkSpec { a, b, rate_bps: 1_000_000_000, delay_ps: 0, a_end: PortSpec::default(), b_end: PortSpec::default() }
+    }
+
+    fn node(name: &str, kind: NodeKind) -> NodeSpec {
+        NodeSpec { name: name.into(), kind, latency_ps: 0 }
+    }
+
+    /// h0 - s0 = {s1, s2} = s3 - h1: two equal-cost paths; s0's table toward h1 lists both.
+    #[test]
+    fn ecmp_sets_list_every_equal_cost_port() {
+        let net = NetworkSpec {
+            nodes: vec![
+                node("h0", NodeKind::Host),
+                node("s0", NodeKind::Switch),
+                node("s1", NodeKind::Switch),
+                node("s2", NodeKind::Switch),
+                node("s3", NodeKind::Switch),
+                node("h1", NodeKind::Host),
+            ],
+            links: vec![link(0, 1), link(1, 2), link(1, 3), link(2, 4), link(3, 4), link(4, 5)],
+            default_queue: Default::default(),
+        };
+        let topo = Topology::build(&net).unwrap();
+        let fib = Fib::build(&topo);
+        let ep_h1 = topo.port_ep[topo.nic_port(5, 0) as usize];
+        let hops: Vec<u32> = fib.next_hops(1, ep_h1).iter().map(|&p| topo.ports[p as usize].peer_node).collect();
+        assert_eq!(hops, vec![2, 3]);
+        assert_eq!(fib.next_hops(4, ep_h1).len(), 1);
+        assert!(fib.reachable(&topo, topo.nic_port(0, 0), ep_h1));
+        let mut paths = PathTable::default();
+        let id = paths.add(&topo, "p", &[0, 1, 3, 4, 5], topo.nic_port(0, 0), topo.nic_port(5, 0)).unwrap();
+        assert_eq!(topo.ports[paths.hop_ports(id, 1)[0] as usize].peer_node, 3);
+        assert!(paths.add(&topo, "p", &[0, 1, 4, 5], topo.nic_port(0, 0), topo.nic_port(5, 0)).is_err());
+    }
+}

@@ -1,0 +1,440 @@
+//! The wire spec: the resolved, unit-normalised scenario every engine consumes (JSON from Python's spec.py).
+//!
+//! Nodes are dense indices into `network.nodes`; a host's NICs are its ports, numbered in the order its
+//! links appear in `network.links`. All times are picoseconds, sizes bytes, rates bits per second.
+//! `validate` rejects every impossible value with the dotted path of the offending field.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    pub seed: u64,
+    /// Stop the run at this time; `None` runs until no event is left.
+    #[serde(default)]
+    pub stop_ps: Option<u64>,
+    pub network: NetworkSpec,
+    #[serde(default)]
+    pub routing: RoutingSpec,
+    #[serde(default)]
+    pub sources: Vec<SourceSpec>,
+    #[serde(default)]
+    pub messages: Vec<MessageSpec>,
+    #[serde(default)]
+    pub measure: MeasureSpec,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    Host,
+    Switch,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    pub name: String,
+    pub kind: NodeKind,
+    /// Traversal latency added to every packet entering this node (switches), in ps.
+    #[serde(default)]
+    pub latency_ps: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSpec {
+    pub nodes: Vec<NodeSpec>,
+    pub links: Vec<LinkSpec>,
+    /// Egress queue of every port that has no override.
+    #[serde(default)]
+    pub default_queue: EgressSpec,
+}
+
+/// A full-duplex point-to-point link between `a` and `b`; each direction has its own egress port.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub a: u32,
+    pub b: u32,
+    pub rate_bps: u64,
+    #[serde(default)]
+    pub delay_ps: u64,
+    /// Egress configuration of a's port toward b.
+    #[serde(default)]
+    pub a_end: PortSpec,
+    /// Egress configuration of b's port toward a.
+    #[serde(default)]
+    pub b_end: PortSpec,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PortSpec {
+    /// Overrides `network.default_queue` for this port.
+    #[serde(default)]
+    pub queue: Option<EgressSpec>,
+    /// Injection-rate cap (a shaper: packets serialise at the link rate, starts spaced at size/cap).
+    #[serde(default)]
+    pub rate_cap_bps: Option<u64>,
+}
+
+/// An egress port's buffering: a device queue (DropTail) and an optional queue discipline above it.
+/// The discipline releases a packet only when the device queue has room (ns-3 / Linux structure).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EgressSpec {
+    #[serde(default)]
+    pub limit_packets: Option<u64>,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+    #[serde(default)]
+    pub qdisc: Option<QdiscSpec>,
+}
+
+impl Default for EgressSpec {
+    fn default() -> Self {
+        EgressSpec { limit_packets: Some(100), limit_bytes: None, qdisc: None }
+    }
+}
+
+/// Queue disciplines that may sit above a device queue.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QdiscSpec {
+    /// DropTail FIFO limited in packets and/or bytes.
+    Fifo {
+        #[serde(default)]
+        limit_packets: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EcmpMode {
+    /// One next hop per flow at every stage: a hash of (flow id, seed, node).
+    #[default]
+    PerFlow,
+    /// A random next hop at every stage per message (per source for UDP), all its packets on one path.
+    PerMessage,
+    /// A random next hop for every packet at every stage.
+    PerPacket,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingSpec {
+    #[serde(default)]
+    pub ecmp: EcmpMode,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// Constant bit rate from start to stop.
+    Cbr,
+    /// ns-3 OnOffApplication with constant on/off times (starts with an off period, as ns-3 does).
+    Onoff,
+}
+
+/// A UDP traffic source (one FlowMonitor flow).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SourceSpec {
+    pub name: String,
+    pub kind: SourceKind,
+    pub src: u32,
+    #[serde(default)]
+    pub src_nic: u32,
+    pub dst: u32,
+    #[serde(default)]
+    pub dst_nic: u32,
+    /// Application data rate (payload bits), as ns-3's OnOff DataRate.
+    pub rate_bps: u64,
+    pub packet_bytes: u64,
+    #[serde(default)]
+    pub header_bytes: u64,
+    #[serde(default)]
+    pub on_ps: u64,
+    #[serde(default)]
+    pub off_ps: u64,
+    #[serde(default)]
+    pub start_ps: u64,
+    #[serde(default)]
+    pub stop_ps: Option<u64>,
+    /// Stop after this many payload bytes (ns-3 MaxBytes); `None` = unlimited.
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
+    /// Explicit path as node indices from src to dst; `None` = routing tables.
+    #[serde(default)]
+    pub path: Option<Vec<u32>>,
+}
+
+/// A message transfer: `size_bytes` of payload segmented into packets, paced by the sender's NIC.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MessageSpec {
+    pub name: String,
+    pub src: u32,
+    #[serde(default)]
+    pub src_nic: u32,
+    pub dst: u32,
+    #[serde(default)]
+    pub dst_nic: u32,
+    pub size_bytes: u64,
+    pub packet_bytes: u64,
+    #[serde(default)]
+    pub header_bytes: u64,
+    /// Earliest start time.
+    #[serde(default)]
+    pub start_ps: u64,
+    /// Indices of messages that must complete first.
+    #[serde(default)]
+    pub deps: Vec<u32>,
+    /// Added after the later of `start_ps` and the last dependency's completion.
+    #[serde(default)]
+    pub delay_ps: u64,
+    #[serde(default)]
+    pub path: Option<Vec<u32>>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MeasureSpec {
+    /// Sample queue depths every this many ps; `None` = no sampling.
+    #[serde(default)]
+    pub queue_sample_ps: Option<u64>,
+    /// Ports to sample as (node, port index); `None` = every switch port.
+    #[serde(default)]
+    pub sample_ports: Option<Vec<(u32, u32)>>,
+}
+
+/// Largest packet we accept (jumbo frames are 9 KB; 64 KiB leaves room for TSO-like experiments).
+pub const MAX_PACKET_BYTES: u64 = 65_536;
+/// Largest single message (1 TiB).
+pub const MAX_MESSAGE_BYTES: u64 = 1 << 40;
+
+impl RunSpec {
+    /// Parse the JSON wire form; a serde error becomes a spec error naming the path serde reports.
+    pub fn from_json(s: &str) -> Result<RunSpec> {
+        let spec: RunSpec = serde_json::from_str(s).map_err(|e| Error::spec("spec", e.to_string()))?;
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// Reject impossible values. O(nodes + links + sources + messages + deps).
+    pub fn validate(&self) -> Result<()> {
+        let n = self.network.nodes.len() as u32;
+        if n == 0 {
+            return Err(Error::spec("network.nodes", "no nodes"));
+        }
+        let mut names = std::collections::HashSet::new();
+        for (i, node) in self.network.nodes.iter().enumerate() {
+            if node.name.is_empty() {
+                return Err(Error::spec(format!("network.nodes[{i}].name"), "empty name"));
+            }
+            if !names.insert(node.name.as_str()) {
+                return Err(Error::spec(format!("network.nodes[{i}].name"), format!("duplicate node name '{}'", node.name)));
+            }
+        }
+        check_egress("network.default_queue", &self.network.default_queue)?;
+        for (i, l) in self.network.links.iter().enumerate() {
+            let f = |x: &str| format!("network.links[{i}].{x}");
+            if l.a >= n {
+                return Err(Error::spec(f("a"), format!("node index {} out of range (0..{n})", l.a)));
+            }
+            if l.b >= n {
+                return Err(Error::spec(f("b"), format!("node index {} out of range (0..{n})", l.b)));
+            }
+            if l.a == l.b {
+                return Err(Error::spec(f("b"), "a link cannot connect a node to itself"));
+            }
+            if l.rate_bps == 0 {
+                return Err(Error::spec(f("rate_bps"), "must be > 0"));
+            }
+            for (end, p) in [("a_end", &l.a_end), ("b_end", &l.b_end)] {
+                if let Some(q) = &p.queue {
+                    check_egress(&f(&format!("{end}.queue")), q)?;
+                }
+                if p.rate_cap_bps == Some(0) {
+                    return Err(Error::spec(f(&format!("{end}.rate_cap_bps")), "must be > 0"));
+                }
+            }
+        }
+        let nics = self.nic_counts();
+        let check_end = |field: &str, node: u32, nic: u32, want_host: bool| -> Result<()> {
+            if node >= n {
+                return Err(Error::spec(field, format!("node index {node} out of range (0..{n})")));
+            }
+            let spec = &self.network.nodes[node as usize];
+            if want_host && spec.kind != NodeKind::Host {
+                return Err(Error::spec(field, format!("'{}' is a switch; traffic starts and ends at hosts", spec.name)));
+            }
+            if nic >= nics[node as usize] {
+                return Err(Error::spec(
+                    field,
+                    format!("'{}' has {} NIC(s); NIC {nic} does not exist", spec.name, nics[node as usize]),
+                ));
+            }
+            Ok(())
+        };
+        for (i, s) in self.sources.iter().enumerate() {
+            let f = |x: &str| format!("sources[{i}].{x}");
+            check_end(&f("src"), s.src, s.src_nic, true)?;
+            check_end(&f("dst"), s.dst, s.dst_nic, true)?;
+            if s.src == s.dst {
+                return Err(Error::spec(f("dst"), "source and destination are the same host"));
+            }
+            if s.rate_bps == 0 {
+                return Err(Error::spec(f("rate_bps"), "must be > 0"));
+            }
+            check_packet(&f("packet_bytes"), s.packet_bytes, s.header_bytes)?;
+            if s.kind == SourceKind::Onoff && s.on_ps == 0 {
+                return Err(Error::spec(f("on_ps"), "an on/off source needs an on time > 0"));
+            }
+            if let Some(stop) = s.stop_ps {
+                if stop < s.start_ps {
+                    return Err(Error::spec(f("stop_ps"), "stop is before start"));
+                }
+            }
+            if s.max_bytes == Some(0) {
+                return Err(Error::spec(f("max_bytes"), "must be > 0 (omit it for no limit)"));
+            }
+        }
+        let m = self.messages.len() as u32;
+        for (i, msg) in self.messages.iter().enumerate() {
+            let f = |x: &str| format!("messages[{i}].{x}");
+            check_end(&f("src"), msg.src, msg.src_nic, true)?;
+            check_end(&f("dst"), msg.dst, msg.dst_nic, true)?;
+            if msg.src == msg.dst {
+                return Err(Error::spec(f("dst"), "source and destination are the same host"));
+            }
+            if msg.size_bytes == 0 {
+                return Err(Error::spec(f("size_bytes"), "must be > 0"));
+            }
+            if msg.size_bytes > MAX_MESSAGE_BYTES {
+                return Err(Error::spec(f("size_bytes"), format!("{} exceeds the 1 TiB limit", msg.size_bytes)));
+            }
+            check_packet(&f("packet_bytes"), msg.packet_bytes, msg.header_bytes)?;
+            for (j, &d) in msg.deps.iter().enumerate() {
+                if d >= m {
+                    return Err(Error::spec(format!("messages[{i}].deps[{j}]"), format!("message index {d} out of range (0..{m})")));
+                }
+                if d as usize == i {
+                    return Err(Error::spec(format!("messages[{i}].deps[{j}]"), "a message cannot depend on itself"));
+                }
+            }
+        }
+        if let Some(cycle_at) = find_cycle(&self.messages) {
+            return Err(Error::spec(
+                format!("messages[{cycle_at}].deps"),
+                format!("dependency cycle through message '{}'", self.messages[cycle_at].name),
+            ));
+        }
+        if self.measure.queue_sample_ps == Some(0) {
+            return Err(Error::spec("measure.queue_sample_ps", "must be > 0"));
+        }
+        if let Some(ports) = &self.measure.sample_ports {
+            let deg = self.degrees();
+            for (i, &(node, port)) in ports.iter().enumerate() {
+                if node >= n || port >= deg[node as usize] {
+                    return Err(Error::spec(format!("measure.sample_ports[{i}]"), format!("no port {port} at node {node}")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of ports of each node (links incident to it).
+    pub fn degrees(&self) -> Vec<u32> {
+        let mut d = vec![0u32; self.network.nodes.len()];
+        for l in &self.network.links {
+            if (l.a as usize) < d.len() {
+                d[l.a as usize] += 1;
+            }
+            if (l.b as usize) < d.len() {
+                d[l.b as usize] += 1;
+            }
+        }
+        d
+    }
+
+    /// NICs per node: a host's ports; switches have none.
+    pub fn nic_counts(&self) -> Vec<u32> {
+        let mut d = self.degrees();
+        for (i, node) in self.network.nodes.iter().enumerate() {
+            if node.kind == NodeKind::Switch {
+                d[i] = 0;
+            }
+        }
+        d
+    }
+}
+
+fn check_egress(field: &str, q: &EgressSpec) -> Result<()> {
+    if q.limit_packets == Some(0) {
+        return Err(Error::spec(format!("{field}.limit_packets"), "must be > 0 (omit it for no limit)"));
+    }
+    if q.limit_bytes == Some(0) {
+        return Err(Error::spec(format!("{field}.limit_bytes"), "must be > 0 (omit it for no limit)"));
+    }
+    match &q.qdisc {
+        Some(QdiscSpec::Fifo { limit_packets, limit_bytes }) => {
+            if *limit_packets == Some(0) {
+                return Err(Error::spec(format!("{field}.qdisc.limit_packets"), "must be > 0 (omit it for no limit)"));
+            }
+            if *limit_bytes == Some(0) {
+                return Err(Error::spec(format!("{field}.qdisc.limit_bytes"), "must be > 0 (omit it for no limit)"));
+            }
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+fn check_packet(field: &str, payload: u64, header: u64) -> Result<()> {
+    if payload == 0 {
+        return Err(Error::spec(field, "must be > 0"));
+    }
+    if payload + header > MAX_PACKET_BYTES {
+        return Err(Error::spec(field, format!("packet of {} B exceeds the {MAX_PACKET_BYTES} B limit", payload + header)));
+    }
+    Ok(())
+}
+
+/// Index of a message on a dependency cycle, if any. Iterative DFS, O(messages + deps).
+fn find_cycle(msgs: &[MessageSpec]) -> Option<usize> {
+    // 0 = unvisited, 1 = on stack, 2 = done
+    let mut state = vec![0u8; msgs.len()];
+    for root in 0..msgs.len() {
+        if state[root] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+        state[root] = 1;
+        while let Some(&mut (v, ref mut k)) = stack.last_mut() {
+            if *k < msgs[v].deps.len() {
+                let w = msgs[v].deps[*k] as usize;
+                *k += 1;
+                if w >= msgs.len() {
+                    continue;
+                }
+                match state[w] {
+                    0 => {
+                        state[w] = 1;
+                        stack.push((w, 0));
+                    }
+                    1 => return Some(w),
+                    _ => {}
+                }
+            } else {
+                state[v] = 2;
+                stack.pop();
+            }
+        }
+    }
+    None
+}

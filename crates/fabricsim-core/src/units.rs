@@ -1,0 +1,114 @@
+//! Unit newtypes: time in integer picoseconds, sizes in bytes, rates in bits per second.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Simulated time in picoseconds. Invariant: never a float; u64 spans about 213 days.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Time(pub u64);
+
+impl Time {
+    pub const ZERO: Time = Time(0);
+    pub const MAX: Time = Time(u64::MAX);
+    pub const PS_PER_S: u64 = 1_000_000_000_000;
+
+    #[inline]
+    pub const fn ps(self) -> u64 {
+        self.0
+    }
+    #[inline]
+    pub const fn from_ns(ns: u64) -> Time {
+        Time(ns * 1_000)
+    }
+    #[inline]
+    pub const fn from_us(us: u64) -> Time {
+        Time(us * 1_000_000)
+    }
+    #[inline]
+    pub const fn from_ms(ms: u64) -> Time {
+        Time(ms * 1_000_000_000)
+    }
+    #[inline]
+    pub const fn from_s(s: u64) -> Time {
+        Time(s * Self::PS_PER_S)
+    }
+    /// Seconds as a float, for reporting only (never fed back into the clock).
+    #[inline]
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / Self::PS_PER_S as f64
+    }
+    #[inline]
+    pub fn saturating_add(self, d: Time) -> Time {
+        Time(self.0.saturating_add(d.0))
+    }
+}
+
+impl std::ops::Add for Time {
+    type Output = Time;
+    #[inline]
+    fn add(self, o: Time) -> Time {
+        Time(self.0 + o.0)
+    }
+}
+
+impl std::ops::Sub for Time {
+    type Output = Time;
+    #[inline]
+    fn sub(self, o: Time) -> Time {
+        Time(self.0 - o.0)
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ps", self.0)
+    }
+}
+
+/// A size in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Bytes(pub u64);
+
+/// A rate in bits per second. Invariant (checked by spec validation): non-zero wherever it times a transfer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Bps(pub u64);
+
+impl Bps {
+    /// Time to serialize `bytes` at this rate, rounded up to the next picosecond. O(1), exact (u128).
+    #[inline]
+    pub fn tx_time(self, bytes: u64) -> Time {
+        let num = bytes as u128 * 8 * Time::PS_PER_S as u128;
+        let r = self.0 as u128;
+        Time(num.div_ceil(r) as u64)
+    }
+    /// Time to send `bits` at this rate, rounded to the nearest picosecond (ties up).
+    #[inline]
+    pub fn bits_time_round(self, bits: u64) -> Time {
+        let num = bits as u128 * Time::PS_PER_S as u128;
+        let r = self.0 as u128;
+        Time(((num + r / 2) / r) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tx_time_is_exact_to_the_picosecond() {
+        // 1500 B at 10 Gb/s = 12000 bits / 1e10 = 1.2 us.
+        assert_eq!(Bps(10_000_000_000).tx_time(1500), Time(1_200_000));
+        // 1 B at 3 b/s = 8/3 s, rounded up.
+        assert_eq!(Bps(3).tx_time(1), Time(2_666_666_666_667));
+    }
+
+    #[test]
+    fn time_constructors_agree() {
+        assert_eq!(Time::from_s(1), Time::from_ms(1000));
+        assert_eq!(Time::from_us(1), Time::from_ns(1000));
+        assert_eq!(Time::from_ms(5).as_secs_f64(), 0.005);
+    }
+}

@@ -1,0 +1,21 @@
+//! fabricsim-des: the packet-level discrete-event engine (event queue, queues, ports, sources, messages).
+
+pub mod events;
+pub mod queues;
+pub mod sim;
+
+use fabricsim_core::record::RunRecord;
+use fabricsim_core::spec::RunSpec;
+use fabricsim_core::Result;
+
+pub use sim::Sim;
+
+/// Simulate `spec` to the end (or its stop time) and return the record.
+pub fn run(spec: &RunSpec) -> Result<RunRecord> {
+    Sim::new(spec)?.run()
+}
+
+/// Validate `spec` completely (fields, topology, reachability, paths) without simulating.
+pub fn validate(spec: &RunSpec) -> Result<()> {
+    Sim::new(spec).map(|_| ())
+}

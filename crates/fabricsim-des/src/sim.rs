@@ -1,0 +1,778 @@
+//! The packet-level simulation: a plain value that owns its clock, event queue, RNG, network and statistics.
+//!
+//! Model: store-and-forward over full-duplex links. Every directed link end is a *port* with an egress
+//! buffer (`Egress`), a transmitter and a *pipe* (packets propagating). A port keeps at most one pending
+//! transmitter event and its pipe at most one pending delivery event (its head), so the event queue holds
+//! O(ports + sources) entries however many packets are in flight. A packet entering node `v` arrives
+//! `delay + latency(v)` after its last bit left the previous node. Message senders are *pulled* by their
+//! NIC when it is free (round-robin across a NIC's active messages), so a message never overflows its own
+//! host's queue; UDP sources *push* into their NIC's egress buffer and may be dropped there, as in ns-3.
+
+use crate::events::{Ev, EventId, EventQueue};
+use crate::queues::Egress;
+use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RunRecord, SampleColumns};
+use fabricsim_core::routing::{Fib, PathTable};
+use fabricsim_core::spec::{EcmpMode, RunSpec, SourceKind};
+use fabricsim_core::topology::{Topology, NONE};
+use fabricsim_core::{Bps, Error, Result, Time};
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use std::collections::VecDeque;
+
+/// A packet in flight. Invariant: it lives in exactly one place (an egress buffer, a transmitter or a pipe).
+#[derive(Clone, Copy, Debug, Default)]
+struct Packet {
+    flow: u32,
+    dst_ep: u32,
+    /// Bytes on the wire (payload + header).
+    size: u32,
+    payload: u32,
+    /// When the packet was handed to the sender's NIC (FlowMonitor's send time).
+    tx_time: u64,
+    /// Explicit path id or NONE; `hop` indexes its hops (0 = leaving the source NIC).
+    path: u32,
+    hop: u16,
+    /// Switches traversed so far.
+    switches: u16,
+}
+
+struct PortState {
+    peer_node: u32,
+    peer_is_switch: bool,
+    rate: Bps,
+    /// Propagation delay plus the peer node's traversal latency.
+    arrive: Time,
+    cap: Option<Bps>,
+    egress: Egress,
+    /// Packet being serialised, or NONE.
+    cur: u32,
+    /// Whether a `Ev::Port` is scheduled (serialisation end or shaper wake-up).
+    pending: bool,
+    /// Shaper: earliest start of the next serialisation.
+    next_start: Time,
+    pipe: VecDeque<(Time, u32)>,
+    /// Active messages pulled by this NIC, round-robin.
+    senders: VecDeque<u32>,
+    tx_packets: u64,
+    tx_bytes: u64,
+    drops: u64,
+    peak_packets: u64,
+    peak_bytes: u64,
+}
+
+#[derive(Clone, Copy, Default)]
+struct FlowStat {
+    tx_packets: u64,
+    rx_packets: u64,
+    lost: u64,
+    tx_bytes: u64,
+    rx_bytes: u64,
+    rx_payload: u64,
+    first_tx: Option<u64>,
+    last_tx: Option<u64>,
+    first_rx: Option<u64>,
+    last_rx: Option<u64>,
+    delay_sum: u64,
+    max_delay: u64,
+}
+
+/// Per-flow routing state shared by sources and messages (flow id = source index, or n_sources + message index).
+struct FlowRt {
+    src_port: u32,
+    dst_ep: u32,
+    path: u32,
+    /// ECMP salt (per_flow: hash of id and seed; per_message: drawn from the RNG when the flow starts).
+    salt: u64,
+}
+
+struct SourceRt {
+    flow: u32,
+    kind: SourceKind,
+    rate: Bps,
+    payload: u32,
+    header: u32,
+    on: Time,
+    off: Time,
+    max_bytes: Option<u64>,
+    tot_bytes: u64,
+    residual_bits: u64,
+    last_start: Time,
+    send_ev: Option<EventId>,
+    toggle_ev: Option<EventId>,
+}
+
+struct MsgRt {
+    flow: u32,
+    size: u64,
+    payload: u32,
+    header: u32,
+    start_at: Time,
+    delay: Time,
+    remaining: u64,
+    received: u64,
+    deps_left: u32,
+    ready: Time,
+    started: Option<Time>,
+    complete: Option<Time>,
+}
+
+/// splitmix64 finaliser: a fast, well-mixed 64-bit hash.
+#[inline]
+fn mix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+pub struct Sim {
+    now: Time,
+    stop: Option<Time>,
+    q: EventQueue,
+    rng: Pcg64Mcg,
+    seed: u64,
+    ecmp: EcmpMode,
+    topo: Topology,
+    fib: Fib,
+    paths: PathTable,
+    ports: Vec<PortState>,
+    pkts: Vec<Packet>,
+    free: Vec<u32>,
+    live: u64,
+    flows: Vec<FlowRt>,
+    stats: Vec<FlowStat>,
+    srcs: Vec<SourceRt>,
+    msgs: Vec<MsgRt>,
+    /// CSR of dependents: messages waiting on message m are dep_list[dep_start[m]..dep_start[m+1]].
+    dep_start: Vec<u32>,
+    dep_list: Vec<u32>,
+    msgs_done: usize,
+    totals: PacketTotals,
+    hops: Vec<u64>,
+    events: u64,
+    sample_every: Option<Time>,
+    sample_ports: Vec<u32>,
+    samples: SampleColumns,
+    flow_names: Vec<(String, String, String, String)>,
+}
+
+impl Sim {
+    /// Build a simulation from a validated spec: compile topology, forwarding tables and paths, and check
+    /// that every flow can reach its destination. O(endpoints × (nodes + ports) + flows).
+    pub fn new(spec: &RunSpec) -> Result<Sim> {
+        spec.validate()?;
+        let topo = Topology::build(&spec.network)?;
+        let fib = Fib::build(&topo);
+        let mut paths = PathTable::default();
+        let ports: Vec<PortState> = topo
+            .ports
+            .iter()
+            .map(|p| PortState {
+                peer_node: p.peer_node,
+                peer_is_switch: topo.is_switch(p.peer_node),
+                rate: p.rate,
+                arrive: p.delay + topo.latency[p.peer_node as usize],
+                cap: p.rate_cap,
+                egress: Egress::from_spec(&p.queue),
+                cur: NONE,
+                pending: false,
+                next_start: Time::ZERO,
+                pipe: VecDeque::new(),
+                senders: VecDeque::new(),
+                tx_packets: 0,
+                tx_bytes: 0,
+                drops: 0,
+                peak_packets: 0,
+                peak_bytes: 0,
+            })
+            .collect();
+
+        let mut flows = Vec::with_capacity(spec.sources.len() + spec.messages.len());
+        let mut flow_names = Vec::with_capacity(flows.capacity());
+        let mut add_flow = |field: String,
+                            src: u32,
+                            src_nic: u32,
+                            dst: u32,
+                            dst_nic: u32,
+                            path: &Option<Vec<u32>>|
+         -> Result<FlowRt> {
+            let src_port = topo.nic_port(src, src_nic);
+            let dst_port = topo.nic_port(dst, dst_nic);
+            let dst_ep = topo.port_ep[dst_port as usize];
+            let path_id = match path {
+                Some(nodes) => paths.add(&topo, &format!("{field}.path"), nodes, src_port, dst_port)?,
+                None => {
+                    if !fib.reachable(&topo, src_port, dst_ep) {
+                        return Err(Error::spec(
+                            format!("{field}.dst"),
+                            format!(
+                                "'{}' (NIC {dst_nic}) is unreachable from '{}' (NIC {src_nic}): the network is disconnected",
+                                topo.names[dst as usize], topo.names[src as usize]
+                            ),
+                        ));
+                    }
+                    NONE
+                }
+            };
+            Ok(FlowRt { src_port, dst_ep, path: path_id, salt: 0 })
+        };
+        for (i, s) in spec.sources.iter().enumerate() {
+            flows.push(add_flow(format!("sources[{i}]"), s.src, s.src_nic, s.dst, s.dst_nic, &s.path)?);
+            let kind = match s.kind {
+                SourceKind::Cbr => "cbr",
+                SourceKind::Onoff => "onoff",
+            };
+            flow_names.push((s.name.clone(), kind.into(), topo.names[s.src as usize].clone(), topo.names[s.dst as usize].clone()));
+        }
+        for (i, m) in spec.messages.iter().enumerate() {
+            flows.push(add_flow(format!("messages[{i}]"), m.src, m.src_nic, m.dst, m.dst_nic, &m.path)?);
+            flow_names.push((m.name.clone(), "message".into(), topo.names[m.src as usize].clone(), topo.names[m.dst as usize].clone()));
+        }
+        let n_src = spec.sources.len() as u32;
+        for (f, flow) in flows.iter_mut().enumerate() {
+            flow.salt = mix64(spec.seed ^ mix64(f as u64));
+        }
+        let srcs = spec
+            .sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| SourceRt {
+                flow: i as u32,
+                kind: s.kind,
+                rate: Bps(s.rate_bps),
+                payload: s.packet_bytes as u32,
+                header: s.header_bytes as u32,
+                on: Time(s.on_ps),
+                off: Time(s.off_ps),
+                max_bytes: s.max_bytes,
+                tot_bytes: 0,
+                residual_bits: 0,
+                last_start: Time::ZERO,
+                send_ev: None,
+                toggle_ev: None,
+            })
+            .collect();
+        let msgs: Vec<MsgRt> = spec
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| MsgRt {
+                flow: n_src + i as u32,
+                size: m.size_bytes,
+                payload: m.packet_bytes as u32,
+                header: m.header_bytes as u32,
+                start_at: Time(m.start_ps),
+                delay: Time(m.delay_ps),
+                remaining: m.size_bytes,
+                received: 0,
+                deps_left: m.deps.len() as u32,
+                ready: Time(m.start_ps),
+                started: None,
+                complete: None,
+            })
+            .collect();
+        let mut dep_start = vec![0u32; msgs.len() + 1];
+        for m in &spec.messages {
+            for &d in &m.deps {
+                dep_start[d as usize + 1] += 1;
+            }
+        }
+        for i in 0..msgs.len() {
+            dep_start[i + 1] += dep_start[i];
+        }
+        let mut fill = dep_start.clone();
+        let mut dep_list = vec![0u32; dep_start[msgs.len()] as usize];
+        for (i, m) in spec.messages.iter().enumerate() {
+            for &d in &m.deps {
+                dep_list[fill[d as usize] as usize] = i as u32;
+                fill[d as usize] += 1;
+            }
+        }
+        let sample_ports = match &spec.measure.sample_ports {
+            Some(list) => list.iter().map(|&(n, p)| topo.port_start[n as usize] + p).collect(),
+            None => (0..topo.ports.len() as u32).filter(|&p| topo.is_switch(topo.ports[p as usize].node)).collect(),
+        };
+        let n_flows = flows.len();
+        let mut sim = Sim {
+            now: Time::ZERO,
+            stop: spec.stop_ps.map(Time),
+            q: EventQueue::default(),
+            rng: Pcg64Mcg::seed_from_u64(spec.seed),
+            seed: spec.seed,
+            ecmp: spec.routing.ecmp,
+            topo,
+            fib,
+            paths,
+            ports,
+            pkts: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            flows,
+            stats: vec![FlowStat::default(); n_flows],
+            srcs,
+            msgs,
+            dep_start,
+            dep_list,
+            msgs_done: 0,
+            totals: PacketTotals::default(),
+            hops: Vec::new(),
+            events: 0,
+            sample_every: spec.measure.queue_sample_ps.map(Time),
+            sample_ports,
+            samples: SampleColumns::default(),
+            flow_names,
+        };
+        for (i, s) in spec.sources.iter().enumerate() {
+            sim.q.schedule(Time(s.start_ps), Ev::SrcStart(i as u32));
+            if let Some(stop) = s.stop_ps {
+                sim.q.schedule(Time(stop), Ev::SrcStop(i as u32));
+            }
+        }
+        for m in 0..sim.msgs.len() {
+            if sim.msgs[m].deps_left == 0 {
+                let at = sim.msgs[m].start_at + sim.msgs[m].delay;
+                sim.q.schedule(at, Ev::MsgStart(m as u32));
+            }
+        }
+        if let Some(dt) = sim.sample_every {
+            sim.q.schedule(Time::ZERO + dt, Ev::Sample);
+        }
+        Ok(sim)
+    }
+
+    /// Run to completion (no event left, or the stop time) and return the record. Checks conservation.
+    pub fn run(mut self) -> Result<RunRecord> {
+        let wall = std::time::Instant::now();
+        while let Some((t, ev)) = self.q.pop() {
+            if let Some(stop) = self.stop {
+                if t > stop {
+                    break;
+                }
+            }
+            debug_assert!(t >= self.now, "time went backwards: {t} < {}", self.now);
+            self.now = t;
+            self.events += 1;
+            match ev {
+                Ev::Port(p) => self.on_port(p),
+                Ev::Pipe(p) => self.on_pipe(p),
+                Ev::SrcSend(s) => self.src_send(s),
+                Ev::SrcOn(s) => self.src_on(s),
+                Ev::SrcOff(s) => self.src_off(s),
+                Ev::SrcStart(s) => {
+                    self.src_cancel(s);
+                    self.src_schedule_on(s);
+                }
+                Ev::SrcStop(s) => self.src_cancel(s),
+                Ev::MsgStart(m) => self.msg_start(m),
+                Ev::Sample => self.sample(),
+            }
+        }
+        let wall_s = wall.elapsed().as_secs_f64();
+        self.finish(wall_s)
+    }
+
+    // ---- packets -------------------------------------------------------------------------------------
+
+    #[inline]
+    fn alloc(&mut self, p: Packet) -> u32 {
+        self.live += 1;
+        self.totals.tx += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.pkts[i as usize] = p;
+                i
+            }
+            None => {
+                self.pkts.push(p);
+                (self.pkts.len() - 1) as u32
+            }
+        }
+    }
+
+    #[inline]
+    fn release(&mut self, id: u32) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+
+    /// Create a packet of `flow` handed to its NIC now, counting it as sent.
+    #[inline]
+    fn new_packet(&mut self, flow: u32, payload: u32, header: u32) -> u32 {
+        let f = &self.flows[flow as usize];
+        let pkt = Packet {
+            flow,
+            dst_ep: f.dst_ep,
+            size: payload + header,
+            payload,
+            tx_time: self.now.0,
+            path: f.path,
+            hop: 0,
+            switches: 0,
+        };
+        let st = &mut self.stats[flow as usize];
+        st.tx_packets += 1;
+        st.tx_bytes += pkt.size as u64;
+        st.first_tx.get_or_insert(self.now.0);
+        st.last_tx = Some(self.now.0);
+        self.alloc(pkt)
+    }
+
+    #[inline]
+    fn drop_packet(&mut self, pkt: u32, port: u32) {
+        let flow = self.pkts[pkt as usize].flow;
+        self.stats[flow as usize].lost += 1;
+        self.ports[port as usize].drops += 1;
+        self.totals.dropped += 1;
+        self.release(pkt);
+    }
+
+    // ---- ports ---------------------------------------------------------------------------------------
+
+    /// Offer a packet to port p's egress buffer; start the transmitter if idle.
+    #[inline]
+    fn enqueue(&mut self, p: u32, pkt: u32) {
+        let size = self.pkts[pkt as usize].size;
+        let port = &mut self.ports[p as usize];
+        if port.egress.enqueue(pkt, size) {
+            let (n, b) = (port.egress.len(), port.egress.bytes());
+            port.peak_packets = port.peak_packets.max(n);
+            port.peak_bytes = port.peak_bytes.max(b);
+            if !port.pending {
+                self.try_start(p);
+            }
+        } else {
+            self.drop_packet(pkt, p);
+        }
+    }
+
+    /// Start serialising the next packet if the transmitter is idle and the shaper allows.
+    /// Precondition: no `Ev::Port(p)` pending and nothing in serialisation.
+    #[inline]
+    fn try_start(&mut self, p: u32) {
+        let now = self.now;
+        let port = &mut self.ports[p as usize];
+        debug_assert!(!port.pending && port.cur == NONE, "try_start on a busy port {p}");
+        if port.cap.is_some() && now < port.next_start {
+            if port.egress.len() > 0 || !port.senders.is_empty() {
+                port.pending = true;
+                let at = port.next_start;
+                self.q.schedule(at, Ev::Port(p));
+            }
+            return;
+        }
+        let next = match port.egress.dequeue() {
+            Some((pkt, _)) => Some(pkt),
+            None => self.pull_message(p),
+        };
+        if let Some(pkt) = next {
+            let size = self.pkts[pkt as usize].size;
+            let port = &mut self.ports[p as usize];
+            port.cur = pkt;
+            port.pending = true;
+            port.tx_packets += 1;
+            port.tx_bytes += size as u64;
+            if let Some(cap) = port.cap {
+                port.next_start = now + cap.tx_time(size as u64);
+            }
+            let done = now + port.rate.tx_time(size as u64);
+            self.q.schedule(done, Ev::Port(p));
+        }
+    }
+
+    /// Next packet of the NIC's active messages (round-robin), or None.
+    #[inline]
+    fn pull_message(&mut self, p: u32) -> Option<u32> {
+        let m = self.ports[p as usize].senders.pop_front()?;
+        let msg = &mut self.msgs[m as usize];
+        let payload = (msg.payload as u64).min(msg.remaining) as u32;
+        msg.remaining -= payload as u64;
+        let (flow, header) = (msg.flow, msg.header);
+        if msg.remaining > 0 {
+            self.ports[p as usize].senders.push_back(m);
+        }
+        Some(self.new_packet(flow, payload, header))
+    }
+
+    fn on_port(&mut self, p: u32) {
+        let now = self.now;
+        let port = &mut self.ports[p as usize];
+        port.pending = false;
+        if port.cur != NONE {
+            let pkt = port.cur;
+            port.cur = NONE;
+            let at = now + port.arrive;
+            if port.pipe.is_empty() {
+                self.q.schedule(at, Ev::Pipe(p));
+            }
+            port.pipe.push_back((at, pkt));
+        }
+        self.try_start(p);
+    }
+
+    fn on_pipe(&mut self, p: u32) {
+        let port = &mut self.ports[p as usize];
+        let (_, pkt) = port.pipe.pop_front().expect("a pipe event implies a packet in the pipe");
+        if let Some(&(t, _)) = port.pipe.front() {
+            self.q.schedule(t, Ev::Pipe(p));
+        }
+        let v = port.peer_node;
+        if port.peer_is_switch {
+            self.forward(v, pkt);
+        } else {
+            self.receive(pkt);
+        }
+    }
+
+    /// A packet fully arrived at switch v: pick the egress port and enqueue.
+    #[inline]
+    fn forward(&mut self, v: u32, pkt: u32) {
+        let pk = &mut self.pkts[pkt as usize];
+        pk.switches += 1;
+        let cands: &[u32] = if pk.path != NONE {
+            pk.hop += 1;
+            self.paths.hop_ports(pk.path, pk.hop as u32)
+        } else {
+            self.fib.next_hops(v, pk.dst_ep)
+        };
+        let out = match cands.len() {
+            1 => cands[0],
+            0 => unreachable!("validated flows always have a route (node {v}, endpoint {})", pk.dst_ep),
+            n => {
+                let i = match self.ecmp {
+                    EcmpMode::PerPacket => self.rng.next_u64(),
+                    _ => mix64(self.flows[pk.flow as usize].salt ^ (v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+                };
+                cands[(i % n as u64) as usize]
+            }
+        };
+        self.enqueue(out, pkt);
+    }
+
+    /// A packet reached its destination host.
+    #[inline]
+    fn receive(&mut self, pkt: u32) {
+        let pk = self.pkts[pkt as usize];
+        let now = self.now.0;
+        let delay = now - pk.tx_time;
+        let st = &mut self.stats[pk.flow as usize];
+        st.rx_packets += 1;
+        st.rx_bytes += pk.size as u64;
+        st.rx_payload += pk.payload as u64;
+        st.first_rx.get_or_insert(now);
+        st.last_rx = Some(now);
+        st.delay_sum += delay;
+        st.max_delay = st.max_delay.max(delay);
+        self.totals.rx += 1;
+        let h = pk.switches as usize;
+        if self.hops.len() <= h {
+            self.hops.resize(h + 1, 0);
+        }
+        self.hops[h] += 1;
+        self.release(pkt);
+        let n_src = self.srcs.len() as u32;
+        if pk.flow >= n_src {
+            let m = pk.flow - n_src;
+            let msg = &mut self.msgs[m as usize];
+            msg.received += pk.payload as u64;
+            if msg.received == msg.size {
+                self.msg_complete(m);
+            }
+        }
+    }
+
+    // ---- messages and the workload DAG ---------------------------------------------------------------
+
+    fn msg_start(&mut self, m: u32) {
+        let now = self.now;
+        let msg = &mut self.msgs[m as usize];
+        msg.started = Some(now);
+        let flow = msg.flow as usize;
+        if self.ecmp == EcmpMode::PerMessage {
+            self.flows[flow].salt = self.rng.next_u64();
+        }
+        let p = self.flows[flow].src_port;
+        let port = &mut self.ports[p as usize];
+        port.senders.push_back(m);
+        if !port.pending {
+            self.try_start(p);
+        }
+    }
+
+    fn msg_complete(&mut self, m: u32) {
+        let now = self.now;
+        self.msgs[m as usize].complete = Some(now);
+        self.msgs_done += 1;
+        let (a, b) = (self.dep_start[m as usize] as usize, self.dep_start[m as usize + 1] as usize);
+        for k in a..b {
+            let d = self.dep_list[k] as usize;
+            let dm = &mut self.msgs[d];
+            dm.deps_left -= 1;
+            dm.ready = dm.ready.max(now);
+            if dm.deps_left == 0 {
+                let at = dm.ready + dm.delay;
+                self.q.schedule(at, Ev::MsgStart(d as u32));
+            }
+        }
+    }
+
+    // ---- UDP sources (ns-3 OnOffApplication semantics) -----------------------------------------------
+
+    /// ns-3 ScheduleStartEvent: the on period begins after an off period (zero for CBR).
+    fn src_schedule_on(&mut self, s: u32) {
+        let src = &self.srcs[s as usize];
+        let off = if src.kind == SourceKind::Cbr { Time::ZERO } else { src.off };
+        let id = self.q.schedule(self.now + off, Ev::SrcOn(s));
+        self.srcs[s as usize].toggle_ev = Some(id);
+    }
+
+    /// ns-3 StartSending: first packet after (packet bits − residual bits)/rate, then the on timer.
+    fn src_on(&mut self, s: u32) {
+        let now = self.now;
+        let src = &mut self.srcs[s as usize];
+        src.toggle_ev = None;
+        src.last_start = now;
+        if self.ecmp == EcmpMode::PerMessage && self.flows[src.flow as usize].path == NONE && src.tot_bytes == 0 {
+            self.flows[src.flow as usize].salt = self.rng.next_u64();
+        }
+        self.src_next_tx(s);
+        let src = &mut self.srcs[s as usize];
+        if src.kind == SourceKind::Onoff {
+            let id = self.q.schedule(now + src.on, Ev::SrcOff(s));
+            self.srcs[s as usize].toggle_ev = Some(id);
+        }
+    }
+
+    fn src_next_tx(&mut self, s: u32) {
+        let src = &self.srcs[s as usize];
+        if src.max_bytes.is_none_or(|m| src.tot_bytes < m) {
+            let bits = (src.payload as u64 * 8).saturating_sub(src.residual_bits);
+            let at = self.now + src.rate.bits_time_round(bits);
+            let id = self.q.schedule(at, Ev::SrcSend(s));
+            self.srcs[s as usize].send_ev = Some(id);
+        } else {
+            self.src_cancel(s);
+        }
+    }
+
+    fn src_send(&mut self, s: u32) {
+        let src = &mut self.srcs[s as usize];
+        src.send_ev = None;
+        let (flow, payload, header) = (src.flow, src.payload, src.header);
+        src.tot_bytes += payload as u64;
+        src.last_start = self.now;
+        src.residual_bits = 0;
+        let pkt = self.new_packet(flow, payload, header);
+        let port = self.flows[flow as usize].src_port;
+        self.enqueue(port, pkt);
+        self.src_next_tx(s);
+    }
+
+    fn src_off(&mut self, s: u32) {
+        self.srcs[s as usize].toggle_ev = None;
+        self.src_cancel(s);
+        self.src_schedule_on(s);
+    }
+
+    /// ns-3 CancelEvents: remember the bits accrued since the last packet, cancel send and toggle timers.
+    fn src_cancel(&mut self, s: u32) {
+        let now = self.now;
+        let src = &mut self.srcs[s as usize];
+        if let Some(id) = src.send_ev.take() {
+            let dt = (now - src.last_start).0 as u128;
+            let bits = (dt * src.rate.0 as u128 / Time::PS_PER_S as u128) as u64;
+            src.residual_bits = (src.residual_bits + bits).min(src.payload as u64 * 8);
+            self.q.cancel(id);
+        }
+        if let Some(id) = src.toggle_ev.take() {
+            self.q.cancel(id);
+        }
+    }
+
+    // ---- measurement ---------------------------------------------------------------------------------
+
+    fn sample(&mut self) {
+        let now = self.now.0;
+        for &p in &self.sample_ports {
+            let e = &self.ports[p as usize].egress;
+            self.samples.t_ps.push(now);
+            self.samples.port.push(p);
+            self.samples.packets.push(e.len());
+            self.samples.bytes.push(e.bytes());
+        }
+        if self.q.has_live() {
+            let dt = self.sample_every.expect("sampling is configured");
+            self.q.schedule(self.now + dt, Ev::Sample);
+        }
+    }
+
+    fn finish(self, wall_s: f64) -> Result<RunRecord> {
+        let t = self.totals;
+        let in_flight = self.live;
+        if t.tx != t.rx + t.dropped + in_flight {
+            return Err(Error::Conservation(format!(
+                "sent {} != received {} + dropped {} + in flight {}",
+                t.tx, t.rx, t.dropped, in_flight
+            )));
+        }
+        let (ftx, frx, flost) = self.stats.iter().fold((0, 0, 0), |a, s| (a.0 + s.tx_packets, a.1 + s.rx_packets, a.2 + s.lost));
+        if ftx != t.tx || frx != t.rx || flost != t.dropped {
+            return Err(Error::Conservation(format!(
+                "per-flow sums (tx {ftx}, rx {frx}, lost {flost}) differ from totals (tx {}, rx {}, dropped {})",
+                t.tx, t.rx, t.dropped
+            )));
+        }
+        let mut flows = FlowColumns::default();
+        let n_src = self.srcs.len();
+        for (i, (st, names)) in self.stats.iter().zip(self.flow_names.iter()).enumerate() {
+            flows.name.push(names.0.clone());
+            flows.kind.push(names.1.clone());
+            flows.src.push(names.2.clone());
+            flows.dst.push(names.3.clone());
+            flows.tx_packets.push(st.tx_packets);
+            flows.rx_packets.push(st.rx_packets);
+            flows.lost_packets.push(st.lost);
+            flows.tx_bytes.push(st.tx_bytes);
+            flows.rx_bytes.push(st.rx_bytes);
+            flows.rx_payload_bytes.push(st.rx_payload);
+            flows.first_tx_ps.push(st.first_tx);
+            flows.last_tx_ps.push(st.last_tx);
+            flows.first_rx_ps.push(st.first_rx);
+            flows.last_rx_ps.push(st.last_rx);
+            flows.delay_sum_ps.push(st.delay_sum);
+            flows.max_delay_ps.push(st.max_delay);
+            let msg = i.checked_sub(n_src).map(|m| &self.msgs[m]);
+            flows.complete_ps.push(msg.and_then(|m| m.complete.map(|t| t.0)));
+            flows.start_ps.push(msg.and_then(|m| m.started.map(|t| t.0)));
+        }
+        let mut queues = QueueColumns::default();
+        for (p, ps) in self.ports.iter().enumerate() {
+            let tp = &self.topo.ports[p];
+            queues.name.push(self.topo.port_name(p as u32));
+            queues.node.push(tp.node);
+            queues.port.push(tp.local);
+            queues.tx_packets.push(ps.tx_packets);
+            queues.tx_bytes.push(ps.tx_bytes);
+            queues.drops.push(ps.drops);
+            queues.peak_packets.push(ps.peak_packets);
+            queues.peak_bytes.push(ps.peak_bytes);
+        }
+        let completion_ps = if !self.msgs.is_empty() && self.msgs_done == self.msgs.len() {
+            self.msgs.iter().filter_map(|m| m.complete).max().map(|t| t.0)
+        } else {
+            None
+        };
+        Ok(RunRecord {
+            fidelity: "packet".into(),
+            seed: self.seed,
+            end_ps: self.now.0,
+            completion_ps,
+            events: self.events,
+            packets: PacketTotals { in_flight, ..t },
+            hops: self.hops,
+            flows,
+            queues,
+            samples: self.samples,
+            wall_s,
+        })
+    }
+}
