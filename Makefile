@@ -15,7 +15,7 @@ $(VENV)/.deps: pyproject.toml
 
 ## setup: create .venv, install Python dependencies, build the Rust engine (release) into it
 setup: $(VENV)/.deps
-	$(VENV)/bin/maturin develop --release --quiet --skip-install 2>&1 | grep -v '^📦\|^🔗\|^🐍\|^💻\|^✏️\|^🛠' || true
+	$(VENV)/bin/maturin develop --release
 	$(PY) -c "import fabricsim._core" || (echo "fabricsim build failed" >&2; exit 1)
 
 ## run: the main job (a demo scenario for now)

@@ -1,1 +1,52 @@
+//! fabricsim._core: the private native module; thin functions over the Rust engines, GIL released while simulating.
 
+mod error;
+
+use fabricsim_core::spec::RunSpec;
+use pyo3::prelude::*;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Run `f` without the GIL, converting core errors and panics to Python exceptions.
+fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> fabricsim_core::Result<T> + Send) -> PyResult<T> {
+    match py.detach(move || catch_unwind(AssertUnwindSafe(f))) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(error::to_py(e)),
+        Err(payload) => Err(error::panic_to_py(payload)),
+    }
+}
+
+/// Simulate a wire RunSpec (JSON) with the packet engine; returns the RunRecord as JSON.
+#[pyfunction]
+fn run(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    let spec_json = spec_json.to_owned();
+    guarded(py, move || {
+        let spec = RunSpec::from_json(&spec_json)?;
+        let record = fabricsim_des::run(&spec)?;
+        serde_json::to_string(&record).map_err(|e| fabricsim_core::Error::Sim(e.to_string()))
+    })
+}
+
+/// Validate a wire RunSpec (fields, topology, reachability, paths) without simulating.
+#[pyfunction]
+fn validate(py: Python<'_>, spec_json: &str) -> PyResult<()> {
+    let spec_json = spec_json.to_owned();
+    guarded(py, move || fabricsim_des::validate(&RunSpec::from_json(&spec_json)?))
+}
+
+/// Version of the native engine.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add("SpecError", py.get_type::<error::SpecError>())?;
+    m.add("ConservationError", py.get_type::<error::ConservationError>())?;
+    m.add("SimulationError", py.get_type::<error::SimulationError>())?;
+    Ok(())
+}
