@@ -154,7 +154,12 @@ pub struct Sim {
     sample_ports: Vec<u32>,
     samples: SampleColumns,
     flow_names: Vec<(String, String, String, String)>,
+    /// Set when a run must stop with an error (checked only where it can be set).
+    failure: Option<Error>,
 }
+
+/// Most queue-sample rows one run may record (about 1.6 GB of columns).
+pub const MAX_SAMPLE_ROWS: usize = 50_000_000;
 
 impl Sim {
     /// Build a simulation from a validated spec: compile topology, forwarding tables and paths, and check
@@ -321,6 +326,7 @@ impl Sim {
             sample_ports,
             samples: SampleColumns::default(),
             flow_names,
+            failure: None,
         };
         for (i, s) in spec.sources.iter().enumerate() {
             sim.q.schedule(Time(s.start_ps), Ev::SrcStart(i as u32));
@@ -364,7 +370,12 @@ impl Sim {
                 }
                 Ev::SrcStop(s) => self.src_cancel(s),
                 Ev::MsgStart(m) => self.msg_start(m),
-                Ev::Sample => self.sample(),
+                Ev::Sample => {
+                    self.sample();
+                    if let Some(e) = self.failure.take() {
+                        return Err(e);
+                    }
+                }
             }
         }
         let wall_s = wall.elapsed().as_secs_f64();
@@ -691,6 +702,16 @@ impl Sim {
     // ---- measurement ---------------------------------------------------------------------------------
 
     fn sample(&mut self) {
+        if self.samples.t_ps.len() + self.sample_ports.len() > MAX_SAMPLE_ROWS {
+            self.failure = Some(Error::spec(
+                "measure.queue_sample_ps",
+                format!(
+                    "queue sampling would exceed {MAX_SAMPLE_ROWS} rows at t = {} s: raise the interval, sample fewer queues or set a stop time",
+                    self.now.as_secs_f64()
+                ),
+            ));
+            return;
+        }
         let now = self.now.0;
         for &p in &self.sample_ports {
             let e = &self.ports[p as usize].egress;

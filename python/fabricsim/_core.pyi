@@ -1,0 +1,19 @@
+"""Type stubs of the private native module fabricsim._core (built from crates/fabricsim-py)."""
+
+def run(spec_json: str) -> str:
+    """Simulate a wire RunSpec (JSON) with the packet engine; returns the RunRecord as JSON. Releases the GIL."""
+
+def validate(spec_json: str) -> None:
+    """Validate a wire RunSpec (fields, topology, reachability, paths) without simulating."""
+
+def version() -> str:
+    """Version of the native engine."""
+
+class SpecError(ValueError):
+    """The spec is malformed or impossible; str(e) is 'field: reason'."""
+
+class ConservationError(RuntimeError):
+    """Packet accounting did not balance at the end of a run."""
+
+class SimulationError(RuntimeError):
+    """The engine failed (including a caught internal panic)."""

@@ -1,0 +1,152 @@
+"""The `fabricsim` command line: thin wrappers that parse arguments, call the public API and print.
+
+User errors print one line on stderr and exit with code 2; `--json` prints exactly one JSON object on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from . import __version__
+from .errors import FabricsimError
+from .units import format_duration, format_rate, format_size
+
+EXIT_USER_ERROR = 2
+
+
+class UserError(Exception):
+    """An error to report as one line and exit code 2."""
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "-V", "--version", prog_name="fabricsim", message="%(prog)s %(version)s")
+def cli() -> None:
+    """fabricsim: fast, faithful simulation of AI/HPC collective traffic on data-center fabrics.
+
+    Scenarios are TOML files (see examples/); quantities take units ("5ms", "100Gbps", "10MiB") or
+    base-unit numbers (seconds, bit/s, bytes). Every command that simulates accepts --seed and --json.
+    """
+
+
+def _load(path: str):
+    from .engine import validate
+    from .spec import load_scenario
+
+    sc = load_scenario(path)
+    validate(sc)
+    return sc
+
+
+@cli.command()
+@click.argument("scenario", metavar="SCENARIO.toml")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed.")
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (the run record) on stdout.")
+def run(scenario: str, seed: int | None, as_json: bool) -> None:
+    """Simulate SCENARIO.toml with the packet engine and print a summary.
+
+    The JSON record has completion_time_s (null without messages or if one never completed), per-flow
+    FlowMonitor statistics (flows), packet totals (tx = rx + dropped + in_flight), packets by switch
+    hops, per-queue drops and peaks, events, wall_s and seed.
+    """
+    from .engine import run as run_scenario
+
+    sc = _load(scenario)
+    rec = _with_spinner(lambda: run_scenario(sc, seed=seed), f"simulating {scenario}", quiet=as_json)
+    if as_json:
+        click.echo(json.dumps(rec.to_json_dict()))
+    else:
+        _print_summary(scenario, rec)
+
+
+@cli.command()
+@click.argument("scenario", metavar="SCENARIO.toml")
+def validate(scenario: str) -> None:
+    """Check SCENARIO.toml completely (fields, names, reachability, paths) without simulating."""
+    _load(scenario)
+    click.echo(f"{scenario}: ok")
+
+
+def _with_spinner(fn, label: str, quiet: bool):
+    """Run fn() with a transient spinner on stderr when it is a terminal."""
+    if quiet or not sys.stderr.isatty():
+        return fn()
+    from rich.console import Console
+
+    with Console(stderr=True).status(label):
+        return fn()
+
+
+def _print_summary(path: str, rec) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    p = rec.packets
+    ct = rec.completion_time_s
+    con.print(f"[bold]{path}[/bold]  seed {rec.seed}  fidelity {rec.fidelity}")
+    con.print(
+        f"completion: {format_duration(ct * 1e12) if ct is not None else 'n/a'}   "
+        f"end: {format_duration(rec.end_time_s * 1e12)}   packets tx {p['tx']} rx {p['rx']} "
+        f"dropped {p['dropped']} in flight {p['in_flight']}   "
+        f"{rec.events} events in {rec.wall_s:.3f} s"
+    )
+    flows = rec.flows()
+    t = Table(title=f"flows ({len(flows)})", title_justify="left")
+    for col in ("name", "src", "dst", "tx pkts", "rx pkts", "lost", "throughput", "mean delay", "max delay", "done"):
+        t.add_column(col, justify="left" if col in ("name", "src", "dst") else "right")
+    for f in flows[:20]:
+        t.add_row(
+            f["name"], f["src"], f["dst"], str(f["tx_packets"]), str(f["rx_packets"]), str(f["lost_packets"]),
+            format_rate(f["throughput_bps"]),
+            format_duration(f["mean_delay_s"] * 1e12) if f["mean_delay_s"] is not None else "-",
+            format_duration(f["max_delay_s"] * 1e12) if f["max_delay_s"] is not None else "-",
+            format_duration(f["complete_s"] * 1e12) if f["complete_s"] is not None else "-",
+        )
+    con.print(t)
+    if len(flows) > 20:
+        con.print(f"... {len(flows) - 20} more flows (use --json for all)")
+    busiest = sorted(rec.queues(), key=lambda q: (q["drops"], q["peak_packets"]), reverse=True)[:8]
+    if busiest:
+        q = Table(title="busiest queues", title_justify="left")
+        for col in ("queue", "tx pkts", "drops", "peak pkts", "peak bytes"):
+            q.add_column(col, justify="left" if col == "queue" else "right")
+        for row in busiest:
+            q.add_row(row["name"], str(row["tx_packets"]), str(row["drops"]), str(row["peak_packets"]),
+                      format_size(row["peak_bytes"]))
+        con.print(q)
+    if rec.hops:
+        con.print("packets by switch hops: " + ", ".join(f"{k}: {v}" for k, v in rec.hops.items()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the CLI, mapping every user error to one line on stderr and exit code 2."""
+    try:
+        cli.main(args=argv, prog_name="fabricsim", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.exceptions.Abort:
+        click.echo("fabricsim: aborted", err=True)
+        return 130
+    except click.ClickException as e:
+        click.echo(f"fabricsim: {e.format_message()}", err=True)
+        return EXIT_USER_ERROR
+    except (FabricsimError, UserError) as e:
+        click.echo(str(e).replace("\n", " "), err=True)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        click.echo("fabricsim: interrupted", err=True)
+        return 130
+    except Exception as e:  # an engine or internal failure: one line, exit 1, never a traceback
+        from . import _core
+
+        kind = "engine error" if isinstance(e, (_core.SimulationError, _core.ConservationError)) else "internal error"
+        click.echo(f"fabricsim: {kind}: {type(e).__name__}: {e}".replace("\n", " "), err=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+"""The exceptions of the public API; a ScenarioError prints as one line naming the file, the field and the reason."""
+
+from __future__ import annotations
+
+
+class FabricsimError(Exception):
+    """Base class of every fabricsim error."""
+
+
+class ScenarioError(FabricsimError, ValueError):
+    """A scenario (file or object) is malformed or impossible."""
+
+    def __init__(self, source: str, field: str, reason: str):
+        self.source = source
+        self.field = field
+        self.reason = reason
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f"{self.source}: " if self.source else ""
+        field = f"{self.field}: " if self.field else ""
+        return f"{where}{field}{self.reason}"

@@ -1,0 +1,528 @@
+"""Typed scenario specs (pydantic): the one home of defaults and validation, loaded from TOML/JSON or built in Python.
+
+Units: durations are integer picoseconds, rates bit/s, sizes bytes; every field accepts a plain number in
+the base unit (seconds for durations) or a string with a unit ("5ms", "100Gbps", "10MiB"). A scenario is
+checked completely when it is loaded or converted: unknown keys, wrong types, impossible values and dangling
+names are errors that name the field (`messages[2].after[0]`).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from annotated_types import Gt
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, PrivateAttr, ValidationError
+
+from .errors import ScenarioError
+from .units import Duration, Rate, Size
+
+MAX_PACKET_BYTES = 65_536
+MAX_MESSAGE_BYTES = 1 << 40
+
+PositiveRate = Annotated[Rate, Gt(0)]
+PositiveSize = Annotated[Size, Gt(0)]
+PositiveDuration = Annotated[Duration, Gt(0)]
+Name = Annotated[str, Field(min_length=1, pattern=r"^[^\s:>#]+$")]
+Unlimited = Literal["unlimited"]
+
+
+class SpecProblem(Exception):
+    """A cross-reference problem found after field validation: (field path, reason)."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+# ---- topology -------------------------------------------------------------------------------------------
+
+
+class NodeDef(_Model):
+    """A host or a switch; `latency` is added to every packet entering the node."""
+
+    name: Name
+    kind: Literal["host", "switch"]
+    latency: Duration = 0
+
+
+class LinkDef(_Model):
+    """A full-duplex point-to-point link; a host's NICs are its links, numbered in the order they are listed."""
+
+    a: Name
+    b: Name
+    rate: PositiveRate
+    delay: Duration = 0
+
+
+class Network(_Model):
+    """A resolved network: nodes and links (what every topology builder returns)."""
+
+    nodes: list[NodeDef]
+    links: list[LinkDef]
+
+
+class CustomTopology(_Model):
+    """Nodes and links given one by one."""
+
+    kind: Literal["custom"]
+    nodes: list[NodeDef] = Field(min_length=1)
+    links: list[LinkDef] = Field(min_length=1)
+
+    def network(self) -> Network:
+        return Network(nodes=self.nodes, links=self.links)
+
+
+class DumbbellTopology(_Model):
+    """N senders -> leaf -> bottleneck -> spine -> receiver (the incast bottleneck of study 001)."""
+
+    kind: Literal["dumbbell"]
+    senders: PositiveInt = 8
+    access_rate: PositiveRate = 1_000_000_000
+    access_delay: Duration = 2_000_000_000
+    bottleneck_rate: PositiveRate = 100_000_000
+    bottleneck_delay: Duration = 5_000_000_000
+    switch_latency: Duration = 0
+
+    def network(self) -> Network:
+        from .topology.builders import dumbbell
+
+        return dumbbell(**_builder_args(self))
+
+
+class LeafSpineTopology(_Model):
+    """Racks of hosts under one or more leaves each, every leaf linked to every spine."""
+
+    kind: Literal["leaf_spine"]
+    racks: PositiveInt
+    hosts_per_rack: PositiveInt
+    spines: PositiveInt
+    leaves_per_rack: PositiveInt = 1
+    nics_per_host: PositiveInt = 1
+    parallel_links: PositiveInt = 1
+    host_rate: PositiveRate
+    fabric_rate: PositiveRate
+    host_delay: Duration = 0
+    fabric_delay: Duration = 0
+    switch_latency: Duration = 0
+
+    def network(self) -> Network:
+        from .topology.builders import leaf_spine
+
+        return leaf_spine(**_builder_args(self))
+
+
+class FatTreeTopology(_Model):
+    """Two-level fat-tree FT(2;M0,M1): M1 leaves with M0 servers and M0 uplinks each, M0 spines."""
+
+    kind: Literal["fat_tree"]
+    m0: PositiveInt
+    m1: PositiveInt
+    rate: PositiveRate
+    delay: Duration = 0
+    switch_latency: Duration = 0
+
+    def network(self) -> Network:
+        from .topology.builders import fat_tree
+
+        return fat_tree(**_builder_args(self))
+
+
+def _builder_args(topo: _Model) -> dict:
+    """A topology model's fields as builder arguments, with explicit units (the model holds ps and bit/s)."""
+    out = {}
+    for name, value in topo.model_dump(exclude={"kind"}).items():
+        if name.endswith(("_delay", "_latency")) or name == "delay":
+            out[name] = f"{value}ps"
+        elif name.endswith("_rate") or name == "rate":
+            out[name] = f"{value}bps"
+        else:
+            out[name] = value
+    return out
+
+
+TopologyDef = Annotated[
+    Union[CustomTopology, DumbbellTopology, LeafSpineTopology, FatTreeTopology], Field(discriminator="kind")
+]
+
+# ---- queues, ports, routing -----------------------------------------------------------------------------
+
+
+class QdiscDef(_Model):
+    """A queue discipline above the device queue. `fifo`: DropTail limited in packets and/or bytes."""
+
+    kind: Literal["fifo"]
+    limit_packets: PositiveInt | Unlimited = 100
+    limit_bytes: PositiveSize | Unlimited = "unlimited"
+
+    def wire(self) -> dict:
+        return {"kind": self.kind, "limit_packets": _lim(self.limit_packets), "limit_bytes": _lim(self.limit_bytes)}
+
+
+class QueueDef(_Model):
+    """An egress port's device queue (DropTail; default 100 packets) and an optional discipline above it."""
+
+    limit_packets: PositiveInt | Unlimited = 100
+    limit_bytes: PositiveSize | Unlimited = "unlimited"
+    qdisc: QdiscDef | None = None
+
+    def wire(self) -> dict:
+        return {
+            "limit_packets": _lim(self.limit_packets),
+            "limit_bytes": _lim(self.limit_bytes),
+            "qdisc": self.qdisc.wire() if self.qdisc else None,
+        }
+
+
+def _lim(x: int | str) -> int | None:
+    return None if x == "unlimited" else int(x)
+
+
+class PortDef(_Model):
+    """Override for the egress ports of `node` toward `peer` (every parallel link)."""
+
+    node: Name
+    peer: Name
+    queue: QueueDef | None = None
+    rate_cap: PositiveRate | None = None
+
+
+class RoutingDef(_Model):
+    """ECMP: one next hop per flow (hash of flow id and seed), random per message, or random per packet."""
+
+    ecmp: Literal["per_flow", "per_message", "per_packet"] = "per_flow"
+
+
+# ---- traffic --------------------------------------------------------------------------------------------
+
+
+class SourceDef(_Model):
+    """A UDP source with ns-3 OnOffApplication semantics (`rate` counts payload bits; onoff starts off)."""
+
+    name: Name | None = None
+    kind: Literal["cbr", "onoff"]
+    src: Name
+    dst: Name
+    src_nic: NonNegativeInt = 0
+    dst_nic: NonNegativeInt = 0
+    rate: PositiveRate
+    packet_size: PositiveSize = 1024
+    header: Size = 0
+    on: PositiveDuration | None = None
+    off: Duration | None = None
+    start: Duration = 0
+    stop: Duration | None = None
+    max_bytes: PositiveSize | None = None
+    path: list[Name] | None = None
+
+
+class MessageDef(_Model):
+    """A message transfer: `size` bytes of payload in packets of `packet_size` (+ `header`), paced by the NIC.
+
+    It starts `delay` after the later of `start` and the completion of every message named in `after`."""
+
+    name: Name
+    src: Name
+    dst: Name
+    src_nic: NonNegativeInt = 0
+    dst_nic: NonNegativeInt = 0
+    size: PositiveSize
+    packet_size: PositiveSize = 1024
+    header: Size = 0
+    start: Duration = 0
+    after: list[Name] = []
+    delay: Duration = 0
+    path: list[Name] | None = None
+
+
+class MeasureDef(_Model):
+    """Queue-depth sampling: every `queue_interval`, of the ports named "node->peer" (default: every switch port)."""
+
+    queue_interval: PositiveDuration | None = None
+    queues: list[str] | None = None
+
+
+# ---- the scenario ---------------------------------------------------------------------------------------
+
+
+class Scenario(_Model):
+    """A complete simulation scenario."""
+
+    seed: NonNegativeInt = 1
+    stop: Duration | None = None
+    fidelity: Literal["packet"] = "packet"
+    topology: TopologyDef
+    queue: QueueDef = QueueDef()
+    ports: list[PortDef] = []
+    routing: RoutingDef = RoutingDef()
+    sources: list[SourceDef] = []
+    messages: list[MessageDef] = []
+    measure: MeasureDef = MeasureDef()
+
+    _source: str = PrivateAttr(default="<scenario>")
+
+    @property
+    def source(self) -> str:
+        """Where the scenario came from (a file path), for error messages."""
+        return self._source
+
+    def with_seed(self, seed: int) -> "Scenario":
+        """A copy with another seed."""
+        s = self.model_copy(update={"seed": seed})
+        s._source = self._source
+        return s
+
+    def check(self) -> None:
+        """Check every cross-reference; raises ScenarioError naming the field."""
+        self.to_wire()
+
+    def to_wire(self) -> dict:
+        """The wire RunSpec the engine consumes (see crates/fabricsim-core/src/spec.rs)."""
+        try:
+            return _to_wire(self)
+        except SpecProblem as p:
+            raise ScenarioError(self._source, p.field, p.reason) from None
+
+
+def _to_wire(sc: Scenario) -> dict:
+    net = sc.topology.network()
+    topo_field = "topology" if sc.topology.kind == "custom" else f"topology ({sc.topology.kind})"
+    index: dict[str, int] = {}
+    for i, n in enumerate(net.nodes):
+        if n.name in index:
+            raise SpecProblem(f"{topo_field}.nodes[{i}].name", f"duplicate node name '{n.name}'")
+        index[n.name] = i
+    kinds = [n.kind for n in net.nodes]
+    ports_of: list[list[tuple[int, int, str]]] = [[] for _ in net.nodes]  # (link, peer, end)
+    links = []
+    for i, l in enumerate(net.links):
+        for end in ("a", "b"):
+            if getattr(l, end) not in index:
+                raise SpecProblem(f"{topo_field}.links[{i}].{end}", f"unknown node '{getattr(l, end)}'")
+        a, b = index[l.a], index[l.b]
+        if a == b:
+            raise SpecProblem(f"{topo_field}.links[{i}].b", "a link cannot connect a node to itself")
+        ports_of[a].append((i, b, "a_end"))
+        ports_of[b].append((i, a, "b_end"))
+        links.append({"a": a, "b": b, "rate_bps": l.rate, "delay_ps": l.delay, "a_end": {}, "b_end": {}})
+    for i, p in enumerate(sc.ports):
+        f = f"ports[{i}]"
+        node = _node(index, p.node, f"{f}.node")
+        peer = _node(index, p.peer, f"{f}.peer")
+        ends = [(li, end) for (li, pr, end) in ports_of[node] if pr == peer]
+        if not ends:
+            raise SpecProblem(f"{f}.peer", f"'{p.node}' has no link to '{p.peer}'")
+        for li, end in ends:
+            if p.queue is not None:
+                links[li][end]["queue"] = p.queue.wire()
+            if p.rate_cap is not None:
+                links[li][end]["rate_cap_bps"] = p.rate_cap
+
+    def endpoint(f: str, name: str, nic: int, nic_field: str) -> int:
+        v = _node(index, name, f)
+        if kinds[v] != "host":
+            raise SpecProblem(f, f"'{name}' is a switch; traffic starts and ends at hosts")
+        if nic >= len(ports_of[v]):
+            raise SpecProblem(nic_field, f"'{name}' has {len(ports_of[v])} NIC(s); NIC {nic} does not exist")
+        return v
+
+    def path(f: str, names: list[str] | None) -> list[int] | None:
+        if names is None:
+            return None
+        return [_node(index, n, f"{f}[{k}]") for k, n in enumerate(names)]
+
+    def packet(f: str, size: int, header: int) -> None:
+        if size + header > MAX_PACKET_BYTES:
+            raise SpecProblem(f, f"a packet of {size + header} B exceeds the {MAX_PACKET_BYTES} B limit")
+
+    sources = []
+    for i, s in enumerate(sc.sources):
+        f = f"sources[{i}]"
+        src = endpoint(f"{f}.src", s.src, s.src_nic, f"{f}.src_nic")
+        dst = endpoint(f"{f}.dst", s.dst, s.dst_nic, f"{f}.dst_nic")
+        if src == dst:
+            raise SpecProblem(f"{f}.dst", "source and destination are the same host")
+        packet(f"{f}.packet_size", s.packet_size, s.header)
+        if s.kind == "onoff" and (s.on is None or s.off is None):
+            raise SpecProblem(f"{f}.{'on' if s.on is None else 'off'}", "an onoff source needs both 'on' and 'off'")
+        if s.kind == "cbr" and (s.on is not None or s.off is not None):
+            raise SpecProblem(f"{f}.{'on' if s.on is not None else 'off'}", "a cbr source has no on/off times")
+        if s.stop is not None and s.stop < s.start:
+            raise SpecProblem(f"{f}.stop", "stop is before start")
+        sources.append({
+            "name": s.name or f"{s.kind}{i}", "kind": s.kind,
+            "src": src, "src_nic": s.src_nic, "dst": dst, "dst_nic": s.dst_nic,
+            "rate_bps": s.rate, "packet_bytes": s.packet_size, "header_bytes": s.header,
+            "on_ps": s.on or 0, "off_ps": s.off or 0, "start_ps": s.start, "stop_ps": s.stop,
+            "max_bytes": s.max_bytes, "path": path(f"{f}.path", s.path),
+        })
+    msg_index: dict[str, int] = {}
+    for i, m in enumerate(sc.messages):
+        if m.name in msg_index:
+            raise SpecProblem(f"messages[{i}].name", f"duplicate message name '{m.name}'")
+        msg_index[m.name] = i
+    messages = []
+    for i, m in enumerate(sc.messages):
+        f = f"messages[{i}]"
+        src = endpoint(f"{f}.src", m.src, m.src_nic, f"{f}.src_nic")
+        dst = endpoint(f"{f}.dst", m.dst, m.dst_nic, f"{f}.dst_nic")
+        if src == dst:
+            raise SpecProblem(f"{f}.dst", "source and destination are the same host")
+        if m.size > MAX_MESSAGE_BYTES:
+            raise SpecProblem(f"{f}.size", f"{m.size} B exceeds the 1 TiB limit")
+        packet(f"{f}.packet_size", m.packet_size, m.header)
+        deps = []
+        for k, name in enumerate(m.after):
+            if name not in msg_index:
+                raise SpecProblem(f"{f}.after[{k}]", f"unknown message '{name}'")
+            if name == m.name:
+                raise SpecProblem(f"{f}.after[{k}]", "a message cannot wait for itself")
+            deps.append(msg_index[name])
+        messages.append({
+            "name": m.name, "src": src, "src_nic": m.src_nic, "dst": dst, "dst_nic": m.dst_nic,
+            "size_bytes": m.size, "packet_bytes": m.packet_size, "header_bytes": m.header,
+            "start_ps": m.start, "deps": deps, "delay_ps": m.delay, "path": path(f"{f}.path", m.path),
+        })
+    cycle = _find_cycle([m["deps"] for m in messages])
+    if cycle:
+        names = " -> ".join(sc.messages[k].name for k in cycle)
+        raise SpecProblem(f"messages[{cycle[0]}].after", f"dependency cycle: {names}")
+    sample_ports = None
+    if sc.measure.queues is not None:
+        sample_ports = []
+        for k, q in enumerate(sc.measure.queues):
+            sample_ports.append(_port_ref(index, ports_of, q, f"measure.queues[{k}]"))
+    return {
+        "seed": sc.seed,
+        "stop_ps": sc.stop,
+        "network": {
+            "nodes": [{"name": n.name, "kind": n.kind, "latency_ps": n.latency} for n in net.nodes],
+            "links": links,
+            "default_queue": sc.queue.wire(),
+        },
+        "routing": {"ecmp": sc.routing.ecmp},
+        "sources": sources,
+        "messages": messages,
+        "measure": {"queue_sample_ps": sc.measure.queue_interval, "sample_ports": sample_ports},
+    }
+
+
+def _node(index: dict[str, int], name: str, field: str) -> int:
+    try:
+        return index[name]
+    except KeyError:
+        raise SpecProblem(field, f"unknown node '{name}'") from None
+
+
+def _port_ref(index, ports_of, ref: str, field: str) -> tuple[int, int]:
+    """Resolve "node->peer" or "node->peer#k" (k-th parallel link) to (node index, local port index)."""
+    if "->" not in ref:
+        raise SpecProblem(field, f"'{ref}' is not a port name of the form 'node->peer'")
+    node_name, rest = ref.split("->", 1)
+    peer_name, _, k = rest.partition("#")
+    node = _node(index, node_name.strip(), field)
+    peer = _node(index, peer_name.strip(), field)
+    matches = [local for local, (_, pr, _) in enumerate(ports_of[node]) if pr == peer]
+    nth = int(k) if k.isdigit() else 0
+    if nth >= len(matches):
+        raise SpecProblem(field, f"'{node_name}' has no link to '{peer_name}'" + (f" numbered #{k}" if k else ""))
+    return (node, matches[nth])
+
+
+def _find_cycle(deps: list[list[int]]) -> list[int] | None:
+    """A dependency cycle as a list of message indices (first repeated at the end), or None. O(V + E)."""
+    state = [0] * len(deps)
+    for root in range(len(deps)):
+        if state[root]:
+            continue
+        stack = [(root, iter(deps[root]))]
+        trail = [root]
+        state[root] = 1
+        while stack:
+            v, it = stack[-1]
+            w = next(it, None)
+            if w is None:
+                state[v] = 2
+                stack.pop()
+                trail.pop()
+            elif state[w] == 1:
+                return trail[trail.index(w):] + [w]
+            elif state[w] == 0:
+                state[w] = 1
+                stack.append((w, iter(deps[w])))
+                trail.append(w)
+    return None
+
+
+# ---- loading --------------------------------------------------------------------------------------------
+
+
+def format_loc(loc: tuple) -> str:
+    """Pydantic error location -> dotted path with [i] indices (union tags dropped)."""
+    out = ""
+    tags = {"custom", "dumbbell", "leaf_spine", "fat_tree"}
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif i > 0 and loc[i - 1] == "topology" and part in tags:
+            continue
+        elif isinstance(part, str) and (part.startswith("function-") or part in ("str", "int", "literal['unlimited']")):
+            continue
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _first_error(e: ValidationError) -> tuple[str, str]:
+    err = e.errors()[0]
+    msg = err["msg"]
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key"
+    elif err["type"] == "missing":
+        msg = "required field is missing"
+    elif err["type"] == "union_tag_invalid":
+        msg = f"unknown kind {err['input']!r} (expected one of: custom, dumbbell, leaf_spine, fat_tree)"
+    # A union of an int and "unlimited" reports the last branch; name what was expected instead.
+    if err["type"] == "literal_error" and "unlimited" in msg:
+        msg = f"expected a positive number or 'unlimited', got {err['input']!r}"
+    return format_loc(tuple(err["loc"])), msg
+
+
+def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
+    """Validate a parsed scenario (dict) completely; raises ScenarioError naming the field."""
+    if not isinstance(data, dict):
+        raise ScenarioError(source, "", "a scenario must be a table of keys")
+    try:
+        sc = Scenario.model_validate(data)
+    except ValidationError as e:
+        field, msg = _first_error(e)
+        raise ScenarioError(source, field, msg) from None
+    sc._source = source
+    sc.check()
+    return sc
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load and validate a scenario from a TOML (or .json) file; raises ScenarioError naming file and field."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(str(p), "", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        data = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(str(p), "", f"TOML syntax error: {e}") from None
+    except json.JSONDecodeError as e:
+        raise ScenarioError(str(p), "", f"JSON syntax error: {e}") from None
+    return scenario_from_dict(data, str(p))
