@@ -83,7 +83,7 @@ def _print_summary(path: str, rec) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    con = Console() if sys.stdout.isatty() else Console(width=140)
     p = rec.packets
     ct = rec.completion_time_s
     con.print(f"[bold]{path}[/bold]  seed {rec.seed}  fidelity {rec.fidelity}")
@@ -96,7 +96,7 @@ def _print_summary(path: str, rec) -> None:
     flows = rec.flows()
     t = Table(title=f"flows ({len(flows)})", title_justify="left")
     for col in ("name", "src", "dst", "tx pkts", "rx pkts", "lost", "throughput", "mean delay", "max delay", "done"):
-        t.add_column(col, justify="left" if col in ("name", "src", "dst") else "right")
+        t.add_column(col, justify="left" if col in ("name", "src", "dst") else "right", no_wrap=True)
     for f in flows[:20]:
         t.add_row(
             f["name"], f["src"], f["dst"], str(f["tx_packets"]), str(f["rx_packets"]), str(f["lost_packets"]),
@@ -112,7 +112,7 @@ def _print_summary(path: str, rec) -> None:
     if busiest:
         q = Table(title="busiest queues", title_justify="left")
         for col in ("queue", "tx pkts", "drops", "peak pkts", "peak bytes"):
-            q.add_column(col, justify="left" if col == "queue" else "right")
+            q.add_column(col, justify="left" if col == "queue" else "right", no_wrap=True)
         for row in busiest:
             q.add_row(row["name"], str(row["tx_packets"]), str(row["drops"]), str(row["peak_packets"]),
                       format_size(row["peak_bytes"]))

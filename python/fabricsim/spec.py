@@ -491,7 +491,8 @@ def _first_error(e: ValidationError) -> tuple[str, str]:
     elif err["type"] == "missing":
         msg = "required field is missing"
     elif err["type"] == "union_tag_invalid":
-        msg = f"unknown kind {err['input']!r} (expected one of: custom, dumbbell, leaf_spine, fat_tree)"
+        tag = err.get("ctx", {}).get("tag", err["input"])
+        msg = f"unknown kind {tag!r} (expected one of: custom, dumbbell, leaf_spine, fat_tree)"
     # A union of an int and "unlimited" reports the last branch; name what was expected instead.
     if err["type"] == "literal_error" and "unlimited" in msg:
         msg = f"expected a positive number or 'unlimited', got {err['input']!r}"

@@ -1,0 +1,79 @@
+"""Scenario -> wire spec conversion, checked field by field by hand."""
+
+import pytest
+
+from fabricsim import Scenario, ScenarioError, load_scenario, scenario_from_dict
+
+EXAMPLES = __import__("pathlib").Path(__file__).parents[1] / "examples"
+
+
+def base(**extra):
+    d = {
+        "topology": {
+            "kind": "custom",
+            "nodes": [{"name": "a", "kind": "host"}, {"name": "s", "kind": "switch", "latency": "1us"},
+                      {"name": "b", "kind": "host"}],
+            "links": [{"a": "a", "b": "s", "rate": "10Gbps", "delay": "2us"}, {"a": "s", "b": "b", "rate": 1e9},
+                      {"a": "a", "b": "s", "rate": "10Gbps"}],
+        },
+        "messages": [{"name": "m0", "src": "a", "dst": "b", "size": "1KiB", "src_nic": 1},
+                     {"name": "m1", "src": "b", "dst": "a", "size": 3000, "after": ["m0"], "delay": "1us"}],
+    }
+    d.update(extra)
+    return d
+
+
+def test_wire_conversion_by_hand():
+    sc = scenario_from_dict(base(
+        ports=[{"node": "s", "peer": "a", "queue": {"limit_bytes": "150kB", "limit_packets": "unlimited"}, "rate_cap": "5Gbps"}],
+        measure={"queue_interval": "10us", "queues": ["s->b", "s->a#1"]},
+    ))
+    w = sc.to_wire()
+    assert [n["name"] for n in w["network"]["nodes"]] == ["a", "s", "b"]
+    assert w["network"]["nodes"][1]["latency_ps"] == 1_000_000
+    l0 = w["network"]["links"][0]
+    assert (l0["a"], l0["b"], l0["rate_bps"], l0["delay_ps"]) == (0, 1, 10**10, 2_000_000)
+    # The port override applies to s's ends of both a-s links (b_end, since s is each link's b).
+    for li in (0, 2):
+        assert w["network"]["links"][li]["b_end"] == {
+            "queue": {"limit_packets": None, "limit_bytes": 150_000, "qdisc": None}, "rate_cap_bps": 5 * 10**9}
+    assert w["network"]["links"][1]["a_end"] == {}
+    m0, m1 = w["messages"]
+    assert (m0["src"], m0["src_nic"], m0["dst"], m0["size_bytes"], m0["packet_bytes"]) == (0, 1, 2, 1024, 1024)
+    assert (m1["deps"], m1["delay_ps"]) == ([0], 1_000_000)
+    # s's ports in link order: 0 -> a (link 0), 1 -> b (link 1), 2 -> a (link 2).
+    assert w["measure"] == {"queue_sample_ps": 10_000_000, "sample_ports": [(1, 1), (1, 2)]}
+    assert w["network"]["default_queue"] == {"limit_packets": 100, "limit_bytes": None, "qdisc": None}
+
+
+def test_defaults_and_seed_override():
+    sc = scenario_from_dict(base())
+    assert sc.seed == 1 and sc.routing.ecmp == "per_flow" and sc.fidelity == "packet"
+    assert sc.with_seed(9).to_wire()["seed"] == 9
+
+
+def test_errors_name_the_field():
+    bad = base()
+    bad["messages"][1]["after"] = ["zz"]
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_dict(bad, source="x.toml")
+    assert str(e.value) == "x.toml: messages[1].after[0]: unknown message 'zz'"
+    assert (e.value.field, e.value.source) == ("messages[1].after[0]", "x.toml")
+
+
+def test_builder_topologies_convert_units():
+    sc = load_scenario(EXAMPLES / "dumbbell_onoff.toml")
+    links = sc.to_wire()["network"]["links"]
+    bottleneck = links[8]
+    assert (bottleneck["rate_bps"], bottleneck["delay_ps"]) == (100_000_000, 5_000_000_000)
+    assert bottleneck["a_end"]["queue"]["qdisc"] == {"kind": "fifo", "limit_packets": 100, "limit_bytes": None}
+    assert links[0]["delay_ps"] == 2_000_000_000
+
+
+def test_python_built_scenario_matches_toml():
+    from fabricsim.topology import dumbbell
+
+    net = dumbbell(senders=2)
+    sc = Scenario(topology={"kind": "custom", "nodes": net.nodes, "links": net.links},
+                  messages=[{"name": "x", "src": "sender0", "dst": "receiver", "size": "10KiB"}])
+    assert sc.to_wire()["messages"][0]["dst"] == 4
