@@ -18,9 +18,9 @@ setup: $(VENV)/.deps
 	$(VENV)/bin/maturin develop --release
 	$(PY) -c "import fabricsim._core" || (echo "fabricsim build failed" >&2; exit 1)
 
-## run: the main job (a demo scenario for now)
+## run: the main job (the example scenarios until the first study lands)
 run: setup
-	$(VENV)/bin/fabricsim run examples/leaf_spine_incast.toml
+	@for f in examples/*.toml; do $(VENV)/bin/fabricsim run $$f || exit $$?; echo; done
 
 ## test: every test (cargo, then pytest)
 test: setup test-rust test-python
