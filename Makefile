@@ -10,7 +10,8 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "maturin>=1.7,<2" "pydantic>=2.7" "networkx>=3.2" "numpy>=1.26" "click>=8.1" "rich>=13" "pytest>=8" "hypothesis>=6"
+	$(PY) -m pip install -q "maturin>=1.7,<2" "pydantic>=2.7" "networkx>=3.2" "numpy>=1.26" "click>=8.1" "rich>=13" \
+		"scipy>=1.11" "pandas>=2.1" "pyarrow>=14" "matplotlib>=3.8" "dask[distributed]>=2024.1" "pytest>=8" "hypothesis>=6"
 	touch $@
 
 ## setup: create .venv, install Python dependencies, build the Rust engine (release) into it
@@ -18,9 +19,10 @@ setup: $(VENV)/.deps
 	$(VENV)/bin/maturin develop --release
 	$(PY) -c "import fabricsim._core" || (echo "fabricsim build failed" >&2; exit 1)
 
-## run: the main job (the example scenarios until the first study lands)
+## run: the main job: reproduce every study on the quick setting, then write the HTML report
 run: setup
-	@for f in examples/*.toml; do $(VENV)/bin/fabricsim run $$f || exit $$?; echo; done
+	$(VENV)/bin/fabricsim reproduce all --quick
+	$(VENV)/bin/fabricsim report
 
 ## test: every test (cargo, then pytest)
 test: setup test-rust test-python
@@ -31,9 +33,10 @@ test-rust:
 test-python:
 	$(PY) -m pytest -q -m "not slow"
 
-## bench: engine throughput (events/s) on a fixed scenario
+## bench: engine throughput (events/s) on a fixed scenario, and sweep executor overhead (runs/s)
 bench: setup
 	$(PY) benchmarks/bench_engine.py
+	$(PY) benchmarks/bench_sweep.py
 
 clean:
 	rm -rf $(VENV) target

@@ -28,7 +28,7 @@ def sub(text: str, old: str, new: str) -> str:
 
 
 CASES: dict[str, tuple[str, str]] = {
-    "syntax_error": ("TOML syntax error", "[topology\nkind = 'custom'\n"),
+    "syntax_error": ("line 2: TOML syntax error", "[topology\nkind = 'custom'\n"),
     "unknown_top_key": ("colour: unknown key", 'colour = "red"\n' + BASE_TOPO + MSG),
     "unknown_topology_key": ("topology.foo: unknown key", sub(BASE_TOPO, 'kind = "custom"', 'kind = "custom"\nfoo = 1') + MSG),
     "unknown_message_key": ("messages[0].sizee: unknown key", BASE_TOPO + MSG + "sizee = 3\n"),
@@ -86,6 +86,13 @@ CASES: dict[str, tuple[str, str]] = {
     "zero_fat_tree": ("topology.m0", '[topology]\nkind = "fat_tree"\nm0 = 0\nm1 = 2\nrate = "100Gbps"\n'),
     "unknown_fidelity": ("fidelity", 'fidelity = "fluid"\n' + BASE_TOPO + MSG),
     "zero_sample_interval": ("measure.queue_interval", BASE_TOPO + MSG + "[measure]\nqueue_interval = 0\n"),
+    "boolean_seed": ("seed: Input should be a valid integer, got True", "seed = true\n" + BASE_TOPO + MSG),
+    "string_nic": ("messages[0].src_nic: Input should be a valid integer", BASE_TOPO + MSG + 'src_nic = "0"\n'),
+    "byte_rate_unit": ("topology.links[0].rate: rates are in bits", sub(BASE_TOPO, 'rate = "1Gbps"', 'rate = "1GBps"') + MSG),
+    "bit_size_unit": ("messages[0].size: sizes are in bytes", BASE_TOPO + sub(MSG, 'size = "1MiB"', 'size = "8Mb"')),
+    "duplicate_source_name": ("sources[1].name: duplicate source name 'u'", BASE_TOPO + SRC + 'name = "u"\n' + SRC + 'name = "u"\n'),
+    "message_named_like_source": ("messages[0].name: 'm' already names a source", BASE_TOPO + SRC + 'name = "m"\n' + MSG),
+    "bad_parallel_link_number": ("measure.queues[0]: 's->b#x'", BASE_TOPO + MSG + '[measure]\nqueues = ["s->b#x"]\n'),
     "links_not_a_list": ("topology.links", sub(BASE_TOPO, 'links = [{a = "a", b = "s", rate = "1Gbps"}, {a = "s", b = "b", rate = "1Gbps"}]', 'links = "a-s-b"')),
 }
 

@@ -49,3 +49,15 @@ def test_entry_point_in_a_subprocess():
     assert p.returncode == 2
     assert p.stdout == ""
     assert p.stderr.count("\n") == 1 and "dependency cycle" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+def test_bad_input_through_the_interpreter(path):
+    """Every corpus file through `python -m fabricsim.cli run FILE --json`: exit 2, one line, no traceback."""
+    p = subprocess.run([sys.executable, "-m", "fabricsim.cli", "run", str(path), "--json"], capture_output=True, text=True)
+    assert p.returncode == 2, p.stderr
+    assert p.stdout == ""
+    assert p.stderr.count("\n") == 1 and p.stderr.endswith("\n"), p.stderr
+    assert str(path) in p.stderr and expected(path) in p.stderr
+    assert "Traceback" not in p.stderr and "panicked" not in p.stderr

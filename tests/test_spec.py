@@ -77,3 +77,50 @@ def test_python_built_scenario_matches_toml():
     sc = Scenario(topology={"kind": "custom", "nodes": net.nodes, "links": net.links},
                   messages=[{"name": "x", "src": "sender0", "dst": "receiver", "size": "10KiB"}])
     assert sc.to_wire()["messages"][0]["dst"] == 4
+
+
+@pytest.mark.parametrize("patch, field", [
+    ({"seed": True}, "seed"), ({"seed": "3"}, "seed"), ({"seed": 1.0}, "seed"),
+    ({"queue": {"limit_packets": True}}, "queue.limit_packets"),
+])
+def test_counts_are_strict_integers(patch, field):
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_dict(base(**patch))
+    assert e.value.field == field and "valid integer" in e.value.reason
+
+
+def test_nic_index_must_be_an_integer():
+    bad = base()
+    bad["messages"][0]["src_nic"] = "1"
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_dict(bad)
+    assert e.value.field == "messages[0].src_nic"
+
+
+def test_parallel_link_number_must_be_an_integer():
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_dict(base(measure={"queues": ["s->a#one"]}))
+    assert e.value.field == "measure.queues[0]" and "integer" in e.value.reason
+
+
+def test_flow_names_are_unique():
+    src = {"name": "m0", "kind": "cbr", "src": "a", "dst": "b", "rate": "1Mbps"}
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_dict(base(sources=[src]))
+    assert e.value.field == "messages[0].name"
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_dict(base(sources=[dict(src, name="u"), dict(src, name="u")]))
+    assert e.value.field == "sources[1].name"
+
+
+def test_syntax_errors_name_the_line(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text('seed = 1\n[topology]\nkind = = "custom"\n')
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(p)
+    assert str(e.value).startswith(f"{p}: line 3: TOML syntax error")
+    j = tmp_path / "bad.json"
+    j.write_text('{\n  "seed": ,\n}')
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(j)
+    assert str(e.value).startswith(f"{j}: line 2: JSON syntax error")

@@ -43,3 +43,18 @@ def test_formatting():
     assert format_duration(1_500_000_000) == "1.5 ms"
     assert format_rate(95.3e6) == "95.3 Mb/s"
     assert format_size(10 * 2**20) == "10 MiB"
+
+
+@pytest.mark.parametrize("parse, bad, msg", [
+    (parse_rate_bps, "1GBps", "rates are in bits"), (parse_rate_bps, "10 MB/s", "rates are in bits"),
+    (parse_size_bytes, "8Mb", "sizes are in bytes"), (parse_size_bytes, "1kb", "sizes are in bytes"),
+])
+def test_bits_and_bytes_are_not_confused(parse, bad, msg):
+    with pytest.raises(ValueError, match=msg):
+        parse(bad)
+
+
+def test_micro_sign_and_byte_words():
+    assert parse_duration_ps("5\u00b5s") == parse_duration_ps("5\u03bcs") == parse_duration_ps("5us") == 5_000_000
+    assert parse_size_bytes("3 bytes") == 3
+    assert parse_size_bytes("2mib") == parse_size_bytes("2MiB") == 2 * 2**20

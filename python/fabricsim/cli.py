@@ -69,6 +69,103 @@ def validate(scenario: str) -> None:
     click.echo(f"{scenario}: ok")
 
 
+@cli.command()
+@click.argument("spec_file", metavar="SWEEP.toml")
+@click.option("--store", "store_dir", default=None, metavar="DIR",
+              help="Results folder (SQLite, WAL); default: outputs/<sweep name> beside the sweep file.")
+@click.option("--workers", type=click.IntRange(min=0), default=None,
+              help="Local worker processes (default: one per core; 0 = run in this process).")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Run on an existing Dask cluster instead.")
+@click.option("--seeds", type=click.IntRange(min=1), default=None, help="Override the number of seeds (1..N).")
+@click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True, help="Retries of a failed run.")
+@click.option("--export", "export_path", default=None, metavar="FILE.csv|FILE.parquet", help="Also export the runs.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the sweep summary) on stdout.")
+def sweep(spec_file, store_dir, workers, scheduler, seeds, retries, export_path, quiet, as_json) -> None:
+    """Run a sweep: every grid point x seed of SWEEP.toml, on local processes or a Dask cluster.
+
+    Every finished run is committed to the store at once; re-running skips stored runs, so an
+    interrupted sweep resumes where it stopped. Invalid points are reported once and not retried.
+    """
+    from pathlib import Path
+
+    from .sweep import Store, load_sweep, run_sweep
+
+    spec, base = load_sweep(spec_file)
+    store_dir = store_dir or str(Path(spec_file).parent / "outputs" / spec.name)
+    res = run_sweep(spec, base, store_dir, workers=workers, scheduler=scheduler, seeds=seeds, retries=retries,
+                    quiet=quiet or as_json, source=spec_file)
+    if export_path:
+        with Store(store_dir) as st:
+            st.export(export_path, spec.name)
+    summary = res.summary()
+    if as_json:
+        click.echo(json.dumps(summary))
+        return
+    click.echo(f"{spec.name}: {res.total} runs ({res.skipped} already stored, {res.ran} ran, "
+               f"{len(res.invalid)} invalid, {len(res.failed)} failed) in {res.wall_s:.1f} s on {res.executor}; "
+               f"store {store_dir}")
+    for err in summary["errors"]:
+        click.echo(f"  {err}", err=True)
+
+
+@cli.command()
+@click.argument("study", metavar="STUDY|all")
+@click.option("--quick", is_flag=True, help="Fewer seeds and points: minutes instead of hours.")
+@click.option("--workers", type=click.IntRange(min=0), default=None, help="Local worker processes (default: cores).")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Run the sweeps on a Dask cluster.")
+@click.option("--experiments", "exp_dir", default=None, metavar="DIR", help="Experiments folder (default: ./experiments).")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+def reproduce(study, quick, workers, scheduler, exp_dir, quiet) -> None:
+    """Reproduce a study (or all) from experiments/<study>/: our numbers beside the paper's.
+
+    Prints each published number, ours, and whether it is within the study's tolerance; saves
+    experiments/<study>/outputs/report.json and figures. `fabricsim report` then writes the HTML report.
+    """
+    from .report.reproduce import discover, experiments_dir
+    from .report.reproduce import reproduce as run_study
+
+    root = experiments_dir(exp_dir)
+    studies = discover(root)
+    if study != "all" and study not in studies:
+        raise UserError(f"fabricsim: unknown study '{study}' (known: {', '.join(studies) or 'none'}; folder {root})")
+    for name in studies if study == "all" else [study]:
+        rep = run_study(studies[name], quick, workers, scheduler, quiet)
+        _print_comparisons(rep)
+
+
+def _print_comparisons(rep) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console() if sys.stdout.isatty() else Console(width=160)
+    t = Table(title=f"{rep.title} ({'quick' if rep.quick else 'full'}, {rep.wall_s:.1f} s)", title_justify="left")
+    for col in ("id", "quantity", "paper", "ours", "diff", "tolerance", "result"):
+        t.add_column(col, justify="left" if col in ("id", "quantity") else "right")
+    for c in rep.comparisons:
+        t.add_row(c.id, f"{c.quantity} {('[' + c.unit + ']') if c.unit else ''}", f"{c.paper:.4g}",
+                  "-" if c.ours is None else f"{c.ours:.4g}", "-" if c.diff is None else f"{c.diff:+.3g}",
+                  c.tolerance, "[green]pass[/green]" if c.passed else "[red]miss[/red]")
+    con.print(t)
+
+
+@cli.command()
+@click.option("--experiments", "exp_dir", default=None, metavar="DIR", help="Experiments folder (default: ./experiments).")
+@click.option("--out", "out_path", default="outputs/report.html", show_default=True, help="Where to write the HTML report.")
+def report(exp_dir, out_path) -> None:
+    """Write the HTML reproduction report from every study's saved outputs (run `reproduce` first)."""
+    from .report.html import write_report
+    from .report.reproduce import experiments_dir, load_reports
+
+    reports = load_reports(experiments_dir(exp_dir))
+    if not reports:
+        raise UserError("fabricsim: no study outputs found; run 'fabricsim reproduce all --quick' first")
+    p = write_report(reports, out_path, __version__)
+    n = sum(len(r.comparisons) for r in reports)
+    ok = sum(c.passed for r in reports for c in r.comparisons)
+    click.echo(f"report: {p.resolve()} ({len(reports)} studies, {ok}/{n} numbers within tolerance)")
+
+
 def _with_spinner(fn, label: str, quiet: bool):
     """Run fn() with a transient spinner on stderr when it is a terminal."""
     if quiet or not sys.stderr.isatty():

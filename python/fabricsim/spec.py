@@ -9,12 +9,13 @@ names are errors that name the field (`messages[2].after[0]`).
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from annotated_types import Gt
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, PrivateAttr, ValidationError
+from annotated_types import Ge, Gt
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, Strict, ValidationError
 
 from .errors import ScenarioError
 from .units import Duration, Rate, Size
@@ -22,6 +23,10 @@ from .units import Duration, Rate, Size
 MAX_PACKET_BYTES = 65_536
 MAX_MESSAGE_BYTES = 1 << 40
 
+PositiveInt = Annotated[int, Strict(), Gt(0)]
+"""A count > 0; booleans, strings and floats are rejected (TOML `true` or `"3"` is an error, not 1 or 3)."""
+NonNegativeInt = Annotated[int, Strict(), Ge(0)]
+"""A count or index >= 0, strictly an integer."""
 PositiveRate = Annotated[Rate, Gt(0)]
 PositiveSize = Annotated[Size, Gt(0)]
 PositiveDuration = Annotated[Duration, Gt(0)]
@@ -343,8 +348,13 @@ def _to_wire(sc: Scenario) -> dict:
             raise SpecProblem(f, f"a packet of {size + header} B exceeds the {MAX_PACKET_BYTES} B limit")
 
     sources = []
+    source_names: set[str] = set()
     for i, s in enumerate(sc.sources):
         f = f"sources[{i}]"
+        flow_name = s.name or f"{s.kind}{i}"
+        if flow_name in source_names:
+            raise SpecProblem(f"{f}.name", f"duplicate source name '{flow_name}' (flows are reported by name)")
+        source_names.add(flow_name)
         src = endpoint(f"{f}.src", s.src, s.src_nic, f"{f}.src_nic")
         dst = endpoint(f"{f}.dst", s.dst, s.dst_nic, f"{f}.dst_nic")
         if src == dst:
@@ -357,7 +367,7 @@ def _to_wire(sc: Scenario) -> dict:
         if s.stop is not None and s.stop < s.start:
             raise SpecProblem(f"{f}.stop", "stop is before start")
         sources.append({
-            "name": s.name or f"{s.kind}{i}", "kind": s.kind,
+            "name": flow_name, "kind": s.kind,
             "src": src, "src_nic": s.src_nic, "dst": dst, "dst_nic": s.dst_nic,
             "rate_bps": s.rate, "packet_bytes": s.packet_size, "header_bytes": s.header,
             "on_ps": s.on or 0, "off_ps": s.off or 0, "start_ps": s.start, "stop_ps": s.stop,
@@ -367,6 +377,8 @@ def _to_wire(sc: Scenario) -> dict:
     for i, m in enumerate(sc.messages):
         if m.name in msg_index:
             raise SpecProblem(f"messages[{i}].name", f"duplicate message name '{m.name}'")
+        if m.name in source_names:
+            raise SpecProblem(f"messages[{i}].name", f"'{m.name}' already names a source (flows are reported by name)")
         msg_index[m.name] = i
     messages = []
     for i, m in enumerate(sc.messages):
@@ -426,11 +438,13 @@ def _port_ref(index, ports_of, ref: str, field: str) -> tuple[int, int]:
     if "->" not in ref:
         raise SpecProblem(field, f"'{ref}' is not a port name of the form 'node->peer'")
     node_name, rest = ref.split("->", 1)
-    peer_name, _, k = rest.partition("#")
+    peer_name, sep, k = rest.partition("#")
     node = _node(index, node_name.strip(), field)
     peer = _node(index, peer_name.strip(), field)
     matches = [local for local, (_, pr, _) in enumerate(ports_of[node]) if pr == peer]
-    nth = int(k) if k.isdigit() else 0
+    if sep and not k.isdigit():
+        raise SpecProblem(field, f"'{ref}': the parallel-link number after '#' must be an integer")
+    nth = int(k) if k else 0
     if nth >= len(matches):
         raise SpecProblem(field, f"'{node_name}' has no link to '{peer_name}'" + (f" numbered #{k}" if k else ""))
     return (node, matches[nth])
@@ -464,6 +478,10 @@ def _find_cycle(deps: list[list[int]]) -> list[int] | None:
 # ---- loading --------------------------------------------------------------------------------------------
 
 
+_PYDANTIC_STEP = re.compile(r"^(function-|constrained-|literal\[|lax-|strict-)|^(str|int|float|bool|list|dict)$")
+"""Location parts pydantic adds for validator steps and union branches (never a field name of ours)."""
+
+
 def format_loc(loc: tuple) -> str:
     """Pydantic error location -> dotted path with [i] indices (union tags dropped)."""
     out = ""
@@ -473,7 +491,7 @@ def format_loc(loc: tuple) -> str:
             out += f"[{part}]"
         elif i > 0 and loc[i - 1] == "topology" and part in tags:
             continue
-        elif isinstance(part, str) and (part.startswith("function-") or part in ("str", "int", "literal['unlimited']")):
+        elif isinstance(part, str) and _PYDANTIC_STEP.match(part):
             continue
         else:
             out += ("." if out else "") + str(part)
@@ -496,6 +514,8 @@ def _first_error(e: ValidationError) -> tuple[str, str]:
     # A union of an int and "unlimited" reports the last branch; name what was expected instead.
     if err["type"] == "literal_error" and "unlimited" in msg:
         msg = f"expected a positive number or 'unlimited', got {err['input']!r}"
+    elif err["type"].endswith("_type") and isinstance(err.get("input"), (bool, int, float, str)):
+        msg = f"{msg}, got {err['input']!r}"
     return format_loc(tuple(err["loc"])), msg
 
 
@@ -523,7 +543,10 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         data = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
+        m = re.search(r"^(.*) \(at line (\d+), column (\d+)\)$", str(e))
+        if m:
+            raise ScenarioError(str(p), f"line {m[2]}", f"TOML syntax error: {m[1]} (column {m[3]})") from None
         raise ScenarioError(str(p), "", f"TOML syntax error: {e}") from None
     except json.JSONDecodeError as e:
-        raise ScenarioError(str(p), "", f"JSON syntax error: {e}") from None
+        raise ScenarioError(str(p), f"line {e.lineno}", f"JSON syntax error: {e.msg} (column {e.colno})") from None
     return scenario_from_dict(data, str(p))

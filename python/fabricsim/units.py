@@ -10,9 +10,9 @@ from typing import Annotated
 from pydantic import BeforeValidator
 
 _NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
-_RE = re.compile(rf"^\s*{_NUM}\s*([A-Za-z/]*)\s*$")
+_RE = re.compile(rf"^\s*{_NUM}\s*([A-Za-z/\u00b5\u03bc]*)\s*$")
 
-_TIME = {"ps": 1, "ns": 10**3, "us": 10**6, "µs": 10**6, "ms": 10**9, "s": 10**12, "": 10**12}
+_TIME = {"ps": 1, "ns": 10**3, "us": 10**6, "\u00b5s": 10**6, "\u03bcs": 10**6, "ms": 10**9, "s": 10**12, "": 10**12}
 _RATE = {
     "bps": 1, "b/s": 1, "": 1,
     "kbps": 10**3, "kb/s": 10**3,
@@ -50,6 +50,10 @@ def _parse(value: object, table: dict[str, int], what: str, base: str, casefold:
     if not m:
         raise ValueError(f"cannot read '{value}' as a {what}")
     unit = m.group(2)
+    if casefold and what == "rate" and "B" in unit:
+        raise ValueError(f"rates are in bits: '{value}' has a byte unit (write e.g. Gbps, not GBps)")
+    if casefold and what == "size" and unit.endswith("b") and not unit.endswith("ib"):
+        raise ValueError(f"sizes are in bytes: '{value}' has a bit unit (write e.g. MB or MiB, not Mb)")
     key = unit.lower() if casefold else unit
     if key not in table:
         units = ", ".join(sorted(k for k in table if k))
@@ -74,7 +78,7 @@ def parse_duration_ps(value: object) -> int:
 
 def parse_rate_bps(value: object) -> int:
     """Rate -> bit/s. Numbers are bit/s; strings take bps, kbps, Mbps, Gbps, Tbps (1000-based, also b/s forms).
-    At most 1 Pb/s."""
+    At most 1 Pb/s. A byte unit (GBps, MB/s) is rejected rather than read as bits."""
     bps = _parse(value, _RATE, "rate", "bit/s", casefold=True)
     if bps > 10**15:
         raise ValueError(f"rate {value!r} exceeds the 1 Pb/s limit")
@@ -83,7 +87,8 @@ def parse_rate_bps(value: object) -> int:
 
 def parse_size_bytes(value: object) -> int:
     """Size -> bytes. Numbers are bytes; strings take B, kB/MB/GB (1000-based) and KiB/MiB/GiB (1024-based).
-    At most 2^50 B (1 PiB); messages and packets have tighter limits of their own."""
+    At most 2^50 B (1 PiB); messages and packets have tighter limits of their own. A bit unit (Mb, kb) is
+    rejected rather than read as bytes."""
     n = _parse(value, _SIZE, "size", "bytes", casefold=True)
     if n > 2**50:
         raise ValueError(f"size {value!r} exceeds the 1 PiB limit")

@@ -1,0 +1,171 @@
+"""Study reproduction: discover experiments/<study>/run.py, run it with a context, save its report as JSON.
+
+A study's run.py defines `TITLE` and `reproduce(ctx)`; through `ctx` it runs sweeps, records comparisons
+(the paper's number, ours, a tolerance) and figures. Results go to experiments/<study>/outputs/.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Comparison:
+    """A published number beside ours. Passes when |ours − paper| ≤ abs_tol or ≤ rel_tol·|paper|."""
+
+    id: str
+    quantity: str
+    paper: float
+    ours: float | None
+    unit: str = ""
+    rel_tol: float | None = None
+    abs_tol: float | None = None
+    source: str = ""
+    note: str = ""
+
+    @property
+    def diff(self) -> float | None:
+        return None if self.ours is None else self.ours - self.paper
+
+    @property
+    def passed(self) -> bool:
+        if self.ours is None or (isinstance(self.ours, float) and math.isnan(self.ours)):
+            return False
+        d = abs(self.ours - self.paper)
+        ok_abs = self.abs_tol is not None and d <= self.abs_tol
+        ok_rel = self.rel_tol is not None and d <= self.rel_tol * abs(self.paper)
+        if self.abs_tol is None and self.rel_tol is None:
+            return d == 0
+        return ok_abs or ok_rel
+
+    @property
+    def tolerance(self) -> str:
+        parts = []
+        if self.rel_tol is not None:
+            parts.append(f"±{self.rel_tol * 100:g}%")
+        if self.abs_tol is not None:
+            parts.append(f"±{self.abs_tol:g} {self.unit}".strip())
+        return " or ".join(parts) or "exact"
+
+
+@dataclass
+class StudyReport:
+    study: str
+    title: str
+    quick: bool
+    summary: str = ""
+    comparisons: list[Comparison] = field(default_factory=list)
+    figures: list[dict[str, str]] = field(default_factory=list)
+    tables: list[dict[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        for c, cd in zip(self.comparisons, d["comparisons"]):
+            cd.update(diff=c.diff, passed=c.passed, tolerance=c.tolerance)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "StudyReport":
+        comps = [Comparison(**{k: v for k, v in c.items() if k not in ("diff", "passed", "tolerance")})
+                 for c in d.pop("comparisons", [])]
+        return cls(comparisons=comps, **d)
+
+
+class StudyContext:
+    """What a study's `reproduce(ctx)` uses: sweeps with the chosen executor, comparisons, figures, tables."""
+
+    def __init__(self, study_dir: Path, quick: bool, workers: int | None = None, scheduler=None, quiet: bool = False):
+        self.study_dir = Path(study_dir)
+        self.out = self.study_dir / "outputs"
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.quick = quick
+        self.workers = workers
+        self.scheduler = scheduler
+        self.quiet = quiet
+        self.report = StudyReport(study=self.study_dir.name, title="", quick=quick)
+
+    def sweep(self, spec, base: dict | None = None, seeds: int | None = None):
+        """Run a sweep (a SweepSpec, or a sweep file relative to the study) into outputs/store."""
+        from ..sweep import load_sweep, run_sweep
+
+        source = "<sweep>"
+        if isinstance(spec, (str, Path)):
+            source = str(self.study_dir / spec)
+            spec, base = load_sweep(self.study_dir / spec)
+        return run_sweep(spec, base, self.out / "store", workers=self.workers, scheduler=self.scheduler,
+                         seeds=seeds, quiet=self.quiet, source=source)
+
+    def task(self, function: str) -> str:
+        """The task name of a function in this study's tasks.py."""
+        return f"{(self.study_dir / 'tasks.py').resolve()}:{function}"
+
+    def compare(self, id: str, quantity: str, paper: float, ours: float | None, unit: str = "", *,
+                rel: float | None = None, abs: float | None = None, source: str = "", note: str = "") -> Comparison:
+        c = Comparison(id, quantity, float(paper), None if ours is None else float(ours), unit, rel, abs, source, note)
+        self.report.comparisons.append(c)
+        return c
+
+    def figure(self, fig, name: str, caption: str) -> None:
+        from .figures import save
+
+        path = self.out / f"{name}.png"
+        save(fig, path)
+        self.report.figures.append({"path": str(path), "caption": caption})
+
+    def table(self, title: str, frame) -> None:
+        self.report.tables.append({"title": title, "html": frame.to_html(index=False, float_format=lambda v: f"{v:.4g}")})
+
+    def note(self, text: str) -> None:
+        self.report.notes.append(text)
+
+
+def experiments_dir(explicit: str | Path | None = None) -> Path:
+    """The experiments folder: the given one, ./experiments, or the source checkout's."""
+    if explicit:
+        return Path(explicit)
+    here = Path.cwd() / "experiments"
+    if here.is_dir():
+        return here
+    return Path(__file__).resolve().parents[3] / "experiments"
+
+
+def discover(exp_dir: Path) -> dict[str, Path]:
+    """Study name -> folder, for every experiments/<study>/run.py."""
+    return {p.parent.name: p.parent for p in sorted(exp_dir.glob("*/run.py"))}
+
+
+def load_study(study_dir: Path):
+    spec = importlib.util.spec_from_file_location(f"fabricsim_study_{study_dir.name}", study_dir / "run.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def reproduce(study_dir: Path, quick: bool, workers: int | None = None, scheduler=None, quiet: bool = False) -> StudyReport:
+    """Run one study and save outputs/report.json; returns the report."""
+    mod = load_study(study_dir)
+    ctx = StudyContext(study_dir, quick, workers, scheduler, quiet)
+    ctx.report.title = getattr(mod, "TITLE", study_dir.name)
+    ctx.report.summary = (mod.__doc__ or "").strip()
+    t0 = time.perf_counter()
+    mod.reproduce(ctx)
+    ctx.report.wall_s = time.perf_counter() - t0
+    (ctx.out / "report.json").write_text(json.dumps(ctx.report.to_json(), indent=1))
+    return ctx.report
+
+
+def load_reports(exp_dir: Path) -> list[StudyReport]:
+    out = []
+    for name, d in discover(exp_dir).items():
+        p = d / "outputs" / "report.json"
+        if p.exists():
+            out.append(StudyReport.from_json(json.loads(p.read_text())))
+    return out

@@ -1,0 +1,117 @@
+"""Crash-safe results store: one SQLite database (WAL) per sweep folder; every finished run commits atomically.
+
+Invariant: a run's hash is its primary key, so re-running a sweep skips what is stored and a run can never
+be stored twice. A process killed at any instant leaves every committed row intact (WAL, synchronous=FULL).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from .spec import RunTask
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    hash TEXT PRIMARY KEY,
+    sweep TEXT NOT NULL,
+    point_key TEXT NOT NULL,
+    params TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    status TEXT NOT NULL,          -- 'ok' or 'invalid'
+    metrics TEXT,                  -- JSON object (ok runs)
+    error TEXT,                    -- one line (invalid runs)
+    wall_s REAL,
+    version TEXT NOT NULL,
+    finished_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_by_sweep ON runs (sweep, point_key);
+"""
+
+
+class Store:
+    """The results of one or more sweeps in `folder/results.sqlite`."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.path = self.folder / "results.sqlite"
+        self.db = sqlite3.connect(self.path, timeout=60)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(SCHEMA)
+        self.db.commit()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def hashes(self, sweep: str | None = None) -> set[str]:
+        q = "SELECT hash FROM runs" + (" WHERE sweep = ?" if sweep else "")
+        return {h for (h,) in self.db.execute(q, (sweep,) if sweep else ())}
+
+    def put(self, task: RunTask, result: dict[str, Any]) -> bool:
+        """Commit one finished run; False if its hash was already stored. O(log n)."""
+        from .. import __version__
+
+        cur = self.db.execute(
+            "INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                task.hash, task.sweep, task.point_key, json.dumps(task.params, sort_keys=True, default=str), task.seed,
+                result["status"], json.dumps(result.get("metrics")) if result["status"] == "ok" else None,
+                result.get("error"), result.get("wall_s"), __version__,
+                _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            ),
+        )
+        self.db.commit()
+        return cur.rowcount == 1
+
+    def rows(self, sweep: str | None = None, status: str | None = "ok") -> list[dict[str, Any]]:
+        """Stored runs as flat dicts: hash, sweep, seed, wall_s, version, params (by path), metrics."""
+        q = "SELECT hash, sweep, params, seed, status, metrics, error, wall_s, version FROM runs WHERE 1=1"
+        args: list[Any] = []
+        if sweep:
+            q += " AND sweep = ?"
+            args.append(sweep)
+        if status:
+            q += " AND status = ?"
+            args.append(status)
+        out = []
+        for h, sw, params, seed, st, metrics, error, wall, ver in self.db.execute(q + " ORDER BY rowid", args):
+            row = {"hash": h, "sweep": sw, "seed": seed, "status": st, "wall_s": wall, "version": ver}
+            row.update(json.loads(params))
+            if metrics:
+                row.update(json.loads(metrics))
+            if error:
+                row["error"] = error
+            out.append(row)
+        return out
+
+    def frame(self, sweep: str | None = None, status: str | None = "ok"):
+        """The stored runs as a pandas DataFrame (one row per run; params and metrics as columns)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows(sweep, status))
+
+    def export(self, path: str | Path, sweep: str | None = None) -> Path:
+        """Write the runs to CSV or Parquet (by the file's suffix)."""
+        p = Path(path)
+        df = self.frame(sweep)
+        if p.suffix == ".parquet":
+            for col in df.columns:  # Parquet columns need one type: mixed values (10, "1MiB") become text
+                if df[col].dtype == object and len({type(v) for v in df[col] if v is not None}) > 1:
+                    df[col] = df[col].map(lambda v: None if v is None else str(v))
+            df.to_parquet(p, index=False)
+        elif p.suffix == ".csv":
+            df.to_csv(p, index=False)
+        else:
+            raise ValueError(f"export to .csv or .parquet, not '{p.suffix}'")
+        return p

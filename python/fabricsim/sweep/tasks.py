@@ -1,0 +1,84 @@
+"""What a sweep run does: `execute(task)` resolves the task function, runs it and classifies the outcome.
+
+A task function takes (payload dict, seed) and returns a flat dict of metrics. "simulate" runs the packet
+engine and returns `standard_metrics`; any "module:function" importable on the workers may be used.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import time
+from typing import Any, Callable
+
+from ..errors import ScenarioError
+from .spec import RunTask
+
+
+def standard_metrics(rec) -> dict[str, Any]:
+    """Run-level metrics every simulation yields (SI units)."""
+    pk = rec.packets
+    fl = rec.flow_columns
+    rx_bytes = sum(fl["rx_bytes"])
+    firsts = [t for t in fl["first_tx_ps"] if t is not None]
+    lasts = [t for t in fl["last_rx_ps"] if t is not None]
+    span_s = (max(lasts) - min(firsts)) * 1e-12 if firsts and lasts else 0.0
+    delay_sum = sum(fl["delay_sum_ps"]) * 1e-12
+    return {
+        "completion_time_s": rec.completion_time_s,
+        "end_time_s": rec.end_time_s,
+        "tx_packets": pk["tx"],
+        "rx_packets": pk["rx"],
+        "dropped_packets": pk["dropped"],
+        "in_flight_packets": pk["in_flight"],
+        "loss_pct": 100.0 * pk["dropped"] / pk["tx"] if pk["tx"] else 0.0,
+        "throughput_bps": rx_bytes * 8 / span_s if span_s > 0 else 0.0,
+        "mean_delay_s": delay_sum / pk["rx"] if pk["rx"] else None,
+        "max_delay_s": max(fl["max_delay_ps"], default=0) * 1e-12,
+        "events": rec.events,
+        "engine_wall_s": rec.wall_s,
+    }
+
+
+def simulate(payload: dict[str, Any], seed: int, source: str = "<sweep>") -> dict[str, Any]:
+    """The default task: validate the scenario, run the packet engine, return `standard_metrics`."""
+    from ..engine import run
+    from ..spec import scenario_from_dict
+
+    sc = scenario_from_dict(payload, source)
+    return standard_metrics(run(sc, seed=seed))
+
+
+_FILE_MODULES: dict[str, Any] = {}
+
+
+def resolve(name: str) -> Callable[..., dict[str, Any]]:
+    """'simulate', 'package.module:function', or '/path/to/file.py:function' (a study's own tasks; the
+    file must be readable by every worker, as on one machine or a cluster with a shared file system)."""
+    if name == "simulate":
+        return simulate
+    mod, sep, fn = name.rpartition(":")
+    if not sep or not mod:
+        raise ValueError(f"task '{name}' is neither 'simulate' nor 'module:function'")
+    if mod.endswith(".py"):
+        if mod not in _FILE_MODULES:
+            spec = importlib.util.spec_from_file_location(f"fabricsim_task_{abs(hash(mod))}", mod)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            _FILE_MODULES[mod] = module
+        return getattr(_FILE_MODULES[mod], fn)
+    return getattr(importlib.import_module(mod), fn)
+
+
+def execute(task: RunTask) -> dict[str, Any]:
+    """Run one task. Returns {"status": "ok", "metrics", "wall_s"} or {"status": "invalid", "error"} for a
+    spec the user must fix (never retried). Any other exception propagates, and the executor retries."""
+    t0 = time.perf_counter()
+    if "__invalid__" in task.payload:
+        return {"status": "invalid", "error": f"{task.source}: {task.payload['__invalid__']}"}
+    fn = resolve(task.task)
+    try:
+        metrics = fn(task.payload, task.seed, task.source) if fn is simulate else fn(task.payload, task.seed)
+    except ScenarioError as e:
+        return {"status": "invalid", "error": str(e)}
+    return {"status": "ok", "metrics": metrics, "wall_s": time.perf_counter() - t0}
