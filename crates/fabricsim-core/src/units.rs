@@ -44,11 +44,13 @@ impl Time {
     }
 }
 
+/// Saturating: a sum past the end of the clock becomes `Time::MAX`, which engines report as an error
+/// instead of silently wrapping around.
 impl std::ops::Add for Time {
     type Output = Time;
     #[inline]
     fn add(self, o: Time) -> Time {
-        Time(self.0 + o.0)
+        Time(self.0.saturating_add(o.0))
     }
 }
 

@@ -355,6 +355,12 @@ impl Sim {
                     break;
                 }
             }
+            if t == Time::MAX {
+                return Err(Error::spec(
+                    "time",
+                    "simulated time would pass 2^64 ps (213 days): start times, delays and latencies add up to too much",
+                ));
+            }
             debug_assert!(t >= self.now, "time went backwards: {t} < {}", self.now);
             self.now = t;
             self.events += 1;

@@ -225,6 +225,9 @@ fn per_message_ecmp_spreads_evenly_and_per_flow_pins() {
     };
     let counts = up(&run(&spec));
     assert_eq!(counts.iter().sum::<u64>(), 10_000);
+    // Uniformity: Pearson's chi-square over 8 bins stays below its 99.9% quantile for 7 degrees of freedom.
+    let chi2: f64 = counts.iter().map(|&c| (c as f64 - 1250.0).powi(2) / 1250.0).sum();
+    assert!(chi2 < 24.32, "chi-square {chi2:.2} rejects uniform ECMP: {counts:?}");
     for (k, &c) in counts.iter().enumerate() {
         assert!((c as f64 - 1250.0).abs() < 0.05 * 1250.0, "spine {k} carried {c}, want 1250 within 5%: {counts:?}");
     }
@@ -409,5 +412,22 @@ fn impossible_specs_are_rejected_with_the_field() {
     match fabricsim_des::validate(&spec) {
         Err(Error::Spec { reason, .. }) => assert!(reason.contains("cycle"), "{reason}"),
         other => panic!("expected a cycle error, got {other:?}"),
+    }
+}
+
+#[test]
+fn time_past_the_end_of_the_clock_is_an_error_not_a_wraparound() {
+    let mut n = Net::new();
+    let a = n.host("a");
+    let b = n.host("b");
+    n.link(a, b, GBPS, 9_000_000 * 1_000_000_000_000);
+    let mut spec = n.spec(1);
+    let mut m = msg("m", a, b, 1000, 1000, 0);
+    m.start_ps = 9_000_000 * 1_000_000_000_000;
+    m.delay_ps = 9_000_000 * 1_000_000_000_000;
+    spec.messages.push(m);
+    match fabricsim_des::run(&spec) {
+        Err(Error::Spec { field, .. }) => assert_eq!(field, "time"),
+        other => panic!("expected a time error, got {other:?}"),
     }
 }

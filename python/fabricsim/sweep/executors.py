@@ -106,7 +106,7 @@ class DaskExecutor:
         try:
             futures = {client.submit(execute, t, key=f"fabricsim-run-{t.hash}", retries=retries, pure=False): t
                        for t in tasks}
-            for fut in as_completed(futures):
+            for fut in as_completed(futures, loop=client.loop):
                 t = futures[fut]
                 try:
                     yield t, fut.result()
