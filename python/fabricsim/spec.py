@@ -498,7 +498,7 @@ def format_loc(loc: tuple) -> str:
     return out
 
 
-def _first_error(e: ValidationError) -> tuple[str, str]:
+def first_error(e: ValidationError) -> tuple[str, str]:
     err = e.errors()[0]
     msg = err["msg"]
     for prefix in ("Value error, ", "Assertion failed, "):
@@ -526,22 +526,22 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     try:
         sc = Scenario.model_validate(data)
     except ValidationError as e:
-        field, msg = _first_error(e)
+        field, msg = first_error(e)
         raise ScenarioError(source, field, msg) from None
     sc._source = source
     sc.check()
     return sc
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Load and validate a scenario from a TOML (or .json) file; raises ScenarioError naming file and field."""
+def read_document(path: str | Path) -> dict:
+    """Parse a TOML (or .json) file; raises ScenarioError naming the file (and line) on any failure."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ScenarioError(str(p), "", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
     try:
-        data = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
+        return json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"^(.*) \(at line (\d+), column (\d+)\)$", str(e))
         if m:
@@ -549,4 +549,8 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError(str(p), "", f"TOML syntax error: {e}") from None
     except json.JSONDecodeError as e:
         raise ScenarioError(str(p), f"line {e.lineno}", f"JSON syntax error: {e.msg} (column {e.colno})") from None
-    return scenario_from_dict(data, str(p))
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load and validate a scenario from a TOML (or .json) file; raises ScenarioError naming file and field."""
+    return scenario_from_dict(read_document(path), str(path))

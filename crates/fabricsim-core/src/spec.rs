@@ -265,12 +265,12 @@ impl RunSpec {
             }
         }
         let nics = self.nic_counts();
-        let check_end = |field: &str, node: u32, nic: u32, want_host: bool| -> Result<()> {
+        let check_end = |field: &str, node: u32, nic: u32| -> Result<()> {
             if node >= n {
                 return Err(Error::spec(field, format!("node index {node} out of range (0..{n})")));
             }
             let spec = &self.network.nodes[node as usize];
-            if want_host && spec.kind != NodeKind::Host {
+            if spec.kind != NodeKind::Host {
                 return Err(Error::spec(field, format!("'{}' is a switch; traffic starts and ends at hosts", spec.name)));
             }
             if nic >= nics[node as usize] {
@@ -281,13 +281,17 @@ impl RunSpec {
             }
             Ok(())
         };
-        for (i, s) in self.sources.iter().enumerate() {
-            let f = |x: &str| format!("sources[{i}].{x}");
-            check_end(&f("src"), s.src, s.src_nic, true)?;
-            check_end(&f("dst"), s.dst, s.dst_nic, true)?;
-            if s.src == s.dst {
+        let check_flow = |f: &dyn Fn(&str) -> String, src: u32, src_nic: u32, dst: u32, dst_nic: u32| -> Result<()> {
+            check_end(&f("src"), src, src_nic)?;
+            check_end(&f("dst"), dst, dst_nic)?;
+            if src == dst {
                 return Err(Error::spec(f("dst"), "source and destination are the same host"));
             }
+            Ok(())
+        };
+        for (i, s) in self.sources.iter().enumerate() {
+            let f = |x: &str| format!("sources[{i}].{x}");
+            check_flow(&f, s.src, s.src_nic, s.dst, s.dst_nic)?;
             if s.rate_bps == 0 {
                 return Err(Error::spec(f("rate_bps"), "must be > 0"));
             }
@@ -307,11 +311,7 @@ impl RunSpec {
         let m = self.messages.len() as u32;
         for (i, msg) in self.messages.iter().enumerate() {
             let f = |x: &str| format!("messages[{i}].{x}");
-            check_end(&f("src"), msg.src, msg.src_nic, true)?;
-            check_end(&f("dst"), msg.dst, msg.dst_nic, true)?;
-            if msg.src == msg.dst {
-                return Err(Error::spec(f("dst"), "source and destination are the same host"));
-            }
+            check_flow(&f, msg.src, msg.src_nic, msg.dst, msg.dst_nic)?;
             if msg.size_bytes == 0 {
                 return Err(Error::spec(f("size_bytes"), "must be > 0"));
             }

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import ScenarioError
-from ..spec import format_loc
+from ..spec import first_error, read_document
 from .params import parse_path
 
 
@@ -110,29 +109,14 @@ def load_sweep(path: str | Path) -> tuple[SweepSpec, dict[str, Any]]:
     """Load a sweep file and its base scenario dict; raises ScenarioError naming the file and field."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ScenarioError(str(p), "", f"cannot read: {e.strerror or e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(str(p), "", f"TOML syntax error: {e}") from None
-    try:
-        spec = SweepSpec.model_validate(data)
+        spec = SweepSpec.model_validate(read_document(p))
     except ValidationError as e:
-        err = e.errors()[0]
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
-        elif err["type"] == "missing":
-            msg = "required field is missing"
-        raise ScenarioError(str(p), format_loc(tuple(err["loc"])), msg) from None
-    if isinstance(spec.base, str):
-        bp = (p.parent / spec.base).resolve()
-        try:
-            base = tomllib.loads(bp.read_text(encoding="utf-8"))
-        except OSError as e:
-            raise ScenarioError(str(p), "base", f"cannot read '{spec.base}': {e.strerror or e}") from None
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(str(bp), "", f"TOML syntax error: {e}") from None
-    else:
-        base = spec.base
-    return spec, base
+        raise ScenarioError(str(p), *first_error(e)) from None
+    if not isinstance(spec.base, str):
+        return spec, spec.base
+    try:
+        return spec, read_document(p.parent / spec.base)
+    except ScenarioError as e:
+        if e.reason.startswith("cannot read"):
+            raise ScenarioError(str(p), "base", f"cannot read '{spec.base}': {e.reason.removeprefix('cannot read: ')}") from None
+        raise
