@@ -82,7 +82,7 @@ CASES: dict[str, tuple[str, str]] = {
     "empty_nodes": ("topology.nodes", '[topology]\nkind = "custom"\nnodes = []\nlinks = []\n'),
     "unknown_ecmp_mode": ("routing.ecmp", BASE_TOPO + MSG + '[routing]\necmp = "random"\n'),
     "zero_queue_limit": ("queue.limit_packets", BASE_TOPO + MSG + "[queue]\nlimit_packets = 0\n"),
-    "unknown_qdisc": ("queue.qdisc.kind", BASE_TOPO + MSG + '[queue]\nqdisc = {kind = "red"}\n'),
+    "unknown_qdisc": ("queue.qdisc: unknown kind 'red'", BASE_TOPO + MSG + '[queue]\nqdisc = {kind = "red"}\n'),
     "zero_fat_tree": ("topology.m0", '[topology]\nkind = "fat_tree"\nm0 = 0\nm1 = 2\nrate = "100Gbps"\n'),
     "unknown_fidelity": ("fidelity", 'fidelity = "fluid"\n' + BASE_TOPO + MSG),
     "zero_sample_interval": ("measure.queue_interval", BASE_TOPO + MSG + "[measure]\nqueue_interval = 0\n"),

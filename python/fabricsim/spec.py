@@ -160,8 +160,8 @@ TopologyDef = Annotated[
 # ---- queues, ports, routing -----------------------------------------------------------------------------
 
 
-class QdiscDef(_Model):
-    """A queue discipline above the device queue. `fifo`: DropTail limited in packets and/or bytes."""
+class FifoQdisc(_Model):
+    """DropTail FIFO limited in packets and/or bytes (ns-3 FifoQueueDisc; default 100 packets here)."""
 
     kind: Literal["fifo"]
     limit_packets: PositiveInt | Unlimited = 100
@@ -169,6 +169,43 @@ class QdiscDef(_Model):
 
     def wire(self) -> dict:
         return {"kind": self.kind, "limit_packets": _lim(self.limit_packets), "limit_bytes": _lim(self.limit_bytes)}
+
+
+class CodelQdisc(_Model):
+    """CoDel (RFC 8289); defaults are ns-3 3.44's CoDelQueueDisc: 1500 packets, target 5 ms, interval 100 ms,
+    and no drop while the queue holds fewer than 1500 bytes."""
+
+    kind: Literal["codel"]
+    limit_packets: PositiveInt = 1500
+    target: PositiveDuration = 5 * 10**9
+    interval: PositiveDuration = 100 * 10**9
+    min_bytes: NonNegativeInt = 1500
+
+    def wire(self) -> dict:
+        return {"kind": "codel", "limit_packets": self.limit_packets, "target_ps": self.target,
+                "interval_ps": self.interval, "min_bytes": self.min_bytes}
+
+
+class FqCodelQdisc(_Model):
+    """FQ-CoDel (RFC 8290); defaults as Linux / ns-3: 10240 packets, 1024 flows, quantum 1514 B, target 5 ms,
+    interval 100 ms, drop batch 64. Flows are hashed by fabricsim flow (ns-3 hashes the 5-tuple)."""
+
+    kind: Literal["fq_codel"]
+    limit_packets: PositiveInt = 10240
+    flows: PositiveInt = 1024
+    quantum: PositiveSize = 1514
+    target: PositiveDuration = 5 * 10**9
+    interval: PositiveDuration = 100 * 10**9
+    min_bytes: NonNegativeInt = 1500
+    drop_batch: PositiveInt = 64
+
+    def wire(self) -> dict:
+        return {"kind": "fq_codel", "limit_packets": self.limit_packets, "flows": self.flows,
+                "quantum_bytes": self.quantum, "target_ps": self.target, "interval_ps": self.interval,
+                "min_bytes": self.min_bytes, "drop_batch": self.drop_batch}
+
+
+QdiscDef = Annotated[Union[FifoQdisc, CodelQdisc, FqCodelQdisc], Field(discriminator="kind")]
 
 
 class QueueDef(_Model):
@@ -509,8 +546,9 @@ def first_error(e: ValidationError) -> tuple[str, str]:
     elif err["type"] == "missing":
         msg = "required field is missing"
     elif err["type"] == "union_tag_invalid":
-        tag = err.get("ctx", {}).get("tag", err["input"])
-        msg = f"unknown kind {tag!r} (expected one of: custom, dumbbell, leaf_spine, fat_tree)"
+        ctx = err.get("ctx", {})
+        tag = ctx.get("tag", err["input"])
+        msg = f"unknown kind {tag!r} (expected one of: {ctx.get('expected_tags', '')})"
     # A union of an int and "unlimited" reports the last branch; name what was expected instead.
     if err["type"] == "literal_error" and "unlimited" in msg:
         msg = f"expected a positive number or 'unlimited', got {err['input']!r}"

@@ -110,6 +110,21 @@ pub enum QdiscSpec {
         #[serde(default)]
         limit_bytes: Option<u64>,
     },
+    /// CoDel (RFC 8289) as in Linux and ns-3: drops at dequeue when the sojourn time stays above `target`
+    /// for `interval`; a queue with fewer than `min_bytes` is never dropped from.
+    Codel { limit_packets: u64, target_ps: u64, interval_ps: u64, min_bytes: u64 },
+    /// FQ-CoDel (RFC 8290): `flows` hashed queues, deficit round robin with `quantum_bytes`, new/old flow
+    /// lists, CoDel per flow; past `limit_packets`, up to `drop_batch` packets (half the bytes) are dropped
+    /// from the head of the fattest flow.
+    FqCodel {
+        limit_packets: u64,
+        flows: u32,
+        quantum_bytes: u32,
+        target_ps: u64,
+        interval_ps: u64,
+        min_bytes: u64,
+        drop_batch: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -381,6 +396,12 @@ fn check_egress(field: &str, q: &EgressSpec) -> Result<()> {
     if q.limit_bytes == Some(0) {
         return Err(Error::spec(format!("{field}.limit_bytes"), "must be > 0 (omit it for no limit)"));
     }
+    let positive = |name: &str, v: u64| -> Result<()> {
+        if v == 0 {
+            return Err(Error::spec(format!("{field}.qdisc.{name}"), "must be > 0"));
+        }
+        Ok(())
+    };
     match &q.qdisc {
         Some(QdiscSpec::Fifo { limit_packets, limit_bytes }) => {
             if *limit_packets == Some(0) {
@@ -389,6 +410,19 @@ fn check_egress(field: &str, q: &EgressSpec) -> Result<()> {
             if *limit_bytes == Some(0) {
                 return Err(Error::spec(format!("{field}.qdisc.limit_bytes"), "must be > 0 (omit it for no limit)"));
             }
+        }
+        Some(QdiscSpec::Codel { limit_packets, target_ps, interval_ps, .. }) => {
+            positive("limit_packets", *limit_packets)?;
+            positive("target_ps", *target_ps)?;
+            positive("interval_ps", *interval_ps)?;
+        }
+        Some(QdiscSpec::FqCodel { limit_packets, flows, quantum_bytes, target_ps, interval_ps, drop_batch, .. }) => {
+            positive("limit_packets", *limit_packets)?;
+            positive("flows", *flows as u64)?;
+            positive("quantum_bytes", *quantum_bytes as u64)?;
+            positive("target_ps", *target_ps)?;
+            positive("interval_ps", *interval_ps)?;
+            positive("drop_batch", *drop_batch as u64)?;
         }
         None => {}
     }

@@ -1,5 +1,6 @@
 //! fabricsim-des: the packet-level discrete-event engine (event queue, queues, ports, sources, messages).
 
+pub mod codel;
 pub mod events;
 pub mod queues;
 pub mod sim;

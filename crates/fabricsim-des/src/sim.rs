@@ -178,7 +178,7 @@ impl Sim {
                 rate: p.rate,
                 arrive: p.delay + topo.latency[p.peer_node as usize],
                 cap: p.rate_cap,
-                egress: Egress::from_spec(&p.queue),
+                egress: Egress::from_spec(&p.queue, mix64(spec.seed ^ 0xF0C0_DE1A)),
                 cur: NONE,
                 pending: false,
                 next_start: Time::ZERO,
@@ -448,16 +448,26 @@ impl Sim {
     /// Offer a packet to port p's egress buffer; start the transmitter if idle.
     #[inline]
     fn enqueue(&mut self, p: u32, pkt: u32) {
-        let size = self.pkts[pkt as usize].size;
+        let (size, key) = {
+            let pk = &self.pkts[pkt as usize];
+            (pk.size, pk.flow)
+        };
+        let now = self.now;
         let port = &mut self.ports[p as usize];
-        if port.egress.enqueue(pkt, size) {
-            let (n, b) = (port.egress.len(), port.egress.bytes());
-            port.peak_packets = port.peak_packets.max(n);
-            port.peak_bytes = port.peak_bytes.max(b);
-            if !port.pending {
-                self.try_start(p);
-            }
-        } else {
+        port.egress.enqueue(pkt, size, key, now);
+        let (n, b) = (port.egress.len(), port.egress.bytes());
+        port.peak_packets = port.peak_packets.max(n);
+        port.peak_bytes = port.peak_bytes.max(b);
+        self.drain_drops(p);
+        if !self.ports[p as usize].pending {
+            self.try_start(p);
+        }
+    }
+
+    /// Account for every packet port p's buffering dropped since the last call.
+    #[inline]
+    fn drain_drops(&mut self, p: u32) {
+        while let Some((pkt, _)) = self.ports[p as usize].egress.drops.pop() {
             self.drop_packet(pkt, p);
         }
     }
@@ -477,10 +487,13 @@ impl Sim {
             }
             return;
         }
-        let next = match port.egress.dequeue() {
+        let next = match port.egress.dequeue(now) {
             Some((pkt, _)) => Some(pkt),
             None => self.pull_message(p),
         };
+        if !self.ports[p as usize].egress.drops.is_empty() {
+            self.drain_drops(p);
+        }
         if let Some(pkt) = next {
             let size = self.pkts[pkt as usize].size;
             let port = &mut self.ports[p as usize];
