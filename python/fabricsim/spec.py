@@ -234,6 +234,8 @@ class PortDef(_Model):
     peer: Name
     queue: QueueDef | None = None
     rate_cap: PositiveRate | None = None
+    drop_packets: list[NonNegativeInt] = []
+    """Error model (ns-3 ListErrorModel): drop the packets offered to this port with these arrival indices."""
 
 
 class RoutingDef(_Model):
@@ -284,6 +286,37 @@ class MessageDef(_Model):
     path: list[Name] | None = None
 
 
+class TcpDef(_Model):
+    """A TCP connection driven by a BulkSend application (sends as fast as TCP allows, up to `max_bytes`).
+
+    Defaults are ns-3 3.44's: TcpCubic (or `cc = "newreno"`), 536-byte segments, initial window 10
+    segments, minimum and initial RTO 1 s with 1 ms timer granularity, delayed ACKs every 2 segments or
+    200 ms, 128 KiB receive buffer, fast retransmit after 3 duplicate ACKs, SACK on. `header` is the bytes
+    added to every segment and ACK on the wire: IP 20 + TCP 20 + timestamp option 12 + PPP 2 = 54."""
+
+    name: Name | None = None
+    src: Name
+    dst: Name
+    src_nic: NonNegativeInt = 0
+    dst_nic: NonNegativeInt = 0
+    cc: Literal["cubic", "newreno"] = "cubic"
+    start: Duration = 0
+    stop: Duration | None = None
+    max_bytes: PositiveSize | None = None
+    mss: PositiveSize = 536
+    header: Size = 54
+    initial_cwnd: PositiveInt = 10
+    min_rto: PositiveDuration = 10**12
+    initial_rto: PositiveDuration = 10**12
+    clock_granularity: PositiveDuration = 10**9
+    delack_count: PositiveInt = 2
+    delack_timeout: PositiveDuration = 200 * 10**9
+    rcv_buf: PositiveSize = 131072
+    dupack_threshold: PositiveInt = 3
+    sack: bool = True
+    path: list[Name] | None = None
+
+
 class MeasureDef(_Model):
     """Queue-depth sampling: every `queue_interval`, of the ports named "node->peer" (default: every switch port)."""
 
@@ -306,6 +339,7 @@ class Scenario(_Model):
     routing: RoutingDef = RoutingDef()
     sources: list[SourceDef] = []
     messages: list[MessageDef] = []
+    tcp: list[TcpDef] = []
     measure: MeasureDef = MeasureDef()
 
     _source: str = PrivateAttr(default="<scenario>")
@@ -366,6 +400,8 @@ def _to_wire(sc: Scenario) -> dict:
                 links[li][end]["queue"] = p.queue.wire()
             if p.rate_cap is not None:
                 links[li][end]["rate_cap_bps"] = p.rate_cap
+            if p.drop_packets:
+                links[li][end]["drop_packets"] = list(p.drop_packets)
 
     def endpoint(f: str, name: str, nic: int, nic_field: str) -> int:
         v = _node(index, name, f)
@@ -439,6 +475,30 @@ def _to_wire(sc: Scenario) -> dict:
             "size_bytes": m.size, "packet_bytes": m.packet_size, "header_bytes": m.header,
             "start_ps": m.start, "deps": deps, "delay_ps": m.delay, "path": path(f"{f}.path", m.path),
         })
+    tcp = []
+    for i, t in enumerate(sc.tcp):
+        f = f"tcp[{i}]"
+        flow_name = t.name or f"tcp{i}"
+        if flow_name in source_names or flow_name in msg_index:
+            raise SpecProblem(f"{f}.name", f"'{flow_name}' already names another flow (flows are reported by name)")
+        source_names.add(flow_name)
+        src = endpoint(f"{f}.src", t.src, t.src_nic, f"{f}.src_nic")
+        dst = endpoint(f"{f}.dst", t.dst, t.dst_nic, f"{f}.dst_nic")
+        if src == dst:
+            raise SpecProblem(f"{f}.dst", "source and destination are the same host")
+        packet(f"{f}.mss", t.mss, t.header)
+        if t.stop is not None and t.stop < t.start:
+            raise SpecProblem(f"{f}.stop", "stop is before start")
+        if t.rcv_buf < t.mss:
+            raise SpecProblem(f"{f}.rcv_buf", "must hold at least one segment")
+        tcp.append({
+            "name": flow_name, "src": src, "src_nic": t.src_nic, "dst": dst, "dst_nic": t.dst_nic, "cc": t.cc.replace("newreno", "new_reno"),
+            "start_ps": t.start, "stop_ps": t.stop, "max_bytes": t.max_bytes, "mss_bytes": t.mss,
+            "header_bytes": t.header, "initial_cwnd": t.initial_cwnd, "min_rto_ps": t.min_rto,
+            "initial_rto_ps": t.initial_rto, "clock_granularity_ps": t.clock_granularity,
+            "delack_count": t.delack_count, "delack_timeout_ps": t.delack_timeout, "rcv_buf_bytes": t.rcv_buf,
+            "dupack_threshold": t.dupack_threshold, "sack": t.sack, "path": path(f"{f}.path", t.path),
+        })
     cycle = _find_cycle([m["deps"] for m in messages])
     if cycle:
         names = " -> ".join(sc.messages[k].name for k in cycle)
@@ -459,6 +519,7 @@ def _to_wire(sc: Scenario) -> dict:
         "routing": {"ecmp": sc.routing.ecmp},
         "sources": sources,
         "messages": messages,
+        "tcp": tcp,
         "measure": {"queue_sample_ps": sc.measure.queue_interval, "sample_ports": sample_ports},
     }
 

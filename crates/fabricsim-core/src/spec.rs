@@ -21,8 +21,65 @@ pub struct RunSpec {
     pub sources: Vec<SourceSpec>,
     #[serde(default)]
     pub messages: Vec<MessageSpec>,
+    /// TCP connections (each a BulkSend application); flow records list their data flows after the
+    /// messages, then their ACK flows, as FlowMonitor classifies the two directions separately.
+    #[serde(default)]
+    pub tcp: Vec<TcpSpec>,
     #[serde(default)]
     pub measure: MeasureSpec,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpCc {
+    /// ns-3 3.44's default (TcpCubic with HyStart).
+    #[default]
+    Cubic,
+    NewReno,
+}
+
+/// A TCP connection from `src` to `dst` driven by a BulkSend application (send as fast as TCP allows).
+/// Defaults (set by spec.py) are ns-3 3.44's.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    pub name: String,
+    pub src: u32,
+    #[serde(default)]
+    pub src_nic: u32,
+    pub dst: u32,
+    #[serde(default)]
+    pub dst_nic: u32,
+    pub cc: TcpCc,
+    #[serde(default)]
+    pub start_ps: u64,
+    #[serde(default)]
+    pub stop_ps: Option<u64>,
+    /// Total bytes to send (BulkSend MaxBytes); `None` = unlimited.
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
+    /// Maximum segment size (payload bytes per data packet).
+    pub mss_bytes: u64,
+    /// Header bytes on every segment and ACK (IP + TCP + options + link header).
+    pub header_bytes: u64,
+    /// Initial congestion window in segments.
+    pub initial_cwnd: u32,
+    pub min_rto_ps: u64,
+    pub initial_rto_ps: u64,
+    /// RTO timer granularity (ns-3 ClockGranularity).
+    pub clock_granularity_ps: u64,
+    /// ACK every this many segments (delayed ACKs) ...
+    pub delack_count: u32,
+    /// ... or when this timer expires.
+    pub delack_timeout_ps: u64,
+    /// Receiver buffer: the advertised window never exceeds it.
+    pub rcv_buf_bytes: u64,
+    /// Duplicate ACKs that trigger fast retransmit.
+    pub dupack_threshold: u32,
+    /// Selective acknowledgements.
+    pub sack: bool,
+    #[serde(default)]
+    pub path: Option<Vec<u32>>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -78,6 +135,10 @@ pub struct PortSpec {
     /// Injection-rate cap (a shaper: packets serialise at the link rate, starts spaced at size/cap).
     #[serde(default)]
     pub rate_cap_bps: Option<u64>,
+    /// Error model (as ns-3's ListErrorModel): drop the packets offered to this port whose arrival index
+    /// (0-based, counting every packet offered to the port) is listed.
+    #[serde(default)]
+    pub drop_packets: Vec<u64>,
 }
 
 /// An egress port's buffering: a device queue (DropTail) and an optional queue discipline above it.
@@ -340,6 +401,34 @@ impl RunSpec {
                 }
                 if d as usize == i {
                     return Err(Error::spec(format!("messages[{i}].deps[{j}]"), "a message cannot depend on itself"));
+                }
+            }
+        }
+        for (i, t) in self.tcp.iter().enumerate() {
+            let f = |x: &str| format!("tcp[{i}].{x}");
+            check_flow(&f, t.src, t.src_nic, t.dst, t.dst_nic)?;
+            check_packet(&f("mss_bytes"), t.mss_bytes, t.header_bytes)?;
+            if t.initial_cwnd == 0 {
+                return Err(Error::spec(f("initial_cwnd"), "must be > 0"));
+            }
+            if t.delack_count == 0 {
+                return Err(Error::spec(f("delack_count"), "must be > 0"));
+            }
+            if t.dupack_threshold == 0 {
+                return Err(Error::spec(f("dupack_threshold"), "must be > 0"));
+            }
+            if t.min_rto_ps == 0 || t.initial_rto_ps == 0 || t.clock_granularity_ps == 0 {
+                return Err(Error::spec(f("min_rto_ps"), "RTO times and clock granularity must be > 0"));
+            }
+            if t.rcv_buf_bytes < t.mss_bytes {
+                return Err(Error::spec(f("rcv_buf_bytes"), "must hold at least one segment"));
+            }
+            if t.max_bytes == Some(0) {
+                return Err(Error::spec(f("max_bytes"), "must be > 0 (omit it for no limit)"));
+            }
+            if let Some(stop) = t.stop_ps {
+                if stop < t.start_ps {
+                    return Err(Error::spec(f("stop_ps"), "stop is before start"));
                 }
             }
         }

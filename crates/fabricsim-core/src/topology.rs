@@ -20,6 +20,8 @@ pub struct Port {
     pub delay: Time,
     pub rate_cap: Option<Bps>,
     pub queue: EgressSpec,
+    /// Arrival indices to drop (sorted, deduplicated).
+    pub drop_packets: Vec<u64>,
 }
 
 /// Nodes and ports in CSR form. Invariant: the ports of node `v` are `port_start[v]..port_start[v+1]`,
@@ -71,6 +73,12 @@ impl Topology {
                 delay: Time(l.delay_ps),
                 rate_cap: end.rate_cap_bps.map(Bps),
                 queue: end.queue.clone().unwrap_or_else(|| net.default_queue.clone()),
+                drop_packets: {
+                    let mut v = end.drop_packets.clone();
+                    v.sort_unstable();
+                    v.dedup();
+                    v
+                },
             };
             slots[pa as usize] = Some(mk(l.a, pa, l.b, pb, &l.a_end));
             slots[pb as usize] = Some(mk(l.b, pb, l.a, pa, &l.b_end));

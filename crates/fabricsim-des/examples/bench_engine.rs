@@ -54,6 +54,7 @@ fn main() {
         routing: RoutingSpec { ecmp: EcmpMode::PerFlow },
         sources: vec![],
         messages,
+        tcp: vec![],
         measure: MeasureSpec::default(),
     };
     let r = fabricsim_des::run(&spec).expect("benchmark run");

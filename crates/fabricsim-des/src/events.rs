@@ -25,6 +25,14 @@ pub enum Ev {
     MsgStart(u32),
     /// Periodic queue-depth sample.
     Sample,
+    /// TCP connection c opens (BulkSend start).
+    TcpStart(u32),
+    /// TCP connection c's application stops sending new data.
+    TcpStop(u32),
+    /// TCP connection c's retransmission timer fires.
+    TcpRto(u32),
+    /// TCP connection c's delayed-ACK timer fires.
+    TcpDelAck(u32),
 }
 
 /// Handle of a scheduled event, for cancellation (its insertion sequence number).

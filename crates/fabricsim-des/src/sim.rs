@@ -8,7 +8,10 @@
 //! NIC when it is free (round-robin across a NIC's active messages), so a message never overflows its own
 //! host's queue; UDP sources *push* into their NIC's egress buffer and may be dropped there, as in ns-3.
 
+mod tcp;
+
 use crate::events::{Ev, EventId, EventQueue};
+use tcp::{TcpConn, TcpHdr};
 use crate::queues::Egress;
 use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RunRecord, SampleColumns};
 use fabricsim_core::routing::{Fib, PathTable};
@@ -58,6 +61,9 @@ struct PortState {
     drops: u64,
     peak_packets: u64,
     peak_bytes: u64,
+    /// Error model: arrival indices still to drop, in descending order (popped from the back).
+    drop_list: Vec<u64>,
+    arrivals: u64,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -156,6 +162,10 @@ pub struct Sim {
     flow_names: Vec<(String, String, String, String)>,
     /// Set when a run must stop with an error (checked only where it can be set).
     failure: Option<Error>,
+    /// TCP connections; connection c's data flow is `tcps[c].data_flow`, its ACK flow `tcps[c].ack_flow`.
+    tcps: Vec<TcpConn>,
+    /// TCP headers, indexed by packet id (only meaningful for packets of TCP flows).
+    hdrs: Vec<TcpHdr>,
 }
 
 /// Most queue-sample rows one run may record (about 1.6 GB of columns).
@@ -189,6 +199,8 @@ impl Sim {
                 drops: 0,
                 peak_packets: 0,
                 peak_bytes: 0,
+                drop_list: p.drop_packets.iter().rev().copied().collect(),
+                arrivals: 0,
             })
             .collect();
 
@@ -233,6 +245,19 @@ impl Sim {
             flows.push(add_flow(format!("messages[{i}]"), m.src, m.src_nic, m.dst, m.dst_nic, &m.path)?);
             flow_names.push((m.name.clone(), "message".into(), topo.names[m.src as usize].clone(), topo.names[m.dst as usize].clone()));
         }
+        let n_tcp = spec.tcp.len() as u32;
+        let tcp_base = flows.len() as u32;
+        for (i, t) in spec.tcp.iter().enumerate() {
+            flows.push(add_flow(format!("tcp[{i}]"), t.src, t.src_nic, t.dst, t.dst_nic, &t.path)?);
+            flow_names.push((t.name.clone(), "tcp".into(), topo.names[t.src as usize].clone(), topo.names[t.dst as usize].clone()));
+        }
+        for (i, t) in spec.tcp.iter().enumerate() {
+            let rev = t.path.as_ref().map(|p| p.iter().rev().copied().collect::<Vec<u32>>());
+            flows.push(add_flow(format!("tcp[{i}]"), t.dst, t.dst_nic, t.src, t.src_nic, &rev)?);
+            flow_names.push((format!("{}/ack", t.name), "tcp-ack".into(), topo.names[t.dst as usize].clone(), topo.names[t.src as usize].clone()));
+        }
+        let tcps: Vec<TcpConn> =
+            spec.tcp.iter().enumerate().map(|(i, t)| TcpConn::new(t, tcp_base + i as u32, tcp_base + n_tcp + i as u32)).collect();
         let n_src = spec.sources.len() as u32;
         for (f, flow) in flows.iter_mut().enumerate() {
             flow.salt = mix64(spec.seed ^ mix64(f as u64));
@@ -327,7 +352,15 @@ impl Sim {
             samples: SampleColumns::default(),
             flow_names,
             failure: None,
+            tcps,
+            hdrs: Vec::new(),
         };
+        for (i, t) in spec.tcp.iter().enumerate() {
+            sim.q.schedule(Time(t.start_ps), Ev::TcpStart(i as u32));
+            if let Some(stop) = t.stop_ps {
+                sim.q.schedule(Time(stop), Ev::TcpStop(i as u32));
+            }
+        }
         for (i, s) in spec.sources.iter().enumerate() {
             sim.q.schedule(Time(s.start_ps), Ev::SrcStart(i as u32));
             if let Some(stop) = s.stop_ps {
@@ -376,6 +409,10 @@ impl Sim {
                 }
                 Ev::SrcStop(s) => self.src_cancel(s),
                 Ev::MsgStart(m) => self.msg_start(m),
+                Ev::TcpStart(c) => self.tcp_start(c),
+                Ev::TcpStop(c) => self.tcp_stop(c),
+                Ev::TcpRto(c) => self.tcp_rto(c),
+                Ev::TcpDelAck(c) => self.tcp_delack(c),
                 Ev::Sample => {
                     self.sample();
                     if let Some(e) = self.failure.take() {
@@ -454,6 +491,15 @@ impl Sim {
         };
         let now = self.now;
         let port = &mut self.ports[p as usize];
+        if !port.drop_list.is_empty() {
+            let k = port.arrivals;
+            port.arrivals += 1;
+            if port.drop_list.last() == Some(&k) {
+                port.drop_list.pop();
+                self.drop_packet(pkt, p);
+                return;
+            }
+        }
         port.egress.enqueue(pkt, size, key, now);
         let (n, b) = (port.egress.len(), port.egress.bytes());
         port.peak_packets = port.peak_packets.max(n);
@@ -600,7 +646,15 @@ impl Sim {
         self.hops[h] += 1;
         self.release(pkt);
         let n_src = self.srcs.len() as u32;
-        if pk.flow >= n_src {
+        let (tcp_lo, tcp_hi) = self.tcp_flow_range();
+        if pk.flow >= tcp_lo {
+            let h = self.hdrs[pkt as usize];
+            if pk.flow < tcp_hi {
+                self.tcp_rx_data((pk.flow - tcp_lo) as usize, h);
+            } else {
+                self.tcp_rx_ack((pk.flow - tcp_hi) as usize, h);
+            }
+        } else if pk.flow >= n_src {
             let m = pk.flow - n_src;
             let msg = &mut self.msgs[m as usize];
             msg.received += pk.payload as u64;
@@ -780,9 +834,15 @@ impl Sim {
             flows.last_rx_ps.push(st.last_rx);
             flows.delay_sum_ps.push(st.delay_sum);
             flows.max_delay_ps.push(st.max_delay);
-            let msg = i.checked_sub(n_src).map(|m| &self.msgs[m]);
-            flows.complete_ps.push(msg.and_then(|m| m.complete.map(|t| t.0)));
-            flows.start_ps.push(msg.and_then(|m| m.started.map(|t| t.0)));
+            let msg = i.checked_sub(n_src).and_then(|m| self.msgs.get(m));
+            let conn = i.checked_sub(n_src + self.msgs.len()).and_then(|c| self.tcps.get(c));
+            let (complete, start) = match (msg, conn) {
+                (Some(m), _) => (m.complete, m.started),
+                (None, Some(c)) => (c.complete, c.started),
+                _ => (None, None),
+            };
+            flows.complete_ps.push(complete.map(|t| t.0));
+            flows.start_ps.push(start.map(|t| t.0));
         }
         let mut queues = QueueColumns::default();
         for (p, ps) in self.ports.iter().enumerate() {
