@@ -109,6 +109,10 @@ impl Ranges {
 
 #[derive(Clone, Debug, Default)]
 struct Cubic {
+    /// ACKed segments not yet credited to the Reno-friendly window estimate.
+    ack_cnt: u32,
+    /// Reno-equivalent window estimate (segments), for TCP friendliness.
+    tcp_cwnd: u32,
     cwnd_cnt: u32,
     last_max_cwnd: u32,
     origin: u32,
@@ -290,12 +294,17 @@ impl TcpConn {
         }
     }
 
-    fn cubic_update(&mut self, now: Time) -> u32 {
+    /// ns-3 TcpCubic::Update: the ACK count after which cwnd grows by one segment.
+    fn cubic_update(&mut self, now: Time, segs: u32) -> u32 {
         let seg_cwnd = (self.cwnd / self.mss) as u32;
         let cc = 0.4;
+        let beta = 0.7;
         let c = &mut self.cubic;
+        c.ack_cnt += segs;
         if c.epoch_start.is_none() {
             c.epoch_start = Some(now);
+            c.ack_cnt = segs;
+            c.tcp_cwnd = seg_cwnd;
             if c.last_max_cwnd <= seg_cwnd {
                 c.k = 0.0;
                 c.origin = seg_cwnd;
@@ -313,26 +322,38 @@ impl TcpConn {
         if c.last_max_cwnd == 0 && cnt > 20 {
             cnt = 20;
         }
+        // TCP friendliness (RFC 8312 §4.2, Linux): grow at least as fast as Reno would.
+        let scale = (1.0 + beta) / (3.0 * (1.0 - beta));
+        let delta = ((seg_cwnd as f64 * scale) as u32).max(1);
+        c.tcp_cwnd += c.ack_cnt / delta;
+        c.ack_cnt %= delta;
+        if c.tcp_cwnd > seg_cwnd {
+            let max_cnt = seg_cwnd / (c.tcp_cwnd - seg_cwnd);
+            cnt = cnt.min(max_cnt);
+        }
         cnt.max(2)
     }
 
     fn increase_window(&mut self, now: Time, mut segs: u32) {
         match self.cfg.cc {
             TcpCc::Cubic => {
-                if self.cwnd < self.ssthresh {
-                    if self.snd_una > self.cubic.end_seq {
-                        self.hystart_reset(now);
-                    }
-                    self.cwnd += segs as u64 * self.mss;
-                    segs = 0;
+                if segs == 0 {
+                    return;
                 }
-                if self.cwnd >= self.ssthresh && segs > 0 {
-                    self.cubic.cwnd_cnt += segs;
-                    let cnt = self.cubic_update(now);
-                    if self.cubic.cwnd_cnt >= cnt {
-                        self.cwnd += self.mss;
-                        self.cubic.cwnd_cnt -= cnt;
-                    }
+                if self.cwnd < self.ssthresh {
+                    // Slow start up to ssthresh (byte counting); what is left goes to avoidance.
+                    let grown = (self.cwnd + segs as u64 * self.mss).min(self.ssthresh);
+                    segs -= ((grown - self.cwnd) / self.mss) as u32;
+                    self.cwnd = grown;
+                }
+                if segs == 0 {
+                    return;
+                }
+                self.cubic.cwnd_cnt += segs;
+                let cnt = self.cubic_update(now, segs);
+                if self.cubic.cwnd_cnt >= cnt {
+                    self.cwnd += self.mss;
+                    self.cubic.cwnd_cnt -= cnt;
                 }
             }
             TcpCc::NewReno => {
@@ -371,24 +392,27 @@ impl TcpConn {
         if c.delay_min.is_none_or(|d| d > rtt) {
             c.delay_min = Some(rtt);
         }
-        if self.cwnd <= self.ssthresh && self.cwnd >= 16 * self.mss && !c.found {
+        if !c.found && self.cwnd < self.ssthresh && self.cwnd >= 16 * self.mss {
+            // HystartUpdate: a new round starts once everything of the previous one is acknowledged.
+            if self.snd_una > c.end_seq {
+                c.round_start = now;
+                c.last_ack = now;
+                c.end_seq = self.high_tx;
+                c.curr_rtt = None;
+                c.sample_cnt = 0;
+            }
+            let dmin = c.delay_min.unwrap();
             if now - c.last_ack <= Time::from_ms(2) {
                 c.last_ack = now;
-                if now - c.round_start > c.delay_min.unwrap() {
+                if now - c.round_start > dmin {
                     c.found = true;
                 }
             }
+            c.curr_rtt = Some(c.curr_rtt.map_or(rtt, |r| r.min(rtt)));
             if c.sample_cnt < 8 {
-                if c.curr_rtt.is_none_or(|r| r > rtt) {
-                    c.curr_rtt = Some(rtt);
-                }
                 c.sample_cnt += 1;
-            } else {
-                let dmin = c.delay_min.unwrap();
-                let thresh = dmin.clamp(Time::from_ms(4), Time::from_ms(1000));
-                if c.curr_rtt.unwrap() > dmin + thresh {
-                    c.found = true;
-                }
+            } else if c.curr_rtt.unwrap() > dmin + Time(dmin.0 / 8).clamp(Time::from_ms(4), Time::from_ms(1000)) {
+                c.found = true;
             }
             if c.found {
                 self.ssthresh = self.cwnd;
@@ -545,12 +569,7 @@ impl Sim {
                 conn.cwnd = conn.mss;
                 conn.ca = CaState::Loss;
                 if conn.cfg.cc == TcpCc::Cubic {
-                    let c2 = &mut conn.cubic;
-                    c2.last_max_cwnd = 0;
-                    c2.origin = 0;
-                    c2.k = 0.0;
-                    c2.delay_min = None;
-                    c2.found = false;
+                    conn.cubic = Cubic::default();
                     conn.hystart_reset(now);
                 }
                 conn.recover = conn.high_tx;
