@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: setup build run test test-rust test-python bench clean
+.PHONY: setup build run test test-rust test-python bench validate clean
 
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ test-python:
 bench: setup
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/bench_sweep.py
+
+## validate: install ns-3 3.44 (PyPI ns3) into the venv and cross-check the incast study side by side
+validate: setup
+	$(PY) -m pip install -q "ns3==3.44.post0"
+	$(PY) benchmarks/validate_incast.py
 
 clean:
 	rm -rf $(VENV) target

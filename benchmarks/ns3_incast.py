@@ -28,16 +28,14 @@ call of run_scenario().  Each call resets the ns-3 global state
 Byte counts: FlowMonitor rxBytes/txBytes are IP-layer bytes (IP header
 included, PPP header not): a 1024-byte UDP payload is 1052 IP bytes (1054 on
 the wire).  ``throughput_mbps`` uses those IP-layer rxBytes;
-``goodput_mbps`` uses the application payload (rxBytes minus 28 bytes per UDP
-packet, or minus 20 + TCP-header bytes per TCP segment -- see ``tcp_header_bytes``).
+``goodput_mbps`` uses the application bytes counted by the PacketSink
+(PacketSink::GetTotalRx) over the same window.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-import time
 
 # --------------------------------------------------------------------------
 # Study parameters
@@ -93,10 +91,12 @@ _CPP = r"""
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 #include "ns3/flow-monitor-module.h"
+#include "ns3/applications-module.h"
 #include <vector>
 #include <string>
 #include <sstream>
 #include <chrono>
+#include <ctime>
 
 namespace fabricsim_ns3 {
 using namespace ns3;
@@ -176,13 +176,23 @@ inline std::string DeviceQueueDesc(Ptr<NetDevice> dev)
     return os.str();
 }
 
-// Run the simulation; returns wall-clock seconds of Simulator::Run() only.
-inline double TimedRun()
+// Run the simulation; returns {wall-clock s, thread CPU s} of Simulator::Run() only.
+inline std::vector<double> TimedRun()
 {
+    timespec c0, c1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
     auto t1 = std::chrono::steady_clock::now();
-    return std::chrono::duration<double>(t1 - t0).count();
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    double cpu = (c1.tv_sec - c0.tv_sec) + 1e-9 * (c1.tv_nsec - c0.tv_nsec);
+    return {std::chrono::duration<double>(t1 - t0).count(), cpu};
+}
+
+inline uint64_t SinkTotalRx(Ptr<Application> a)
+{
+    Ptr<PacketSink> s = DynamicCast<PacketSink>(a);
+    return s ? s->GetTotalRx() : 0;
 }
 
 struct FlowRow
@@ -292,20 +302,32 @@ def run_scenario(
       keyword arguments override the preset.  name=None requires transport.
     qdisc: bottleneck (leaf->spine and spine->leaf) root queue disc:
       "fifo" (FifoQueueDisc, MaxSize=queue_pkts), "fq_codel"
-      (FqCoDelQueueDisc, Target 5 ms, Interval 100 ms, MaxSize left at the
-      ns-3 default 10240p unless fq_codel_limit_pkts is given), "codel"
-      (CoDelQueueDisc, Target 5 ms, Interval 100 ms, MaxSize=queue_pkts)
-      or "none" (no qdisc: device queue only).
+      (FqCoDelQueueDisc, Target 5 ms, Interval 100 ms, MaxSize=queue_pkts
+      unless fq_codel_limit_pkts is given -- the ns-3 default 10240p does NOT
+      reproduce the study's S4; 100p does), "codel" (CoDelQueueDisc,
+      Target 5 ms, Interval 100 ms, MaxSize=queue_pkts) or "none" (no qdisc
+      anywhere: device queues only).  Installed on both leaf-spine devices
+      before address assignment.
     device_queue_pkts: MaxSize of every PointToPointNetDevice's DropTail
       transmit queue (ns-3 default 100p).
     other_qdisc: qdisc on all non-bottleneck devices; "default" = what
       Ipv4AddressHelper::Assign installs (TrafficControlHelper::Default(),
       i.e. FqCoDelQueueDisc with its defaults), or "none".
-    app_stop_s: apps stop time; default duration_s - 1 (59 s for the 60 s
-      runs), which is what reproduces the study's counts.  The simulation
-      itself stops at duration_s.
+    app_start_s / app_stop_s: OnOff start (1.0 s) and stop (default
+      duration_s - 1, i.e. 59 s for the 60 s runs) -- this reproduces the
+      study's counts.  OnOff waits one OffTime before its first burst, so
+      bursts run 1.1-1.2, 1.3-1.4, ..., 58.9-59.0 s (290 bursts).  The
+      simulation itself stops at duration_s.
+    tcp_start_s / tcp_stagger_s: BulkSend i starts at tcp_start_s + i*0.5 s
+      (default 1.0 s, like the UDP apps), stops at app_stop_s.
+    sample_ms: if set, sample bottleneck qdisc and device-queue depth every
+      sample_ms from t=0 (C++ event, results in "queue_samples").  Exact
+      peaks are always tracked via the PacketsInQueue traces.
+
+    Returns a dict (see module docstring and the CLI table); per-flow
+    FlowMonitor rows are in result["flows"].
     """
-    ns, cx, cppyy = _ns()
+    ns, cx, _ = _ns()
     preset = dict(PRESETS.get(name, {})) if name else {}
     if name and name not in PRESETS:
         raise ValueError(f"unknown scenario {name!r}; expected one of {sorted(PRESETS)}")
@@ -368,11 +390,6 @@ def run_scenario(
         raise ValueError(f"unknown qdisc {qdisc!r}")
     if qdisc != "none":
         tch.Install(bott_devs)
-    if other_qdisc == "none" or qdisc == "none":
-        # Install-then-uninstall is not needed: an empty helper cannot be
-        # installed, so we remove the defaults after Assign instead (below).
-        pass
-
     addr = ns.Ipv4AddressHelper()
     access_ifs = []
     for i, d in enumerate(access_devs):
@@ -384,6 +401,7 @@ def run_scenario(
     rcv_ifs = addr.Assign(rcv_devs)
 
     if other_qdisc == "none" or qdisc == "none":
+        # remove the FqCoDel that Ipv4AddressHelper::Assign installed
         unt = ns.TrafficControlHelper()
         for d in access_devs:
             unt.Uninstall(d)
@@ -434,7 +452,8 @@ def run_scenario(
     }
 
     ns.Simulator.Stop(ns.Seconds(duration_s))
-    wall = float(cx.TimedRun())
+    timing = cx.TimedRun()
+    wall, cpu = float(timing[0]), float(timing[1])
 
     rows = cx.CollectFlows(fmh, mon)
     flows = []
@@ -476,14 +495,7 @@ def run_scenario(
                    for f in data]
     valid = [d for d in flow_delays if d is not None]
 
-    if transport == "udp":
-        hdr = 28
-        payload = td["rx_bytes"] - hdr * td["rx_packets"]
-    else:
-        # TCP with ns-3 defaults: 20 B IP + 20 B TCP + 12 B timestamp option
-        # (Timestamp=true) = 52 B per data segment of 536 B.
-        hdr = 52
-        payload = td["rx_bytes"] - hdr * td["rx_packets"]
+    payload = int(cx.SinkTotalRx(sink_apps.Get(0)))  # application bytes at the sink
     out = dict(
         scenario=name, transport=transport, udp_rate_mbps=udp_rate_mbps, qdisc=qdisc,
         duration_s=duration_s, senders=senders, queue_pkts=queue_pkts,
@@ -493,6 +505,7 @@ def run_scenario(
         throughput_basis="sum of FlowMonitor rxBytes (IP-layer bytes: IP+UDP/TCP headers + payload) "
                          "of the data flows x 8 / (latest timeLastRx - earliest timeFirstTx)",
         goodput_mbps=payload * 8 / td["window_s"] / 1e6 if td["window_s"] > 0 else 0.0,
+        sink_rx_bytes=payload,
         # the study's "Offered Load" row = FlowMonitor txBytes x 8 / the same window
         offered_load_mbps=td["tx_bytes"] * 8 / td["window_s"] / 1e6 if td["window_s"] > 0 else 0.0,
         window_s=td["window_s"],
@@ -511,6 +524,7 @@ def run_scenario(
         jain_fairness_delay=_jain(flow_delays),
         delay_spread_ms=(max(valid) - min(valid)) if valid else None,
         wall_s=wall,
+        cpu_s=cpu,  # thread CPU time of Simulator::Run (robust to a loaded machine)
         queue_discs=qdisc_desc,
         flows=flows,
     )
@@ -522,6 +536,18 @@ def run_scenario(
         out["all_flows_incl_acks"] = {k: tall[k] for k in ("flows", "tx_packets", "rx_packets",
                                                            "lost_packets", "tx_minus_rx", "loss_pct",
                                                            "mean_delay_ms")}
+        # per TCP connection (data flow + its reverse ACK flow pooled)
+        conn = []
+        for f in data:
+            a = next((g for g in acks if g["src"] == f["dst"] and g["dst"] == f["src"]
+                      and g["sport"] == f["dport"] and g["dport"] == f["sport"]), None)
+            rxp = f["rx_packets"] + (a["rx_packets"] if a else 0)
+            ds = f["delay_sum_s"] + (a["delay_sum_s"] if a else 0.0)
+            conn.append(1e3 * ds / rxp if rxp else None)
+        cv = [c for c in conn if c is not None]
+        out["connection_mean_delays_ms"] = conn
+        out["connection_delay_min_max_ms"] = (min(cv), max(cv)) if cv else None
+        out["jain_fairness_connection_delay"] = _jain(conn)
     if sample_ms:
         qd = [int(x) for x in probe.discDepth]
         dv = [int(x) for x in probe.devDepth]
@@ -560,7 +586,8 @@ def main(argv=None) -> int:
         r = run_scenario(s, duration_s=args.duration_s, sample_ms=args.sample_ms or None)
         results[s] = r
         if not args.json:
-            print(f"{s}: done in {r['wall_s']:.2f} s (Simulator::Run)", file=sys.stderr)
+            print(f"{s}: done in {r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU (Simulator::Run)",
+                  file=sys.stderr)
 
     if args.json:
         slim = {k: {kk: vv for kk, vv in v.items() if kk not in ("flows", "queue_samples")}
@@ -585,6 +612,7 @@ def main(argv=None) -> int:
             ("lost_packets", "Lost packets (FlowMon)"),
             ("tx_minus_rx", "TX - RX"),
             ("wall_s", "Wall (Simulator::Run, s)"),
+            ("cpu_s", "CPU (Simulator::Run, s)"),
         ]
         names = list(results)
         w = 14
@@ -603,7 +631,11 @@ def main(argv=None) -> int:
                 a, t = r["ack_flows"], r["all_flows_incl_acks"]
                 print(f"{n} ACK flows: {a['flows']} flows, tx={a['tx_packets']:,} rx={a['rx_packets']:,} "
                       f"lost={a['lost_packets']:,}; incl. ACKs: tx={t['tx_packets']:,} "
-                      f"rx={t['rx_packets']:,} lost={t['lost_packets']:,} loss={t['loss_pct']:.3f}%")
+                      f"rx={t['rx_packets']:,} lost={t['lost_packets']:,} loss={t['loss_pct']:.3f}% "
+                      f"mean delay={t['mean_delay_ms']:.2f} ms")
+                lo, hi = r["connection_delay_min_max_ms"]
+                print(f"{n} per-connection (data+ACK) mean delays: min {lo:.2f} max {hi:.2f} "
+                      f"spread {hi - lo:.2f} ms, Jain {r['jain_fairness_connection_delay']:.4f}")
     ok = True
     for n, r in results.items():
         if n in ("S2", "S3", "S4") and args.duration_s == 60.0:

@@ -124,3 +124,9 @@ def test_syntax_errors_name_the_line(tmp_path):
     with pytest.raises(ScenarioError) as e:
         load_scenario(j)
     assert str(e.value).startswith(f"{j}: line 2: JSON syntax error")
+
+
+def test_a_dumped_scenario_validates_back_to_itself():
+    sc = load_scenario(EXAMPLES / "dumbbell_onoff.toml")
+    again = scenario_from_dict(sc.model_dump())
+    assert again.to_wire() == sc.to_wire()

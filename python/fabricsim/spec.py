@@ -141,16 +141,8 @@ class FatTreeTopology(_Model):
 
 
 def _builder_args(topo: _Model) -> dict:
-    """A topology model's fields as builder arguments, with explicit units (the model holds ps and bit/s)."""
-    out = {}
-    for name, value in topo.model_dump(exclude={"kind"}).items():
-        if name.endswith(("_delay", "_latency")) or name == "delay":
-            out[name] = f"{value}ps"
-        elif name.endswith("_rate") or name == "rate":
-            out[name] = f"{value}bps"
-        else:
-            out[name] = value
-    return out
+    """A topology model's fields as builder arguments (durations and rates dump with explicit units)."""
+    return topo.model_dump(exclude={"kind"})
 
 
 TopologyDef = Annotated[

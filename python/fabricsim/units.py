@@ -7,7 +7,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Annotated
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, PlainSerializer
 
 _NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 _RE = re.compile(rf"^\s*{_NUM}\s*([A-Za-z/\u00b5\u03bc]*)\s*$")
@@ -121,9 +121,10 @@ def format_size(n: int | float) -> str:
     return f"{n:g} B"
 
 
-Duration = Annotated[int, BeforeValidator(parse_duration_ps)]
-"""A duration in integer picoseconds; accepts seconds as a number or a string with a unit."""
-Rate = Annotated[int, BeforeValidator(parse_rate_bps)]
-"""A rate in bit/s; accepts a number (bit/s) or a string with a unit."""
+Duration = Annotated[int, BeforeValidator(parse_duration_ps), PlainSerializer(lambda v: f"{v}ps", return_type=str)]
+"""A duration in integer picoseconds; accepts seconds as a number or a string with a unit. Dumps as "<n>ps",
+so a dumped scenario validates back to the same values."""
+Rate = Annotated[int, BeforeValidator(parse_rate_bps), PlainSerializer(lambda v: f"{v}bps", return_type=str)]
+"""A rate in bit/s; accepts a number (bit/s) or a string with a unit. Dumps as "<n>bps"."""
 Size = Annotated[int, BeforeValidator(parse_size_bytes)]
 """A size in bytes; accepts a number (bytes) or a string with a unit."""

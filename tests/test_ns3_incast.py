@@ -1,0 +1,29 @@
+"""The incast scenarios against real ns-3 3.44 (PyPI `ns3`, installed by `make validate`); skipped without it."""
+
+import importlib.util
+
+import pytest
+
+pytest.importorskip("ns", reason="ns-3 3.44 (PyPI package ns3) is not installed; `make validate` installs it")
+
+from benchmarks_path import ROOT  # noqa: E402  (a conftest-free way to find the repository root)
+
+spec = importlib.util.spec_from_file_location("validate_incast", ROOT / "benchmarks" / "validate_incast.py")
+validate = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(validate)
+
+
+S1_GAP = pytest.mark.xfail(strict=True, reason="S1 (TCP Cubic) mean delay runs 12-14% above ns-3's (tolerance 10%): "
+                           "our TCP keeps the bottleneck fuller; open in issue 4")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [pytest.param("S1", marks=S1_GAP), "S2", "S3", "S4"])
+def test_fabricsim_agrees_with_ns3(name):
+    mod = validate.ns3_module()
+    ns3, _ = validate.run_ns3(mod, name, 10.0)
+    ours, _ = validate.run_fabricsim(name, 10.0)
+    for metric in ("throughput_mbps", "loss_pct", "mean_delay_ms"):
+        assert validate.check(metric, ns3[metric], ours[metric]), (metric, ns3[metric], ours[metric])
+    if name in ("S2", "S3"):
+        assert (ours["tx_packets"], ours["rx_packets"]) == (ns3["tx_packets"], ns3["rx_packets"])
