@@ -579,6 +579,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sample-ms", type=float, default=100.0,
                     help="queue-depth sampling period (study: 100 ms); 0 disables")
     ap.add_argument("--json", action="store_true", help="print full JSON results")
+    ap.add_argument("--json-out", default=None, help="also write the JSON results to this file")
     args = ap.parse_args(argv)
 
     results = {}
@@ -589,9 +590,12 @@ def main(argv=None) -> int:
             print(f"{s}: done in {r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU (Simulator::Run)",
                   file=sys.stderr)
 
+    slim = {k: {kk: vv for kk, vv in v.items() if kk not in ("flows", "queue_samples")}
+            for k, v in results.items()}
+    if args.json_out:
+        with open(args.json_out, "w") as fh:
+            json.dump(results, fh, indent=1)
     if args.json:
-        slim = {k: {kk: vv for kk, vv in v.items() if kk not in ("flows", "queue_samples")}
-                for k, v in results.items()}
         print(json.dumps(slim, indent=2))
     else:
         rows = [
