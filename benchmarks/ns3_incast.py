@@ -629,6 +629,9 @@ def main(argv=None) -> int:
                 sv = STUDY.get(n, {}).get(key) if args.duration_s == 60.0 else None
                 cells += f"{_fmt(results[n].get(key), nd):>{w}s}{_fmt(sv, nd):>{w - 4}s}"
             print(f"{label:30s}" + cells)
+        if "S1" in names:
+            print("note: the study's S1 TX/RX/lost/delay/loss are totals over data + ACK flows; "
+                  "compare them with the 'incl. ACKs' line below.")
         for n in names:
             r = results[n]
             if "ack_flows" in r:
