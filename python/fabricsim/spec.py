@@ -283,7 +283,8 @@ class TcpDef(_Model):
 
     Defaults are ns-3 3.44's: TcpCubic (or `cc = "newreno"`), 536-byte segments, initial window 10
     segments, minimum and initial RTO 1 s with 1 ms timer granularity, delayed ACKs every 2 segments or
-    200 ms, 128 KiB receive buffer, fast retransmit after 3 duplicate ACKs, SACK on. `header` is the bytes
+    200 ms, 128 KiB send and receive buffers, BulkSend writing 512-byte chunks (with Nagle off, a sender
+    held by its buffer sends shorter segments, as ns-3 does), fast retransmit after 3 duplicate ACKs, SACK. `header` is the bytes
     added to every segment and ACK on the wire: IP 20 + TCP 20 + timestamp option 12 + PPP 2 = 54."""
 
     name: Name | None = None
@@ -304,6 +305,8 @@ class TcpDef(_Model):
     delack_count: PositiveInt = 2
     delack_timeout: PositiveDuration = 200 * 10**9
     rcv_buf: PositiveSize = 131072
+    snd_buf: PositiveSize = 131072
+    app_write: PositiveSize = 512
     dupack_threshold: PositiveInt = 3
     sack: bool = True
     path: list[Name] | None = None
@@ -483,12 +486,15 @@ def _to_wire(sc: Scenario) -> dict:
             raise SpecProblem(f"{f}.stop", "stop is before start")
         if t.rcv_buf < t.mss:
             raise SpecProblem(f"{f}.rcv_buf", "must hold at least one segment")
+        if t.snd_buf < t.app_write:
+            raise SpecProblem(f"{f}.snd_buf", "must hold at least one application write")
         tcp.append({
             "name": flow_name, "src": src, "src_nic": t.src_nic, "dst": dst, "dst_nic": t.dst_nic, "cc": t.cc.replace("newreno", "new_reno"),
             "start_ps": t.start, "stop_ps": t.stop, "max_bytes": t.max_bytes, "mss_bytes": t.mss,
             "header_bytes": t.header, "initial_cwnd": t.initial_cwnd, "min_rto_ps": t.min_rto,
             "initial_rto_ps": t.initial_rto, "clock_granularity_ps": t.clock_granularity,
             "delack_count": t.delack_count, "delack_timeout_ps": t.delack_timeout, "rcv_buf_bytes": t.rcv_buf,
+            "snd_buf_bytes": t.snd_buf, "app_write_bytes": t.app_write,
             "dupack_threshold": t.dupack_threshold, "sack": t.sack, "path": path(f"{f}.path", t.path),
         })
     cycle = _find_cycle([m["deps"] for m in messages])

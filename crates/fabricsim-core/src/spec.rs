@@ -74,6 +74,11 @@ pub struct TcpSpec {
     pub delack_timeout_ps: u64,
     /// Receiver buffer: the advertised window never exceeds it.
     pub rcv_buf_bytes: u64,
+    /// Sender buffer: unacknowledged plus unsent bytes never exceed it.
+    pub snd_buf_bytes: u64,
+    /// The application writes into the sender buffer in chunks of this size (ns-3 BulkSend SendSize),
+    /// whenever a whole chunk fits; with Nagle off, segments can then be shorter than the MSS.
+    pub app_write_bytes: u64,
     /// Duplicate ACKs that trigger fast retransmit.
     pub dupack_threshold: u32,
     /// Selective acknowledgements.
@@ -422,6 +427,9 @@ impl RunSpec {
             }
             if t.rcv_buf_bytes < t.mss_bytes {
                 return Err(Error::spec(f("rcv_buf_bytes"), "must hold at least one segment"));
+            }
+            if t.app_write_bytes == 0 || t.snd_buf_bytes < t.app_write_bytes {
+                return Err(Error::spec(f("snd_buf_bytes"), "must hold at least one application write (> 0)"));
             }
             if t.max_bytes == Some(0) {
                 return Err(Error::spec(f("max_bytes"), "must be > 0 (omit it for no limit)"));

@@ -28,6 +28,8 @@ fn tcp(src: u32, dst: u32, cc: TcpCc, segments: u64) -> TcpSpec {
         delack_count: 2,
         delack_timeout_ps: 200 * MS,
         rcv_buf_bytes: 131_072,
+        snd_buf_bytes: 131_072,
+        app_write_bytes: MSS,
         dupack_threshold: 3,
         sack: true,
         path: None,

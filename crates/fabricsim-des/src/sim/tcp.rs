@@ -157,6 +157,8 @@ pub(super) struct TcpConn {
     cubic: Cubic,
     pub complete: Option<Time>,
     pub started: Option<Time>,
+    /// Bytes the application has written into the sender buffer so far.
+    written: u64,
     // receiver
     rcv_nxt: u64,
     ooo: Ranges,
@@ -198,6 +200,7 @@ impl TcpConn {
             cubic: Cubic::default(),
             complete: None,
             started: None,
+            written: 0,
             rcv_nxt: 0,
             ooo: Ranges::default(),
             last_sack_block: None,
@@ -207,12 +210,22 @@ impl TcpConn {
         }
     }
 
-    fn app_limit(&self) -> u64 {
-        if self.stopped {
-            self.high_tx.max(self.snd_nxt)
-        } else {
-            self.cfg.max_bytes.unwrap_or(u64::MAX)
+    /// BulkSend: write whole `app_write_bytes` chunks while they fit in the sender buffer (the last chunk
+    /// of a `max_bytes` transfer may be shorter). Returns the bytes available to send (the written end).
+    fn app_write(&mut self) -> u64 {
+        if !self.stopped {
+            let max = self.cfg.max_bytes.unwrap_or(u64::MAX);
+            let cap = self.snd_una + self.cfg.snd_buf_bytes;
+            let w = self.cfg.app_write_bytes;
+            while self.written < max {
+                let chunk = w.min(max - self.written);
+                if self.written + chunk > cap {
+                    break;
+                }
+                self.written += chunk;
+            }
         }
+        self.written
     }
 
     /// RFC 6675 IsLost: more than (dupthresh − 1)·MSS bytes SACKed above `seq`.
@@ -503,18 +516,21 @@ impl Sim {
             let mut seg = conn.next_lost();
             let retx = seg.is_some();
             if seg.is_none() {
-                let limit = conn.app_limit();
-                let wnd_end = conn.snd_una + conn.peer_rwnd;
+                // New data, as ns-3's SendPendingData: the usable window is min(cwnd − pipe, rwnd − flight);
+                // wait for a full-segment window while more data than the window is waiting (silly-window
+                // avoidance); otherwise send up to one MSS of what the application has written (Nagle off).
+                let limit = conn.app_write();
                 let start = conn.high_tx.max(conn.snd_nxt);
+                let wnd_end = conn.snd_una + conn.peer_rwnd;
                 if start >= limit || start >= wnd_end {
                     return;
                 }
-                let len = conn.mss.min(limit - start).min(wnd_end - start);
-                // Sender-side silly-window avoidance: only full segments unless it is the last piece.
-                if len < conn.mss && start + len < limit {
+                let avail = (conn.cwnd - conn.pipe()).min(wnd_end - start);
+                let data = limit - start;
+                if avail < conn.mss && data > avail {
                     return;
                 }
-                seg = Some((start, len));
+                seg = Some((start, conn.mss.min(avail).min(data)));
             }
             let (seq, len) = seg.unwrap();
             if retx {
