@@ -93,6 +93,10 @@ CASES: dict[str, tuple[str, str]] = {
     "duplicate_source_name": ("sources[1].name: duplicate source name 'u'", BASE_TOPO + SRC + 'name = "u"\n' + SRC + 'name = "u"\n'),
     "message_named_like_source": ("messages[0].name: 'm' already names a source", BASE_TOPO + SRC + 'name = "m"\n' + MSG),
     "bad_parallel_link_number": ("measure.queues[0]: 's->b#x'", BASE_TOPO + MSG + '[measure]\nqueues = ["s->b#x"]\n'),
+    "host_with_switch_model": ("topology.nodes[0].model: only switches have a switch model",
+                               sub(BASE_TOPO, '{name = "a", kind = "host"}', '{name = "a", kind = "host", model = "input_buffered"}') + MSG),
+    "input_buffer_too_small": ("input_buffer_bytes", sub(BASE_TOPO, '{name = "s", kind = "switch"}',
+                               '{name = "s", kind = "switch", model = "input_buffered", input_buffer = 500}') + MSG),
     "links_not_a_list": ("topology.links", sub(BASE_TOPO, 'links = [{a = "a", b = "s", rate = "1Gbps"}, {a = "s", b = "b", rate = "1Gbps"}]', 'links = "a-s-b"')),
 }
 

@@ -50,12 +50,21 @@ class _Model(BaseModel):
 # ---- topology -------------------------------------------------------------------------------------------
 
 
+SwitchModelName = Literal["output_queued", "input_buffered"]
+
+
 class NodeDef(_Model):
-    """A host or a switch; `latency` is added to every packet entering the node."""
+    """A host or a switch; `latency` is added to every packet entering the node.
+
+    Switches are `output_queued` (lossy egress buffers, the default) or `input_buffered` (lossless: an
+    `input_buffer` per input port with a virtual output queue per output, round-robin arbitration and
+    credit-based flow control on the links into it)."""
 
     name: Name
     kind: Literal["host", "switch"]
     latency: Duration = 0
+    model: SwitchModelName = "output_queued"
+    input_buffer: PositiveSize = 128 * 1024
 
 
 class LinkDef(_Model):
@@ -95,6 +104,8 @@ class DumbbellTopology(_Model):
     bottleneck_rate: PositiveRate = 100_000_000
     bottleneck_delay: Duration = 5_000_000_000
     switch_latency: Duration = 0
+    switch_model: SwitchModelName = "output_queued"
+    input_buffer: PositiveSize = 128 * 1024
 
     def network(self) -> Network:
         from .topology.builders import dumbbell
@@ -117,6 +128,8 @@ class LeafSpineTopology(_Model):
     host_delay: Duration = 0
     fabric_delay: Duration = 0
     switch_latency: Duration = 0
+    switch_model: SwitchModelName = "output_queued"
+    input_buffer: PositiveSize = 128 * 1024
 
     def network(self) -> Network:
         from .topology.builders import leaf_spine
@@ -133,6 +146,8 @@ class FatTreeTopology(_Model):
     rate: PositiveRate
     delay: Duration = 0
     switch_latency: Duration = 0
+    switch_model: SwitchModelName = "output_queued"
+    input_buffer: PositiveSize = 128 * 1024
 
     def network(self) -> Network:
         from .topology.builders import fat_tree
@@ -369,6 +384,8 @@ def _to_wire(sc: Scenario) -> dict:
     for i, n in enumerate(net.nodes):
         if n.name in index:
             raise SpecProblem(f"{topo_field}.nodes[{i}].name", f"duplicate node name '{n.name}'")
+        if n.kind == "host" and n.model != "output_queued":
+            raise SpecProblem(f"{topo_field}.nodes[{i}].model", "only switches have a switch model")
         index[n.name] = i
     kinds = [n.kind for n in net.nodes]
     ports_of: list[list[tuple[int, int, str]]] = [[] for _ in net.nodes]  # (link, peer, end)
@@ -510,7 +527,8 @@ def _to_wire(sc: Scenario) -> dict:
         "seed": sc.seed,
         "stop_ps": sc.stop,
         "network": {
-            "nodes": [{"name": n.name, "kind": n.kind, "latency_ps": n.latency} for n in net.nodes],
+            "nodes": [{"name": n.name, "kind": n.kind, "latency_ps": n.latency, "model": n.model,
+                       "input_buffer_bytes": n.input_buffer} for n in net.nodes],
             "links": links,
             "default_queue": sc.queue.wire(),
         },

@@ -185,7 +185,7 @@ mod tests {
     }
 
     fn node(name: &str, kind: NodeKind) -> NodeSpec {
-        NodeSpec { name: name.into(), kind, latency_ps: 0 }
+        NodeSpec::new(name, kind, 0)
     }
 
     /// h0 - s0 = {s1, s2} = s3 - h1: two equal-cost paths; s0's table toward h1 lists both.

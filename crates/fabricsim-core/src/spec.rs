@@ -94,6 +94,19 @@ pub enum NodeKind {
     Switch,
 }
 
+/// How a switch buffers packets.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SwitchModel {
+    /// Lossy: an egress buffer per output port (DropTail or a discipline); full buffers drop.
+    #[default]
+    OutputQueued,
+    /// Lossless: an input buffer per input port holding a virtual output queue per output port, a
+    /// round-robin arbiter per output, and credit-based link-level flow control (the upstream port sends
+    /// only when the input buffer has room; credits return over the reverse link). Never drops.
+    InputBuffered,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
@@ -102,6 +115,23 @@ pub struct NodeSpec {
     /// Traversal latency added to every packet entering this node (switches), in ps.
     #[serde(default)]
     pub latency_ps: u64,
+    /// Switches only.
+    #[serde(default)]
+    pub model: SwitchModel,
+    /// Input buffer per input port of an input-buffered switch.
+    #[serde(default = "default_input_buffer")]
+    pub input_buffer_bytes: u64,
+}
+
+fn default_input_buffer() -> u64 {
+    128 * 1024
+}
+
+impl NodeSpec {
+    /// A node with the default (output-queued) switch model and buffer.
+    pub fn new(name: impl Into<String>, kind: NodeKind, latency_ps: u64) -> NodeSpec {
+        NodeSpec { name: name.into(), kind, latency_ps, model: SwitchModel::default(), input_buffer_bytes: default_input_buffer() }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -317,6 +347,18 @@ impl RunSpec {
             if node.name.is_empty() {
                 return Err(Error::spec(format!("network.nodes[{i}].name"), "empty name"));
             }
+            if node.model == SwitchModel::InputBuffered {
+                if node.kind != NodeKind::Switch {
+                    return Err(Error::spec(format!("network.nodes[{i}].model"), "only switches have a switch model"));
+                }
+                let largest = self.largest_packet();
+                if node.input_buffer_bytes < largest {
+                    return Err(Error::spec(
+                        format!("network.nodes[{i}].input_buffer_bytes"),
+                        format!("{} B cannot hold the largest packet of the scenario ({largest} B)", node.input_buffer_bytes),
+                    ));
+                }
+            }
             if !names.insert(node.name.as_str()) {
                 return Err(Error::spec(format!("network.nodes[{i}].name"), format!("duplicate node name '{}'", node.name)));
             }
@@ -458,6 +500,14 @@ impl RunSpec {
             }
         }
         Ok(())
+    }
+
+    /// The largest packet any flow sends (payload + header), in bytes.
+    pub fn largest_packet(&self) -> u64 {
+        let s = self.sources.iter().map(|x| x.packet_bytes + x.header_bytes);
+        let m = self.messages.iter().map(|x| x.packet_bytes.min(x.size_bytes) + x.header_bytes);
+        let t = self.tcp.iter().map(|x| x.mss_bytes + x.header_bytes + 40);
+        s.chain(m).chain(t).max().unwrap_or(0)
     }
 
     /// Number of ports of each node (links incident to it).

@@ -1,7 +1,7 @@
 //! The compiled topology: nodes, and ports as the two directed ends of every full-duplex link (dense ids).
 
 use crate::error::{Error, Result};
-use crate::spec::{EgressSpec, NetworkSpec, NodeKind};
+use crate::spec::{EgressSpec, NetworkSpec, NodeKind, SwitchModel};
 use crate::units::{Bps, Time};
 
 pub const NONE: u32 = u32::MAX;
@@ -31,6 +31,10 @@ pub struct Topology {
     pub names: Vec<String>,
     pub kinds: Vec<NodeKind>,
     pub latency: Vec<Time>,
+    /// Switch model of each node (hosts: OutputQueued, unused).
+    pub models: Vec<SwitchModel>,
+    /// Input buffer per input port of each input-buffered switch, in bytes.
+    pub input_buffer: Vec<u64>,
     pub port_start: Vec<u32>,
     pub ports: Vec<Port>,
     /// Endpoint index of each port (host ports only), or `NONE`.
@@ -97,6 +101,8 @@ impl Topology {
             names: net.nodes.iter().map(|x| x.name.clone()).collect(),
             kinds,
             latency: net.nodes.iter().map(|x| Time(x.latency_ps)).collect(),
+            models: net.nodes.iter().map(|x| x.model).collect(),
+            input_buffer: net.nodes.iter().map(|x| x.input_buffer_bytes).collect(),
             port_start,
             ports,
             port_ep,
@@ -118,6 +124,11 @@ impl Topology {
     #[inline]
     pub fn nic_port(&self, v: u32, nic: u32) -> u32 {
         self.port_start[v as usize] + nic
+    }
+
+    #[inline]
+    pub fn is_lossless(&self, v: u32) -> bool {
+        self.models[v as usize] == SwitchModel::InputBuffered && self.is_switch(v)
     }
 
     #[inline]

@@ -11,7 +11,7 @@ fn main() {
     let (hosts, spines) = (64u32, 8u32);
     let mut nodes = vec![];
     let mut links = vec![];
-    let sw = |name: String| NodeSpec { name, kind: NodeKind::Switch, latency_ps: 0 };
+    let sw = |name: String| NodeSpec::new(name, NodeKind::Switch, 0);
     nodes.push(sw("leaf0".into()));
     nodes.push(sw("leaf1".into()));
     for s in 0..spines {
@@ -24,7 +24,7 @@ fn main() {
     }
     let first_host = nodes.len() as u32;
     for h in 0..2 * hosts {
-        nodes.push(NodeSpec { name: format!("h{h}"), kind: NodeKind::Host, latency_ps: 0 });
+        nodes.push(NodeSpec::new(format!("h{h}"), NodeKind::Host, 0));
         links.push(link(first_host + h, h / hosts, 100_000_000_000));
     }
     let messages = (0..hosts)

@@ -11,6 +11,8 @@ pub enum Ev {
     Port(u32),
     /// The head packet of port p's pipe reaches the peer node.
     Pipe(u32),
+    /// The head credit return travelling toward port p arrives (lossless links).
+    Credit(u32),
     /// UDP source s sends its next packet.
     SrcSend(u32),
     /// UDP source s starts an on period.

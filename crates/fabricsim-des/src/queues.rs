@@ -205,6 +205,12 @@ impl Egress {
         r
     }
 
+    /// Size of the packet the transmitter would take next, if any.
+    #[inline]
+    pub fn dev_head_size(&self) -> Option<u32> {
+        self.dev.q.front().map(|x| x.1)
+    }
+
     /// Packets buffered in discipline + device queue.
     #[inline]
     pub fn len(&self) -> u64 {

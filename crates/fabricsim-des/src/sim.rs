@@ -64,6 +64,51 @@ struct PortState {
     /// Error model: arrival indices still to drop, in descending order (popped from the back).
     drop_list: Vec<u64>,
     arrivals: u64,
+    /// Bytes the peer's input buffer can still take (u64::MAX unless the peer is an input-buffered switch).
+    credits: u64,
+    /// Credit returns travelling toward this port: (arrival time, bytes); the head alone is scheduled.
+    credit_pipe: VecDeque<(Time, u32)>,
+    /// Output ports of input-buffered switches: the virtual output queues at the switch's inputs.
+    voq: Option<Voq>,
+}
+
+/// The virtual output queues feeding one output port, one per input port of the switch, served by a
+/// round-robin arbiter. Invariant: `len`/`bytes` are the totals over all queues.
+struct Voq {
+    /// Per input (local port index): (packet, size, upstream port that holds the credit).
+    q: Vec<VecDeque<(u32, u32, u32)>>,
+    rr: usize,
+    len: u64,
+    bytes: u64,
+}
+
+impl Voq {
+    fn new(inputs: usize) -> Voq {
+        Voq { q: (0..inputs).map(|_| VecDeque::new()).collect(), rr: 0, len: 0, bytes: 0 }
+    }
+    /// The input the arbiter serves next and its head packet's size. O(inputs).
+    #[inline]
+    fn peek(&self) -> Option<(usize, u32)> {
+        if self.len == 0 {
+            return None;
+        }
+        let n = self.q.len();
+        (0..n).map(|k| (self.rr + k) % n).find_map(|i| self.q[i].front().map(|&(_, s, _)| (i, s)))
+    }
+    #[inline]
+    fn pop(&mut self, i: usize) -> (u32, u32, u32) {
+        let e = self.q[i].pop_front().expect("peeked input has a packet");
+        self.rr = (i + 1) % self.q.len();
+        self.len -= 1;
+        self.bytes -= e.1 as u64;
+        e
+    }
+    #[inline]
+    fn push(&mut self, input: usize, pkt: u32, size: u32, upstream: u32) {
+        self.q[input].push_back((pkt, size, upstream));
+        self.len += 1;
+        self.bytes += size as u64;
+    }
 }
 
 #[derive(Clone, Copy, Default)]
@@ -201,6 +246,9 @@ impl Sim {
                 peak_bytes: 0,
                 drop_list: p.drop_packets.iter().rev().copied().collect(),
                 arrivals: 0,
+                credits: if topo.is_lossless(p.peer_node) { topo.input_buffer[p.peer_node as usize] } else { u64::MAX },
+                credit_pipe: VecDeque::new(),
+                voq: topo.is_lossless(p.node).then(|| Voq::new(topo.ports_of(p.node).len())),
             })
             .collect();
 
@@ -400,6 +448,7 @@ impl Sim {
             match ev {
                 Ev::Port(p) => self.on_port(p),
                 Ev::Pipe(p) => self.on_pipe(p),
+                Ev::Credit(p) => self.on_credit(p),
                 Ev::SrcSend(s) => self.src_send(s),
                 Ev::SrcOn(s) => self.src_on(s),
                 Ev::SrcOff(s) => self.src_off(s),
@@ -526,13 +575,37 @@ impl Sim {
         let port = &mut self.ports[p as usize];
         debug_assert!(!port.pending && port.cur == NONE, "try_start on a busy port {p}");
         if port.cap.is_some() && now < port.next_start {
-            if port.egress.len() > 0 || !port.senders.is_empty() {
+            if port.egress.len() > 0 || !port.senders.is_empty() || port.voq.as_ref().is_some_and(|v| v.len > 0) {
                 port.pending = true;
                 let at = port.next_start;
                 self.q.schedule(at, Ev::Port(p));
             }
             return;
         }
+        if let Some(voq) = &mut port.voq {
+            // Input-buffered switch: the arbiter picks the next input; the packet leaves its input buffer,
+            // so that buffer's credit goes back to the upstream port.
+            let Some((input, size)) = voq.peek() else { return };
+            if (size as u64) > port.credits {
+                return; // wait for credit from downstream
+            }
+            let (pkt, size, upstream) = voq.pop(input);
+            self.return_credit(upstream, size);
+            self.start_tx(p, pkt);
+            return;
+        }
+        if port.credits != u64::MAX {
+            let head = match port.egress.dev_head_size() {
+                Some(s) => Some(s),
+                None => self.next_message_size(p),
+            };
+            let port = &self.ports[p as usize];
+            match head {
+                Some(s) if (s as u64) <= port.credits => {}
+                _ => return,
+            }
+        }
+        let port = &mut self.ports[p as usize];
         let next = match port.egress.dequeue(now) {
             Some((pkt, _)) => Some(pkt),
             None => self.pull_message(p),
@@ -541,18 +614,59 @@ impl Sim {
             self.drain_drops(p);
         }
         if let Some(pkt) = next {
-            let size = self.pkts[pkt as usize].size;
-            let port = &mut self.ports[p as usize];
-            port.cur = pkt;
-            port.pending = true;
-            port.tx_packets += 1;
-            port.tx_bytes += size as u64;
-            if let Some(cap) = port.cap {
-                port.next_start = now + cap.tx_time(size as u64);
-            }
-            let done = now + port.rate.tx_time(size as u64);
-            self.q.schedule(done, Ev::Port(p));
+            self.start_tx(p, pkt);
         }
+    }
+
+    /// Begin serialising `pkt` on port p (consumes downstream credit on lossless links).
+    #[inline]
+    fn start_tx(&mut self, p: u32, pkt: u32) {
+        let now = self.now;
+        let size = self.pkts[pkt as usize].size;
+        let port = &mut self.ports[p as usize];
+        port.cur = pkt;
+        port.pending = true;
+        port.tx_packets += 1;
+        port.tx_bytes += size as u64;
+        if port.credits != u64::MAX {
+            port.credits -= size as u64;
+        }
+        if let Some(cap) = port.cap {
+            port.next_start = now + cap.tx_time(size as u64);
+        }
+        let done = now + port.rate.tx_time(size as u64);
+        self.q.schedule(done, Ev::Port(p));
+    }
+
+    /// Send `bytes` of credit back to upstream port `u`; it arrives after the link's propagation delay.
+    #[inline]
+    fn return_credit(&mut self, u: u32, bytes: u32) {
+        let at = self.now + self.topo.ports[u as usize].delay;
+        let port = &mut self.ports[u as usize];
+        if port.credit_pipe.is_empty() {
+            self.q.schedule(at, Ev::Credit(u));
+        }
+        port.credit_pipe.push_back((at, bytes));
+    }
+
+    fn on_credit(&mut self, u: u32) {
+        let port = &mut self.ports[u as usize];
+        let (_, bytes) = port.credit_pipe.pop_front().expect("a credit event implies a credit in flight");
+        port.credits += bytes as u64;
+        if let Some(&(t, _)) = port.credit_pipe.front() {
+            self.q.schedule(t, Ev::Credit(u));
+        }
+        if !port.pending {
+            self.try_start(u);
+        }
+    }
+
+    /// Wire size of the next packet the NIC would pull from its active messages.
+    #[inline]
+    fn next_message_size(&self, p: u32) -> Option<u32> {
+        let m = *self.ports[p as usize].senders.front()?;
+        let msg = &self.msgs[m as usize];
+        Some((msg.payload as u64).min(msg.remaining) as u32 + msg.header)
     }
 
     /// Next packet of the NIC's active messages (round-robin), or None.
@@ -593,15 +707,16 @@ impl Sim {
         }
         let v = port.peer_node;
         if port.peer_is_switch {
-            self.forward(v, pkt);
+            self.forward(v, pkt, p);
         } else {
             self.receive(pkt);
         }
     }
 
-    /// A packet fully arrived at switch v: pick the egress port and enqueue.
+    /// A packet fully arrived at switch v from upstream port `from`: pick the output port and queue it
+    /// (in the output's egress buffer, or in its virtual output queue at the input on a lossless switch).
     #[inline]
-    fn forward(&mut self, v: u32, pkt: u32) {
+    fn forward(&mut self, v: u32, pkt: u32, from: u32) {
         let pk = &mut self.pkts[pkt as usize];
         pk.switches += 1;
         let cands: &[u32] = if pk.path != NONE {
@@ -621,7 +736,20 @@ impl Sim {
                 cands[(i % n as u64) as usize]
             }
         };
-        self.enqueue(out, pkt);
+        if self.ports[out as usize].voq.is_some() {
+            let size = self.pkts[pkt as usize].size;
+            let input = self.topo.ports[self.topo.ports[from as usize].peer_port as usize].local as usize;
+            let port = &mut self.ports[out as usize];
+            let voq = port.voq.as_mut().expect("checked above");
+            voq.push(input, pkt, size, from);
+            port.peak_packets = port.peak_packets.max(voq.len);
+            port.peak_bytes = port.peak_bytes.max(voq.bytes);
+            if !port.pending {
+                self.try_start(out);
+            }
+        } else {
+            self.enqueue(out, pkt);
+        }
     }
 
     /// A packet reached its destination host.
@@ -787,11 +915,12 @@ impl Sim {
         }
         let now = self.now.0;
         for &p in &self.sample_ports {
-            let e = &self.ports[p as usize].egress;
+            let port = &self.ports[p as usize];
+            let (vl, vb) = port.voq.as_ref().map_or((0, 0), |v| (v.len, v.bytes));
             self.samples.t_ps.push(now);
             self.samples.port.push(p);
-            self.samples.packets.push(e.len());
-            self.samples.bytes.push(e.bytes());
+            self.samples.packets.push(port.egress.len() + vl);
+            self.samples.bytes.push(port.egress.bytes() + vb);
         }
         if self.q.has_live() {
             let dt = self.sample_every.expect("sampling is configured");

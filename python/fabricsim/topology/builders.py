@@ -17,16 +17,15 @@ def dumbbell(
     bottleneck_rate: int | str = "100Mbps",
     bottleneck_delay: int | str = "5ms",
     switch_latency: int | str = 0,
+    switch_model: str = "output_queued",
+    input_buffer: int | str = 128 * 1024,
 ) -> Network:
     """The incast bottleneck: sender0..sender{N-1} -> leaf -> (bottleneck) -> spine -> receiver.
 
     Links are listed senders first, then leaf-spine, then spine-receiver, so every host has NIC 0 only."""
     nodes = [NodeDef(name=f"sender{i}", kind="host") for i in range(senders)]
-    nodes += [
-        NodeDef(name="leaf", kind="switch", latency=switch_latency),
-        NodeDef(name="spine", kind="switch", latency=switch_latency),
-        NodeDef(name="receiver", kind="host"),
-    ]
+    sw = dict(kind="switch", latency=switch_latency, model=switch_model, input_buffer=input_buffer)
+    nodes += [NodeDef(name="leaf", **sw), NodeDef(name="spine", **sw), NodeDef(name="receiver", kind="host")]
     links = [LinkDef(a=f"sender{i}", b="leaf", rate=access_rate, delay=access_delay) for i in range(senders)]
     links.append(LinkDef(a="leaf", b="spine", rate=bottleneck_rate, delay=bottleneck_delay))
     links.append(LinkDef(a="spine", b="receiver", rate=access_rate, delay=access_delay))
@@ -45,6 +44,8 @@ def leaf_spine(
     host_delay: int | str = 0,
     fabric_delay: int | str = 0,
     switch_latency: int | str = 0,
+    switch_model: str = "output_queued",
+    input_buffer: int | str = 128 * 1024,
 ) -> Network:
     """A two-tier leaf-spine.
 
@@ -61,11 +62,12 @@ def leaf_spine(
     for r in range(racks):
         for h in range(hosts_per_rack):
             nodes.append(NodeDef(name=f"h{r * hosts_per_rack + h}", kind="host"))
+    sw = dict(kind="switch", latency=switch_latency, model=switch_model, input_buffer=input_buffer)
     for r in range(racks):
         for j in range(leaves_per_rack):
-            nodes.append(NodeDef(name=leaf(r, j), kind="switch", latency=switch_latency))
+            nodes.append(NodeDef(name=leaf(r, j), **sw))
     for s in range(spines):
-        nodes.append(NodeDef(name=f"spine{s}", kind="switch", latency=switch_latency))
+        nodes.append(NodeDef(name=f"spine{s}", **sw))
     for r in range(racks):
         for h in range(hosts_per_rack):
             for k in range(nics_per_host):
@@ -78,12 +80,14 @@ def leaf_spine(
     return Network(nodes=nodes, links=links)
 
 
-def fat_tree(m0: int, m1: int, rate: int | str, delay: int | str = 0, switch_latency: int | str = 0) -> Network:
+def fat_tree(m0: int, m1: int, rate: int | str, delay: int | str = 0, switch_latency: int | str = 0,
+             switch_model: str = "output_queued", input_buffer: int | str = 128 * 1024) -> Network:
     """FT(2;M0,M1): M1 leaves `leaf{l}`, each with M0 servers h{l*M0+j} and one uplink to each of M0 spines
     `spine{s}` (so a leaf has M0 down and M0 up ports: a non-blocking two-level fat-tree)."""
     nodes = [NodeDef(name=f"h{l * m0 + j}", kind="host") for l in range(m1) for j in range(m0)]
-    nodes += [NodeDef(name=f"leaf{l}", kind="switch", latency=switch_latency) for l in range(m1)]
-    nodes += [NodeDef(name=f"spine{s}", kind="switch", latency=switch_latency) for s in range(m0)]
+    sw = dict(kind="switch", latency=switch_latency, model=switch_model, input_buffer=input_buffer)
+    nodes += [NodeDef(name=f"leaf{l}", **sw) for l in range(m1)]
+    nodes += [NodeDef(name=f"spine{s}", **sw) for s in range(m0)]
     links = [LinkDef(a=f"h{l * m0 + j}", b=f"leaf{l}", rate=rate, delay=delay) for l in range(m1) for j in range(m0)]
     links += [LinkDef(a=f"leaf{l}", b=f"spine{s}", rate=rate, delay=delay) for l in range(m1) for s in range(m0)]
     return Network(nodes=nodes, links=links)

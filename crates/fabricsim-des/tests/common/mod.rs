@@ -18,11 +18,11 @@ impl Net {
         Net { nodes: vec![], links: vec![] }
     }
     pub fn host(&mut self, name: &str) -> u32 {
-        self.nodes.push(NodeSpec { name: name.into(), kind: NodeKind::Host, latency_ps: 0 });
+        self.nodes.push(NodeSpec::new(name, NodeKind::Host, 0));
         self.nodes.len() as u32 - 1
     }
     pub fn switch(&mut self, name: &str, latency_ps: u64) -> u32 {
-        self.nodes.push(NodeSpec { name: name.into(), kind: NodeKind::Switch, latency_ps });
+        self.nodes.push(NodeSpec::new(name, NodeKind::Switch, latency_ps));
         self.nodes.len() as u32 - 1
     }
     pub fn link(&mut self, a: u32, b: u32, rate_bps: u64, delay_ps: u64) -> usize {
