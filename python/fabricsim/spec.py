@@ -289,6 +289,8 @@ class MessageDef(_Model):
     header: Size = 0
     start: Duration = 0
     after: list[Name] = []
+    after_sent: list[Name] = []
+    """Messages that must be fully sent (last packet handed to the NIC), not delivered, before this starts."""
     delay: Duration = 0
     path: list[Name] | None = None
 
@@ -475,17 +477,19 @@ def _to_wire(sc: Scenario) -> dict:
         if m.size > MAX_MESSAGE_BYTES:
             raise SpecProblem(f"{f}.size", f"{m.size} B exceeds the 1 TiB limit")
         packet(f"{f}.packet_size", m.packet_size, m.header)
-        deps = []
-        for k, name in enumerate(m.after):
-            if name not in msg_index:
-                raise SpecProblem(f"{f}.after[{k}]", f"unknown message '{name}'")
-            if name == m.name:
-                raise SpecProblem(f"{f}.after[{k}]", "a message cannot wait for itself")
-            deps.append(msg_index[name])
+        deps, sent_deps = [], []
+        for key, names, out in (("after", m.after, deps), ("after_sent", m.after_sent, sent_deps)):
+            for k, name in enumerate(names):
+                if name not in msg_index:
+                    raise SpecProblem(f"{f}.{key}[{k}]", f"unknown message '{name}'")
+                if name == m.name:
+                    raise SpecProblem(f"{f}.{key}[{k}]", "a message cannot wait for itself")
+                out.append(msg_index[name])
         messages.append({
             "name": m.name, "src": src, "src_nic": m.src_nic, "dst": dst, "dst_nic": m.dst_nic,
             "size_bytes": m.size, "packet_bytes": m.packet_size, "header_bytes": m.header,
-            "start_ps": m.start, "deps": deps, "delay_ps": m.delay, "path": path(f"{f}.path", m.path),
+            "start_ps": m.start, "deps": deps, "sent_deps": sent_deps, "delay_ps": m.delay,
+            "path": path(f"{f}.path", m.path),
         })
     tcp = []
     for i, t in enumerate(sc.tcp):
@@ -514,7 +518,7 @@ def _to_wire(sc: Scenario) -> dict:
             "snd_buf_bytes": t.snd_buf, "app_write_bytes": t.app_write,
             "dupack_threshold": t.dupack_threshold, "sack": t.sack, "path": path(f"{f}.path", t.path),
         })
-    cycle = _find_cycle([m["deps"] for m in messages])
+    cycle = _find_cycle([m["deps"] + m["sent_deps"] for m in messages])
     if cycle:
         names = " -> ".join(sc.messages[k].name for k in cycle)
         raise SpecProblem(f"messages[{cycle[0]}].after", f"dependency cycle: {names}")

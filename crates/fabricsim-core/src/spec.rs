@@ -302,9 +302,13 @@ pub struct MessageSpec {
     /// Earliest start time.
     #[serde(default)]
     pub start_ps: u64,
-    /// Indices of messages that must complete first.
+    /// Indices of messages that must complete (be fully delivered) first.
     #[serde(default)]
     pub deps: Vec<u32>,
+    /// Indices of messages that must be fully *sent* first (their last packet handed to the NIC's
+    /// transmitter): a node sending messages back to back without waiting for delivery.
+    #[serde(default)]
+    pub sent_deps: Vec<u32>,
     /// Added after the later of `start_ps` and the last dependency's completion.
     #[serde(default)]
     pub delay_ps: u64,
@@ -442,12 +446,14 @@ impl RunSpec {
                 return Err(Error::spec(f("size_bytes"), format!("{} exceeds the 1 TiB limit", msg.size_bytes)));
             }
             check_packet(&f("packet_bytes"), msg.packet_bytes, msg.header_bytes)?;
-            for (j, &d) in msg.deps.iter().enumerate() {
-                if d >= m {
-                    return Err(Error::spec(format!("messages[{i}].deps[{j}]"), format!("message index {d} out of range (0..{m})")));
-                }
-                if d as usize == i {
-                    return Err(Error::spec(format!("messages[{i}].deps[{j}]"), "a message cannot depend on itself"));
+            for (key, list) in [("deps", &msg.deps), ("sent_deps", &msg.sent_deps)] {
+                for (j, &d) in list.iter().enumerate() {
+                    if d >= m {
+                        return Err(Error::spec(format!("messages[{i}].{key}[{j}]"), format!("message index {d} out of range (0..{m})")));
+                    }
+                    if d as usize == i {
+                        return Err(Error::spec(format!("messages[{i}].{key}[{j}]"), "a message cannot depend on itself"));
+                    }
                 }
             }
         }

@@ -39,6 +39,7 @@ fn main() {
             header_bytes: 64,
             start_ps: 0,
             deps: vec![],
+            sent_deps: vec![],
             delay_ps: 0,
             path: None,
         })

@@ -167,6 +167,28 @@ struct MsgRt {
     complete: Option<Time>,
 }
 
+/// CSR of dependents for one dependency kind: the messages listing m are list[start[m]..start[m+1]].
+fn dependents(msgs: &[fabricsim_core::spec::MessageSpec], deps: impl Fn(&fabricsim_core::spec::MessageSpec) -> &Vec<u32>) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; msgs.len() + 1];
+    for m in msgs {
+        for &d in deps(m) {
+            start[d as usize + 1] += 1;
+        }
+    }
+    for i in 0..msgs.len() {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut list = vec![0u32; start[msgs.len()] as usize];
+    for (i, m) in msgs.iter().enumerate() {
+        for &d in deps(m) {
+            list[fill[d as usize] as usize] = i as u32;
+            fill[d as usize] += 1;
+        }
+    }
+    (start, list)
+}
+
 /// splitmix64 finaliser: a fast, well-mixed 64-bit hash.
 #[inline]
 fn mix64(mut z: u64) -> u64 {
@@ -194,9 +216,12 @@ pub struct Sim {
     stats: Vec<FlowStat>,
     srcs: Vec<SourceRt>,
     msgs: Vec<MsgRt>,
-    /// CSR of dependents: messages waiting on message m are dep_list[dep_start[m]..dep_start[m+1]].
+    /// CSR of dependents: messages waiting for message m's delivery are dep_list[dep_start[m]..dep_start[m+1]].
     dep_start: Vec<u32>,
     dep_list: Vec<u32>,
+    /// The same for messages waiting for message m to be fully sent.
+    sent_dep_start: Vec<u32>,
+    sent_dep_list: Vec<u32>,
     msgs_done: usize,
     totals: PacketTotals,
     hops: Vec<u64>,
@@ -343,29 +368,14 @@ impl Sim {
                 delay: Time(m.delay_ps),
                 remaining: m.size_bytes,
                 received: 0,
-                deps_left: m.deps.len() as u32,
+                deps_left: (m.deps.len() + m.sent_deps.len()) as u32,
                 ready: Time(m.start_ps),
                 started: None,
                 complete: None,
             })
             .collect();
-        let mut dep_start = vec![0u32; msgs.len() + 1];
-        for m in &spec.messages {
-            for &d in &m.deps {
-                dep_start[d as usize + 1] += 1;
-            }
-        }
-        for i in 0..msgs.len() {
-            dep_start[i + 1] += dep_start[i];
-        }
-        let mut fill = dep_start.clone();
-        let mut dep_list = vec![0u32; dep_start[msgs.len()] as usize];
-        for (i, m) in spec.messages.iter().enumerate() {
-            for &d in &m.deps {
-                dep_list[fill[d as usize] as usize] = i as u32;
-                fill[d as usize] += 1;
-            }
-        }
+        let (dep_start, dep_list) = dependents(&spec.messages, |m| &m.deps);
+        let (sent_dep_start, sent_dep_list) = dependents(&spec.messages, |m| &m.sent_deps);
         let sample_ports = match &spec.measure.sample_ports {
             Some(list) => list.iter().map(|&(n, p)| topo.port_start[n as usize] + p).collect(),
             None => (0..topo.ports.len() as u32).filter(|&p| topo.is_switch(topo.ports[p as usize].node)).collect(),
@@ -391,6 +401,8 @@ impl Sim {
             msgs,
             dep_start,
             dep_list,
+            sent_dep_start,
+            sent_dep_list,
             msgs_done: 0,
             totals: PacketTotals::default(),
             hops: Vec::new(),
@@ -679,6 +691,8 @@ impl Sim {
         let (flow, header) = (msg.flow, msg.header);
         if msg.remaining > 0 {
             self.ports[p as usize].senders.push_back(m);
+        } else if self.sent_dep_start[m as usize] < self.sent_dep_start[m as usize + 1] {
+            self.msg_sent(m);
         }
         Some(self.new_packet(flow, payload, header))
     }
@@ -815,8 +829,19 @@ impl Sim {
         self.msgs[m as usize].complete = Some(now);
         self.msgs_done += 1;
         let (a, b) = (self.dep_start[m as usize] as usize, self.dep_start[m as usize + 1] as usize);
+        self.release_dependents(a, b, false);
+    }
+
+    /// Message m's last packet went to the NIC's transmitter: start what waited for it to be sent.
+    fn msg_sent(&mut self, m: u32) {
+        let (a, b) = (self.sent_dep_start[m as usize] as usize, self.sent_dep_start[m as usize + 1] as usize);
+        self.release_dependents(a, b, true);
+    }
+
+    fn release_dependents(&mut self, a: usize, b: usize, sent: bool) {
+        let now = self.now;
         for k in a..b {
-            let d = self.dep_list[k] as usize;
+            let d = if sent { self.sent_dep_list[k] } else { self.dep_list[k] } as usize;
             let dm = &mut self.msgs[d];
             dm.deps_left -= 1;
             dm.ready = dm.ready.max(now);

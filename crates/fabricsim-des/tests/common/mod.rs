@@ -55,6 +55,7 @@ pub fn msg(name: &str, src: u32, dst: u32, size: u64, packet: u64, header: u64) 
         header_bytes: header,
         start_ps: 0,
         deps: vec![],
+        sent_deps: vec![],
         delay_ps: 0,
         path: None,
     }

@@ -1,0 +1,113 @@
+"""Collective communication patterns as message lists for the workload DAG.
+
+A *node* is an endpoint (host name and NIC). Every generator returns message dicts for `Scenario.messages`
+(name, src, src_nic, dst, dst_nic, size, packet_size, after). Conventions (documented, as the study leaves
+them open):
+- All-to-All: N−1 phases; in phase k node i sends one message to node (i+k) mod N. Phases are free-running:
+  a node starts its phase-k message when its phase-(k−1) message has been delivered (one message of a node
+  in flight at a time), unless `barrier=True`, which also waits for every phase-(k−1) message.
+- All-Gather: the same shift pattern; each node's message reaches every other node (N−1 messages per node).
+- All-Reduce (the study's approximation): All-to-All followed by All-Gather; a node's All-Gather starts
+  after its own last All-to-All message and the last message addressed to it have been delivered.
+- Ring All-Reduce: 2(N−1) steps of size/N around the ring; step s of node i waits for step s−1 from i−1.
+- Reduce-Scatter: the first N−1 steps of the ring.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+Endpoint = tuple[str, int]
+
+
+def _msg(name: str, src: Endpoint, dst: Endpoint, size: int, packet: int, header: int, after: list[str],
+         after_sent: list[str] | None = None) -> dict:
+    return {"name": name, "src": src[0], "src_nic": src[1], "dst": dst[0], "dst_nic": dst[1], "size": size,
+            "packet_size": packet, "header": header, "after": after, "after_sent": after_sent or []}
+
+
+SEQUENTIAL = "sent"
+"""How a node orders its phase messages: "sent" = back to back (the next starts when the previous is fully
+handed to the NIC), "delivered" = the next waits for the previous to arrive, "parallel" = all at once, the
+NIC interleaving their packets."""
+
+
+def _shift(tag: str, nodes: Sequence[Endpoint], size: int, packet: int, header: int, barrier: bool,
+           first_after: dict[int, list[str]] | None = None) -> tuple[list[dict], dict[int, str], dict[int, str]]:
+    """N−1 shift phases. Returns (messages, last message sent by node i, last message received by node i)."""
+    n = len(nodes)
+    msgs: list[dict] = []
+    sent: dict[int, str] = {}
+    received: dict[int, str] = {}
+    prev_phase: list[str] = []
+    for k in range(1, n):
+        phase = []
+        for i in range(n):
+            j = (i + k) % n
+            after_sent: list[str] = []
+            if i in sent and SEQUENTIAL == "delivered":
+                after = [sent[i]]
+            elif i in sent and SEQUENTIAL == "sent":
+                after, after_sent = [], [sent[i]]
+            else:
+                after = [] if i in sent else list((first_after or {}).get(i, []))
+            if barrier and prev_phase:
+                after = sorted(set(after) | set(prev_phase))
+            name = f"{tag}.p{k}.{i}to{j}"
+            msgs.append(_msg(name, nodes[i], nodes[j], size, packet, header, after, after_sent))
+            sent[i] = name
+            received[j] = name
+            phase.append(name)
+        prev_phase = phase
+    return msgs, sent, received
+
+
+def all_to_all(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, header: int = 0, barrier: bool = False,
+               tag: str = "a2a") -> list[dict]:
+    """Every node sends `size` bytes to every other node: N(N−1) messages."""
+    return _shift(tag, nodes, size, packet, header, barrier)[0]
+
+
+def all_gather(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, header: int = 0, barrier: bool = False,
+               tag: str = "ag") -> list[dict]:
+    """Every node's `size`-byte block reaches every other node (shift pattern): N(N−1) messages."""
+    return _shift(tag, nodes, size, packet, header, barrier)[0]
+
+
+def all_reduce(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, header: int = 0, barrier: bool = False,
+               tag: str = "ar") -> list[dict]:
+    """All-to-All (distributed reduction) then All-Gather (broadcast): 2N(N−1) messages of `size` bytes."""
+    a2a, sent, received = _shift(f"{tag}.a2a", nodes, size, packet, header, barrier)
+    if SEQUENTIAL != "parallel":
+        gate = {i: sorted({sent[i], received[i]}) for i in range(len(nodes))}
+    else:
+        n = len(nodes)
+        gate = {i: sorted(m["name"] for m in a2a if m["src"] == nodes[i][0] and m["src_nic"] == nodes[i][1]
+                          or m["dst"] == nodes[i][0] and m["dst_nic"] == nodes[i][1]) for i in range(n)}
+    if barrier:
+        gate = {i: [m["name"] for m in a2a] for i in range(len(nodes))}
+    ag = _shift(f"{tag}.ag", nodes, size, packet, header, barrier, first_after=gate)[0]
+    return a2a + ag
+
+
+def _ring(tag: str, nodes: Sequence[Endpoint], size: int, steps: int, packet: int, header: int) -> list[dict]:
+    n = len(nodes)
+    chunk = max(1, size // n)
+    msgs = []
+    for s in range(steps):
+        for i in range(n):
+            after = [f"{tag}.s{s - 1}.{(i - 1) % n}"] if s > 0 else []
+            msgs.append(_msg(f"{tag}.s{s}.{i}", nodes[i], nodes[(i + 1) % n], chunk, packet, header, after))
+    return msgs
+
+
+def ring_all_reduce(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, header: int = 0,
+                    tag: str = "ring") -> list[dict]:
+    """Ring All-Reduce: reduce-scatter then all-gather, 2(N−1) steps of size/N to the right neighbour."""
+    return _ring(tag, nodes, size, 2 * (len(nodes) - 1), packet, header)
+
+
+def reduce_scatter(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, header: int = 0,
+                   tag: str = "rs") -> list[dict]:
+    """Ring Reduce-Scatter: N−1 steps of size/N to the right neighbour."""
+    return _ring(tag, nodes, size, len(nodes) - 1, packet, header)

@@ -1,0 +1,76 @@
+"""Collective generators (message counts, order, dependencies), placements, and the send-completion dependency."""
+
+import pytest
+
+import fabricsim
+from fabricsim import scenario_from_dict
+from fabricsim.collectives import PRESETS, all_gather, all_reduce, all_to_all, reduce_scatter, ring_all_reduce
+from fabricsim.collectives.placement import pack, spread, vela_nodes
+from fabricsim.collectives.run import collective_metrics, collective_scenario, preset_groups
+
+NODES = [(f"h{i}", 0) for i in range(4)]
+
+
+def test_all_to_all_is_n_minus_1_shift_phases():
+    msgs = all_to_all(NODES, 1000)
+    assert len(msgs) == 4 * 3
+    # Phase k: node i sends to (i + k) mod N.
+    assert [(m["src"], m["dst"]) for m in msgs[:4]] == [("h0", "h1"), ("h1", "h2"), ("h2", "h3"), ("h3", "h0")]
+    # Free-running: node i's phase-2 message waits only for its own phase-1 message to be sent.
+    p2 = msgs[4]
+    assert p2["after"] == [] and p2["after_sent"] == ["a2a.p1.0to1"]
+
+
+def test_barrier_waits_for_the_whole_previous_phase():
+    msgs = all_to_all(NODES, 1000, barrier=True)
+    assert set(msgs[4]["after"]) == {m["name"] for m in msgs[:4]}
+
+
+def test_all_reduce_is_all_to_all_then_all_gather():
+    msgs = all_reduce(NODES, 1000)
+    assert len(msgs) == 2 * 4 * 3 == len(all_to_all(NODES, 1000)) + len(all_gather(NODES, 1000))
+    first_ag = next(m for m in msgs if ".ag." in m["name"] and m["src"] == "h0")
+    # Node 0's All-Gather waits for its own last All-to-All message and the last one addressed to it.
+    assert first_ag["after"] == sorted(["ar.a2a.p3.0to3", "ar.a2a.p3.1to0"])
+
+
+def test_ring_patterns():
+    ring = ring_all_reduce(NODES, 4000)
+    assert len(ring) == 2 * 3 * 4 and {m["size"] for m in ring} == {1000}
+    assert ring[5]["after"] == ["ring.s0.0"], "step 1 of node 1 waits for step 0 of node 0"
+    assert len(reduce_scatter(NODES, 4000)) == 3 * 4
+
+
+def test_placements():
+    assert len(PRESETS) == 22 + 12
+    assert PRESETS["4n_3r"] == [[1, 2, 7, 13]]
+    nodes = vela_nodes([1, 1, 1, 2])
+    assert [(n[0].server, n[0].nic) for n in nodes] == [(1, 0), (1, 1), (1, 2), (2, 0)]
+    with pytest.raises(ValueError):
+        vela_nodes([1, 1, 1, 1, 1])
+    assert pack(4) == [1, 2, 3, 4] and pack(4, start_rack=1) == [7, 8, 9, 10]
+    assert spread(4, 4) == [1, 7, 13, 19] and spread(6, 3) == [1, 2, 7, 8, 13, 14]
+
+
+def test_contention_free_all_reduce_meets_the_nic_bound():
+    # 4n_1r: each node sends 3 + 3 messages of 10 MiB through one 100G NIC, all within one leaf:
+    # 6 x 10 MiB x 8 / 100 Gb/s = 5.033 ms (+ a few switch latencies); 24 x 10 240 packets, all 1-hop.
+    rec = fabricsim.run(collective_scenario(preset_groups("4n_1r"), ["all-reduce"], 10.0))
+    m = collective_metrics(rec, 4)
+    assert 5.033 < m["completion_time_ms"] < 5.045
+    assert rec.hops == {1: 24 * 10_240}
+    assert m["dropped"] == 0
+
+
+def test_after_sent_starts_the_next_message_when_the_previous_left_the_nic():
+    # Two 1000-packet messages from a over one 1 Gb/s link with 1 ms delay. With after_sent the second
+    # follows the first back to back: done at 2000 x 8 us + 1 ms = 17 ms. With after (delivery) it starts
+    # when the first has arrived (9 ms) and lands 8 ms + 1 ms later: 18 ms.
+    def scenario(dep):
+        return scenario_from_dict({
+            "topology": {"kind": "custom", "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}],
+                         "links": [{"a": "a", "b": "b", "rate": "1Gbps", "delay": "1ms"}]},
+            "messages": [{"name": "m1", "src": "a", "dst": "b", "size": 1_000_000, "packet_size": 1000},
+                         {"name": "m2", "src": "a", "dst": "b", "size": 1_000_000, "packet_size": 1000, dep: ["m1"]}]})
+    assert fabricsim.run(scenario("after_sent")).raw["completion_ps"] == 17_000_000_000
+    assert fabricsim.run(scenario("after")).raw["completion_ps"] == 18_000_000_000
