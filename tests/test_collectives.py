@@ -74,3 +74,16 @@ def test_after_sent_starts_the_next_message_when_the_previous_left_the_nic():
                          {"name": "m2", "src": "a", "dst": "b", "size": 1_000_000, "packet_size": 1000, dep: ["m1"]}]})
     assert fabricsim.run(scenario("after_sent")).raw["completion_ps"] == 17_000_000_000
     assert fabricsim.run(scenario("after")).raw["completion_ps"] == 18_000_000_000
+
+
+def test_collective_cli_json(capsys):
+    from fabricsim.cli import main
+
+    assert main(["collective", "--placement", "4n_1r", "--seeds", "2", "--workers", "0", "--json"]) == 0
+    import json
+
+    out = json.loads(capsys.readouterr().out)
+    assert out["runs"] == 2 and out["hop_packets"] == {"1": 245760.0, "3": 0.0}
+    assert 5.033 < out["completion_time_ms"]["mean"] < 5.045
+    assert main(["collective", "--nodes", "1", "--seeds", "1"]) == 2
+    assert main(["collective", "--placement", "9n_9r"]) == 2
