@@ -75,16 +75,7 @@ fn droptail_drops_the_hand_computed_count() {
 /// Run 4 CBR senders at ~61.8 Mb/s (a 129.44 us packet period) into a 100 Mb/s DropTail bottleneck
 /// (2.5x overload) with the given start offsets; return each flow's share of the received bytes.
 fn bottleneck_shares(offsets_ps: [u64; 4]) -> Vec<f64> {
-    let mut n = Net::new();
-    let leaf = n.switch("leaf", 0);
-    let spine = n.switch("spine", 0);
-    let rx = n.host("rx");
-    let senders: Vec<u32> = (0..4).map(|i| n.host(&format!("tx{i}"))).collect();
-    for &h in &senders {
-        n.link(h, leaf, GBPS, 2 * MS);
-    }
-    n.link(leaf, spine, 100_000_000, 5 * MS);
-    n.link(spine, rx, GBPS, 2 * MS);
+    let (n, senders, rx) = dumbbell(4);
     let mut spec = n.spec(1);
     for (i, &h) in senders.iter().enumerate() {
         let mut s = source(&format!("f{i}"), SourceKind::Cbr, h, rx, 61_803_399, 1000);

@@ -97,16 +97,7 @@ fn tcp_fills_a_bottleneck_and_shares_it() {
     // Four Cubic flows through a 100 Mb/s, 100-packet bottleneck for 60 s: the link stays busy and the
     // long-run shares are close (within 30% of the mean). Cubic converges slowly: over 20 s the shares
     // still differ by more than 2x in this setup.
-    let mut n = Net::new();
-    let leaf = n.switch("leaf", 0);
-    let spine = n.switch("spine", 0);
-    let rx = n.host("rx");
-    let senders: Vec<u32> = (0..4).map(|i| n.host(&format!("tx{i}"))).collect();
-    for &h in &senders {
-        n.link(h, leaf, GBPS, 2 * MS);
-    }
-    n.link(leaf, spine, 100_000_000, 5 * MS);
-    n.link(spine, rx, GBPS, 2 * MS);
+    let (n, senders, rx) = dumbbell(4);
     let mut spec = n.spec(1);
     spec.stop_ps = Some(60_000 * MS);
     for (i, &h) in senders.iter().enumerate() {

@@ -85,3 +85,18 @@ pub fn run(spec: &RunSpec) -> RunRecord {
     fabricsim_des::run(spec).expect("run succeeds")
 }
 
+
+/// k senders -(1 Gb/s, 2 ms)- leaf -(100 Mb/s, 5 ms)- spine -(1 Gb/s, 2 ms)- rx: returns (net, senders, rx).
+pub fn dumbbell(k: usize) -> (Net, Vec<u32>, u32) {
+    let mut n = Net::new();
+    let leaf = n.switch("leaf", 0);
+    let spine = n.switch("spine", 0);
+    let rx = n.host("rx");
+    let senders: Vec<u32> = (0..k).map(|i| n.host(&format!("tx{i}"))).collect();
+    for &h in &senders {
+        n.link(h, leaf, GBPS, 2 * MS);
+    }
+    n.link(leaf, spine, 100_000_000, 5 * MS);
+    n.link(spine, rx, GBPS, 2 * MS);
+    (n, senders, rx)
+}
