@@ -21,9 +21,9 @@ impl Fib {
         let n = topo.n_nodes();
         let mut switch_idx = vec![NONE; n];
         let mut ns = 0u32;
-        for v in 0..n {
+        for (v, idx) in switch_idx.iter_mut().enumerate() {
             if topo.is_switch(v as u32) {
-                switch_idx[v] = ns;
+                *idx = ns;
                 ns += 1;
             }
         }

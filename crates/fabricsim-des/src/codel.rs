@@ -299,8 +299,7 @@ impl FqCodel {
         let Some(h) = fat else { return };
         let threshold = max >> 1;
         let (mut len, mut count) = (0u64, 0u32);
-        loop {
-            let Some((p, s)) = self.flows[h].codel.drop_head() else { break };
+        while let Some((p, s)) = self.flows[h].codel.drop_head() {
             drops.push((p, s));
             self.packets -= 1;
             self.bytes -= s as u64;
