@@ -12,7 +12,7 @@ import json
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from annotated_types import Ge, Gt
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, Strict, ValidationError
@@ -94,28 +94,38 @@ class CustomTopology(_Model):
         return Network(nodes=self.nodes, links=self.links)
 
 
-class DumbbellTopology(_Model):
+class _BuiltTopology(_Model):
+    """A topology made by a builder in `topology.builders` (named by `_builder`), with the switch settings
+    every builder shares."""
+
+    _builder: ClassVar[str]
+    switch_latency: Duration = 0
+    switch_model: SwitchModelName = "output_queued"
+    input_buffer: PositiveSize = 128 * 1024
+
+    def network(self) -> Network:
+        from .topology import builders
+
+        # Durations and rates dump with explicit units, so the builder reads them back exactly.
+        return getattr(builders, self._builder)(**self.model_dump(exclude={"kind"}))
+
+
+class DumbbellTopology(_BuiltTopology):
     """N senders -> leaf -> bottleneck -> spine -> receiver (the incast bottleneck of study 001)."""
 
+    _builder: ClassVar[str] = "dumbbell"
     kind: Literal["dumbbell"]
     senders: PositiveInt = 8
     access_rate: PositiveRate = 1_000_000_000
     access_delay: Duration = 2_000_000_000
     bottleneck_rate: PositiveRate = 100_000_000
     bottleneck_delay: Duration = 5_000_000_000
-    switch_latency: Duration = 0
-    switch_model: SwitchModelName = "output_queued"
-    input_buffer: PositiveSize = 128 * 1024
-
-    def network(self) -> Network:
-        from .topology.builders import dumbbell
-
-        return dumbbell(**_builder_args(self))
 
 
-class LeafSpineTopology(_Model):
+class LeafSpineTopology(_BuiltTopology):
     """Racks of hosts under one or more leaves each, every leaf linked to every spine."""
 
+    _builder: ClassVar[str] = "leaf_spine"
     kind: Literal["leaf_spine"]
     racks: PositiveInt
     hosts_per_rack: PositiveInt
@@ -127,37 +137,17 @@ class LeafSpineTopology(_Model):
     fabric_rate: PositiveRate
     host_delay: Duration = 0
     fabric_delay: Duration = 0
-    switch_latency: Duration = 0
-    switch_model: SwitchModelName = "output_queued"
-    input_buffer: PositiveSize = 128 * 1024
-
-    def network(self) -> Network:
-        from .topology.builders import leaf_spine
-
-        return leaf_spine(**_builder_args(self))
 
 
-class FatTreeTopology(_Model):
+class FatTreeTopology(_BuiltTopology):
     """Two-level fat-tree FT(2;M0,M1): M1 leaves with M0 servers and M0 uplinks each, M0 spines."""
 
+    _builder: ClassVar[str] = "fat_tree"
     kind: Literal["fat_tree"]
     m0: PositiveInt
     m1: PositiveInt
     rate: PositiveRate
     delay: Duration = 0
-    switch_latency: Duration = 0
-    switch_model: SwitchModelName = "output_queued"
-    input_buffer: PositiveSize = 128 * 1024
-
-    def network(self) -> Network:
-        from .topology.builders import fat_tree
-
-        return fat_tree(**_builder_args(self))
-
-
-def _builder_args(topo: _Model) -> dict:
-    """A topology model's fields as builder arguments (durations and rates dump with explicit units)."""
-    return topo.model_dump(exclude={"kind"})
 
 
 TopologyDef = Annotated[
