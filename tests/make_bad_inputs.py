@@ -73,7 +73,7 @@ CASES: dict[str, tuple[str, str]] = {
     "self_loop_link": ("topology.links[1].b: a link cannot connect a node to itself", BASE_TOPO.replace('{a = "s", b = "b"', '{a = "s", b = "s"') + MSG),
     "switch_as_source": ("messages[0].src: 's' is a switch", BASE_TOPO + sub(MSG, 'src = "a"', 'src = "s"')),
     "nic_out_of_range": ("messages[0].src_nic: 'a' has 1 NIC(s); NIC 3 does not exist", BASE_TOPO + MSG + "src_nic = 3\n"),
-    "same_src_dst": ("messages[0].dst: source and destination are the same host", BASE_TOPO + sub(MSG, 'dst = "b"', 'dst = "a"')),
+    "same_src_dst": ("messages[0].dst_nic: source and destination are the same NIC of one host", BASE_TOPO + sub(MSG, 'dst = "b"', 'dst = "a"')),
     "stop_before_start": ("sources[0].stop: stop is before start", BASE_TOPO + SRC + 'start = "5s"\n'),
     "onoff_without_on": ("sources[0].on", BASE_TOPO + sub(SRC, 'kind = "cbr"', 'kind = "onoff"') + 'off = "1ms"\n'),
     "cbr_with_on": ("sources[0].on: a cbr source has no on/off times", BASE_TOPO + SRC + 'on = "1ms"\n'),

@@ -30,8 +30,18 @@ def test_all_reduce_is_all_to_all_then_all_gather():
     msgs = all_reduce(NODES, 1000)
     assert len(msgs) == 2 * 4 * 3 == len(all_to_all(NODES, 1000)) + len(all_gather(NODES, 1000))
     first_ag = next(m for m in msgs if ".ag." in m["name"] and m["src"] == "h0")
-    # Node 0's All-Gather waits for its own last All-to-All message and the last one addressed to it.
-    assert first_ag["after"] == sorted(["ar.a2a.p3.0to3", "ar.a2a.p3.1to0"])
+    # Node 0's All-Gather messages all wait for every All-to-All message addressed to it (from nodes 3, 2 and 1
+    # in phases 1, 2 and 3) and then leave in parallel.
+    gate = sorted(["ar.a2a.p1.3to0", "ar.a2a.p2.2to0", "ar.a2a.p3.1to0"])
+    assert first_ag["after"] == gate and first_ag["after_sent"] == []
+    later = next(m for m in msgs if m["name"] == "ar.ag.p2.0to2")
+    assert later["after"] == gate and later["after_sent"] == []
+    # With back-to-back sends the All-Gather instead follows node 0's last All-to-All message out of the NIC.
+    seq = all_reduce(NODES, 1000, ag_order="sent")
+    first = next(m for m in seq if m["name"] == "ar.ag.p1.0to1")
+    assert first["after_sent"] == ["ar.a2a.p3.0to3"] and first["after"] == gate
+    later = next(m for m in seq if m["name"] == "ar.ag.p2.0to2")
+    assert later["after"] == [] and later["after_sent"] == ["ar.ag.p1.0to1"]
 
 
 def test_ring_patterns():
@@ -45,7 +55,7 @@ def test_placements():
     assert len(PRESETS) == 22 + 12
     assert PRESETS["4n_3r"] == [[1, 2, 7, 13]]
     nodes = vela_nodes([1, 1, 1, 2])
-    assert [(n[0].server, n[0].nic) for n in nodes] == [(1, 0), (1, 1), (1, 2), (2, 0)]
+    assert [(n[0].server, n[0].nic) for n in nodes] == [(1, 0), (1, 2), (1, 1), (2, 0)], "leaf 0's NICs first"
     with pytest.raises(ValueError):
         vela_nodes([1, 1, 1, 1, 1])
     assert pack(4) == [1, 2, 3, 4] and pack(4, start_rack=1) == [7, 8, 9, 10]
@@ -87,3 +97,36 @@ def test_collective_cli_json(capsys):
     assert 5.033 < out["completion_time_ms"]["mean"] < 5.045
     assert main(["collective", "--nodes", "1", "--seeds", "1"]) == 2
     assert main(["collective", "--placement", "9n_9r"]) == 2
+
+
+def test_nodes_sharing_a_server_use_leaf_0_nics_first():
+    # Table III's 4n_2_2 puts two nodes on each of servers 1 and 2: NICs 0 and 2, all on the rack's first leaf.
+    # A 10 MiB All-to-All is then contention-free: 3 messages per NIC, 3 x 10 MiB x 8 / 100 Gb/s = 2.517 ms,
+    # all 12 x 10 240 packets 1-hop (two of them between NICs of one server).
+    rec = fabricsim.run(collective_scenario(preset_groups("4n_2_2"), ["all-to-all"], 10.0))
+    assert rec.hops == {1: 12 * 10_240}
+    assert 2.516 < rec.completion_time_s * 1e3 < 2.525
+    # 4n_4 needs all four NICs of server 1: NICs 1 and 3 hang off the second leaf, so 8 of the 12 messages
+    # (those between the two leaves) cross a spine (3 hops).
+    rec = fabricsim.run(collective_scenario(preset_groups("4n_4"), ["all-to-all"], 10.0))
+    assert rec.hops == {1: 4 * 10_240, 3: 8 * 10_240}
+
+
+def test_general_placer():
+    from fabricsim.collectives.placement import placement_groups
+
+    assert placement_groups("pack:8") == [[1, 2, 3, 4, 5, 6, 7, 8]]
+    assert placement_groups("spread:8:4") == [[1, 2, 7, 8, 13, 14, 19, 20]] == PRESETS["8n_4r"]
+    assert placement_groups("spread:6:2", racks=3, per_rack=4) == [[1, 2, 3, 5, 6, 7]]
+    for bad in ("pack", "pack:x", "spread:30:4", "zz"):
+        with pytest.raises(ValueError):
+            placement_groups(bad)
+
+
+def test_parallel_all_gather_is_placement_insensitive_with_one_interface():
+    # Each node sends its 5 blocks of 1 MiB at once through one 100G NIC: 5 x 1 MiB x 8 / 100 Gb/s = 0.419 ms
+    # whether the six nodes sit in one rack or two (the leaves' uplinks are not oversubscribed by one NIC per
+    # server); the spread placement only adds two switch traversals (3 us).
+    for preset in ("6n_1r", "6n_2r"):
+        rec = fabricsim.run(collective_scenario(preset_groups(preset), ["all-gather"], 1.0, seed=3))
+        assert 0.4194 < rec.completion_time_s * 1e3 < 0.4194 + 0.006, preset

@@ -227,7 +227,9 @@ def report(exp_dir, out_path) -> None:
               help="The fabric: vela = study 000's 4 racks x 6 servers, 8 leaves, 4 spines, lossless.")
 @click.option("--pattern", type=click.Choice(["all-to-all", "all-gather", "all-reduce", "ring-all-reduce",
                                               "reduce-scatter"]), default="all-reduce", show_default=True)
-@click.option("--placement", default=None, metavar="PRESET", help="A study 000 preset (Tables II, III), e.g. 4n_2r.")
+@click.option("--placement", default=None, metavar="PRESET",
+              help="A study 000 preset (Tables II, III), e.g. 4n_2r or 6n_3_3; or pack:N (N nodes on consecutive "
+                   "servers) or spread:N:R (N nodes round-robin over R racks).")
 @click.option("--nodes", default=None, metavar="1,2,7,8", help="Server ids (1-24, repeats = nodes sharing a server).")
 @click.option("--nodes-b", default=None, metavar="13,14,...", help="A second, concurrent collective.")
 @click.option("--pattern-b", default=None, help="Pattern of the second collective (default: --pattern).")
@@ -236,11 +238,15 @@ def report(exp_dir, out_path) -> None:
 @click.option("--interfaces", type=click.IntRange(1, 4), default=1, show_default=True, help="NICs per node.")
 @click.option("--packet-bytes", type=click.IntRange(64, 65536), default=1024, show_default=True)
 @click.option("--barrier", is_flag=True, help="Separate phases by a barrier (default: free-running).")
+@click.option("--order", type=click.Choice(["sent", "delivered", "parallel"]), default=None,
+              help="How a node issues its messages: sent = back to back (the next when the previous has left the "
+                   "NIC), delivered = the next after the previous arrived, parallel = all at once. Default: sent for "
+                   "All-to-All, parallel for All-Gather (also inside All-Reduce).")
 @click.option("--seeds", type=click.IntRange(min=1), default=30, show_default=True, help="Runs (ECMP is random).")
 @click.option("--workers", type=click.IntRange(min=0), default=None, help="Local worker processes (default: cores).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (means and 95% CIs) on stdout.")
 def collective(topology, pattern, placement, nodes, nodes_b, pattern_b, msg_mb, interfaces, packet_bytes, barrier,
-               seeds, workers, as_json) -> None:
+               order, seeds, workers, as_json) -> None:
     """Run a collective on the Vela-like lossless fabric over several seeds and report completion time,
     throughput (aggregate and per interface, Gb/s) and packets by switch hops, as mean and 95% CI."""
     import tempfile
@@ -251,11 +257,12 @@ def collective(topology, pattern, placement, nodes, nodes_b, pattern_b, msg_mb, 
     if (placement is None) == (nodes is None):
         raise UserError("fabricsim: give exactly one of --placement and --nodes")
     if placement is not None:
-        from .collectives.placement import PRESETS
+        from .collectives.placement import placement_groups
 
-        if placement not in PRESETS:
-            raise UserError(f"fabricsim: unknown placement '{placement}' (known: {', '.join(PRESETS)})")
-        groups = PRESETS[placement]
+        try:
+            groups = placement_groups(placement)
+        except ValueError as e:
+            raise UserError(f"fabricsim: --placement: {e}") from None
     else:
         try:
             groups = [[int(x) for x in nodes.split(",")]]
@@ -267,7 +274,7 @@ def collective(topology, pattern, placement, nodes, nodes_b, pattern_b, msg_mb, 
             raise UserError("fabricsim: each collective needs at least 2 nodes on servers 1..24")
     patterns = [pattern] + [pattern_b or pattern] * (len(groups) - 1)
     base = {"servers": groups, "patterns": patterns, "msg_mib": msg_mb, "interfaces": interfaces,
-            "packet": packet_bytes, "barrier": barrier}
+            "packet": packet_bytes, "barrier": barrier, "order": order}
     spec = SweepSpec(name="collective", base=base, task="fabricsim.collectives.run:sweep_task", seeds=seeds)
     with tempfile.TemporaryDirectory() as d:
         res = run_sweep(spec, base, d, workers=workers, quiet=as_json)

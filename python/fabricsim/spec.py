@@ -434,8 +434,8 @@ def _to_wire(sc: Scenario) -> dict:
         source_names.add(flow_name)
         src = endpoint(f"{f}.src", s.src, s.src_nic, f"{f}.src_nic")
         dst = endpoint(f"{f}.dst", s.dst, s.dst_nic, f"{f}.dst_nic")
-        if src == dst:
-            raise SpecProblem(f"{f}.dst", "source and destination are the same host")
+        if src == dst and s.src_nic == s.dst_nic:
+            raise SpecProblem(f"{f}.dst_nic", "source and destination are the same NIC of one host")
         packet(f"{f}.packet_size", s.packet_size, s.header)
         if s.kind == "onoff" and (s.on is None or s.off is None):
             raise SpecProblem(f"{f}.{'on' if s.on is None else 'off'}", "an onoff source needs both 'on' and 'off'")
@@ -462,8 +462,8 @@ def _to_wire(sc: Scenario) -> dict:
         f = f"messages[{i}]"
         src = endpoint(f"{f}.src", m.src, m.src_nic, f"{f}.src_nic")
         dst = endpoint(f"{f}.dst", m.dst, m.dst_nic, f"{f}.dst_nic")
-        if src == dst:
-            raise SpecProblem(f"{f}.dst", "source and destination are the same host")
+        if src == dst and m.src_nic == m.dst_nic:
+            raise SpecProblem(f"{f}.dst_nic", "source and destination are the same NIC of one host")
         if m.size > MAX_MESSAGE_BYTES:
             raise SpecProblem(f"{f}.size", f"{m.size} B exceeds the 1 TiB limit")
         packet(f"{f}.packet_size", m.packet_size, m.header)
@@ -490,8 +490,8 @@ def _to_wire(sc: Scenario) -> dict:
         source_names.add(flow_name)
         src = endpoint(f"{f}.src", t.src, t.src_nic, f"{f}.src_nic")
         dst = endpoint(f"{f}.dst", t.dst, t.dst_nic, f"{f}.dst_nic")
-        if src == dst:
-            raise SpecProblem(f"{f}.dst", "source and destination are the same host")
+        if src == dst and t.src_nic == t.dst_nic:
+            raise SpecProblem(f"{f}.dst_nic", "source and destination are the same NIC of one host")
         packet(f"{f}.mss", t.mss, t.header)
         if t.stop is not None and t.stop < t.start:
             raise SpecProblem(f"{f}.stop", "stop is before start")

@@ -411,8 +411,8 @@ impl RunSpec {
         let check_flow = |f: &dyn Fn(&str) -> String, src: u32, src_nic: u32, dst: u32, dst_nic: u32| -> Result<()> {
             check_end(&f("src"), src, src_nic)?;
             check_end(&f("dst"), dst, dst_nic)?;
-            if src == dst {
-                return Err(Error::spec(f("dst"), "source and destination are the same host"));
+            if src == dst && src_nic == dst_nic {
+                return Err(Error::spec(f("dst_nic"), "source and destination are the same NIC of one host"));
             }
             Ok(())
         };

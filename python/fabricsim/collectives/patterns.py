@@ -6,9 +6,12 @@ them open):
 - All-to-All: N−1 phases; in phase k node i sends one message to node (i+k) mod N. Phases are free-running:
   a node starts its phase-k message when its phase-(k−1) message has been delivered (one message of a node
   in flight at a time), unless `barrier=True`, which also waits for every phase-(k−1) message.
-- All-Gather: the same shift pattern; each node's message reaches every other node (N−1 messages per node).
+- All-Gather: each node's message reaches every other node (N−1 messages per node, shift order); by default
+  a node sends them all at once, its NIC interleaving their packets ("multiple parallel data transfers",
+  study 000 §III-B), which makes a single-interface All-Gather insensitive to placement (its §V-B).
 - All-Reduce (the study's approximation): All-to-All followed by All-Gather; a node's All-Gather starts
-  after its own last All-to-All message and the last message addressed to it have been delivered.
+  after its own last All-to-All message and every All-to-All message addressed to it have been delivered
+  (it must hold the whole shard before it broadcasts the reduced one).
 - Ring All-Reduce: 2(N−1) steps of size/N around the ring; step s of node i waits for step s−1 from i−1.
 - Reduce-Scatter: the first N−1 steps of the ring.
 """
@@ -26,67 +29,67 @@ def _msg(name: str, src: Endpoint, dst: Endpoint, size: int, packet: int, header
             "packet_size": packet, "header": header, "after": after, "after_sent": after_sent or []}
 
 
-SEQUENTIAL = "sent"
-"""How a node orders its phase messages: "sent" = back to back (the next starts when the previous is fully
-handed to the NIC), "delivered" = the next waits for the previous to arrive, "parallel" = all at once, the
-NIC interleaving their packets."""
+ORDERS = ("sent", "delivered", "parallel")
+"""How a node orders its own messages: "sent" (default) = back to back, the next starts when the previous has
+been fully handed to the NIC; "delivered" = the next waits until the previous has arrived (blocking sends);
+"parallel" = all at once, the NIC interleaving their packets round-robin."""
 
 
-def _shift(tag: str, nodes: Sequence[Endpoint], size: int, packet: int, header: int, barrier: bool,
-           first_after: dict[int, list[str]] | None = None) -> tuple[list[dict], dict[int, str], dict[int, str]]:
-    """N−1 shift phases. Returns (messages, last message sent by node i, last message received by node i)."""
+def _shift(tag: str, nodes: Sequence[Endpoint], size: int, packet: int, header: int, barrier: bool, order: str,
+           gate: dict[int, list[str]] | None = None,
+           last_own: dict[int, str] | None = None) -> tuple[list[dict], dict[int, str], dict[int, list[str]]]:
+    """N−1 shift phases. A node's messages chain per `order`, the first after `last_own[i]` (its previous
+    message, if any); every message of node i also waits for `gate[i]` to be delivered.
+    Returns (messages, last message sent by node i, messages addressed to node i)."""
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {ORDERS}, not {order!r}")
     n = len(nodes)
     msgs: list[dict] = []
-    sent: dict[int, str] = {}
-    received: dict[int, str] = {}
+    sent: dict[int, str] = dict(last_own or {})
+    received: dict[int, list[str]] = {i: [] for i in range(n)}
     prev_phase: list[str] = []
     for k in range(1, n):
         phase = []
         for i in range(n):
             j = (i + k) % n
+            after = list((gate or {}).get(i, [])) if k == 1 or order == "parallel" else []
             after_sent: list[str] = []
-            if i in sent and SEQUENTIAL == "delivered":
-                after = [sent[i]]
-            elif i in sent and SEQUENTIAL == "sent":
-                after, after_sent = [], [sent[i]]
-            else:
-                after = [] if i in sent else list((first_after or {}).get(i, []))
+            if i in sent and order == "delivered":
+                after.append(sent[i])
+            elif i in sent and order == "sent":
+                after_sent = [sent[i]]
             if barrier and prev_phase:
-                after = sorted(set(after) | set(prev_phase))
+                after += prev_phase
             name = f"{tag}.p{k}.{i}to{j}"
-            msgs.append(_msg(name, nodes[i], nodes[j], size, packet, header, after, after_sent))
+            msgs.append(_msg(name, nodes[i], nodes[j], size, packet, header, sorted(set(after)), after_sent))
             sent[i] = name
-            received[j] = name
+            received[j].append(name)
             phase.append(name)
         prev_phase = phase
     return msgs, sent, received
 
 
 def all_to_all(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, header: int = 0, barrier: bool = False,
-               tag: str = "a2a") -> list[dict]:
+               order: str = "sent", tag: str = "a2a") -> list[dict]:
     """Every node sends `size` bytes to every other node: N(N−1) messages."""
-    return _shift(tag, nodes, size, packet, header, barrier)[0]
+    return _shift(tag, nodes, size, packet, header, barrier, order)[0]
 
 
 def all_gather(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, header: int = 0, barrier: bool = False,
-               tag: str = "ag") -> list[dict]:
+               order: str = "parallel", tag: str = "ag") -> list[dict]:
     """Every node's `size`-byte block reaches every other node (shift pattern): N(N−1) messages."""
-    return _shift(tag, nodes, size, packet, header, barrier)[0]
+    return _shift(tag, nodes, size, packet, header, barrier, order)[0]
 
 
 def all_reduce(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, header: int = 0, barrier: bool = False,
-               tag: str = "ar") -> list[dict]:
-    """All-to-All (distributed reduction) then All-Gather (broadcast): 2N(N−1) messages of `size` bytes."""
-    a2a, sent, received = _shift(f"{tag}.a2a", nodes, size, packet, header, barrier)
-    if SEQUENTIAL != "parallel":
-        gate = {i: sorted({sent[i], received[i]}) for i in range(len(nodes))}
-    else:
-        n = len(nodes)
-        gate = {i: sorted(m["name"] for m in a2a if m["src"] == nodes[i][0] and m["src_nic"] == nodes[i][1]
-                          or m["dst"] == nodes[i][0] and m["dst_nic"] == nodes[i][1]) for i in range(n)}
-    if barrier:
-        gate = {i: [m["name"] for m in a2a] for i in range(len(nodes))}
-    ag = _shift(f"{tag}.ag", nodes, size, packet, header, barrier, first_after=gate)[0]
+               order: str = "sent", ag_order: str = "parallel", tag: str = "ar") -> list[dict]:
+    """All-to-All (distributed reduction, `order`) then All-Gather (broadcast, `ag_order`): 2N(N−1) messages of
+    `size` bytes. Node i's All-Gather waits for every All-to-All message addressed to i (with `barrier`, for the
+    whole All-to-All) and, unless parallel, follows i's own last All-to-All message."""
+    a2a, sent, received = _shift(f"{tag}.a2a", nodes, size, packet, header, barrier, order)
+    gate = received if not barrier else {i: [m["name"] for m in a2a] for i in range(len(nodes))}
+    ag = _shift(f"{tag}.ag", nodes, size, packet, header, barrier, ag_order, gate=gate,
+                last_own=sent if ag_order != "parallel" else None)[0]
     return a2a + ag
 
 

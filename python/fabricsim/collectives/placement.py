@@ -1,9 +1,12 @@
 """Placements: which server and NIC each collective node uses. Study 000's presets and a general pack/spread placer.
 
-Servers are numbered 1..R·S in rack order (1–6 in rack 1, 7–12 in rack 2, …) and map to hosts h0…; a node on
-a server gets that server's next free NIC (NIC k attaches to leaf k mod 2 of the rack on the Vela-like
-fabric), so a lone node uses NIC 0 and nodes of one rack reach each other through one leaf (1 switch hop),
-while a second node on the same server uses NIC 1 on the other leaf (its traffic crosses a spine).
+Servers are numbered 1..R·S in rack order (1–6 in rack 1, 7–12 in rack 2, …) and map to hosts h0…. On the
+Vela-like fabric NIC k of a server attaches to leaf k mod 2 of its rack. A node on a server takes that
+server's next free NIC in leaf-filling order, NIC 0, 2, 1, 3 (`NIC_ORDER`): a lone node uses NIC 0, so the
+nodes of one rack reach each other through one leaf (1 switch hop) and other racks through a spine (3 hops);
+a second node on the same server takes NIC 2, on the same leaf; only a third or fourth node lands on the
+rack's other leaf, and its traffic to the first leaf crosses a spine, as study 000 §V-A describes for its
+Table III placements ("spine crossing ... when traffic moves between switches within the same rack").
 """
 
 from __future__ import annotations
@@ -21,16 +24,21 @@ class Node:
         return (f"h{self.server - 1}", self.nic)
 
 
+NIC_ORDER = (0, 2, 1, 3)
+"""The order in which a server's NICs are handed to its nodes: both NICs of the rack's first leaf, then the
+second leaf's."""
+
+
 def vela_nodes(servers: list[int], interfaces: int = 1) -> list[list[Node]]:
     """Nodes for a list of server ids (repeats = several nodes on one server); each node gets `interfaces`
-    NICs of its server, taken in order. Returns one list of Nodes (its NICs) per node."""
+    NICs of its server, taken in `NIC_ORDER`. Returns one list of Nodes (its NICs) per node."""
     used: dict[int, int] = {}
     out = []
     for s in servers:
         first = used.get(s, 0)
-        if first + interfaces > 4:
-            raise ValueError(f"server {s} has 4 NICs; {first + interfaces} requested")
-        out.append([Node(s, first + k) for k in range(interfaces)])
+        if first + interfaces > len(NIC_ORDER):
+            raise ValueError(f"server {s} has {len(NIC_ORDER)} NICs; {first + interfaces} requested")
+        out.append([Node(s, NIC_ORDER[first + k]) for k in range(interfaces)])
         used[s] = first + interfaces
     return out
 
@@ -74,3 +82,20 @@ def spread(n: int, over: int, racks: int = 4, per_rack: int = 6) -> list[int]:
     if over > racks or n > over * per_rack:
         raise ValueError(f"{n} nodes do not fit in {over} racks")
     return sorted(r * per_rack + (k // over) + 1 for k in range(n) for r in [k % over])
+
+
+def placement_groups(name: str, racks: int = 4, per_rack: int = 6) -> list[list[int]]:
+    """Server-id lists per collective for a preset name, `pack:N` (N nodes on consecutive servers) or
+    `spread:N:R` (N nodes round-robin over the first R racks), on any leaf-spine of `racks` × `per_rack`."""
+    if name in PRESETS:
+        return PRESETS[name]
+    kind, _, rest = name.partition(":")
+    try:
+        args = [int(x) for x in rest.split(":")] if rest else []
+    except ValueError:
+        args = None
+    if kind == "pack" and args is not None and len(args) == 1:
+        return [pack(args[0], racks, per_rack)]
+    if kind == "spread" and args is not None and len(args) == 2:
+        return [spread(args[0], args[1], racks, per_rack)]
+    raise ValueError(f"unknown placement '{name}': give a preset ({', '.join(PRESETS)}), pack:N or spread:N:RACKS")

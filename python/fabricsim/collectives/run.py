@@ -6,10 +6,11 @@ from typing import Any, Sequence
 
 from ..spec import Scenario, scenario_from_dict
 from .patterns import all_gather, all_reduce, all_to_all, reduce_scatter, ring_all_reduce
-from .placement import PRESETS, vela_nodes
+from .placement import placement_groups, vela_nodes
 
 PATTERNS = {"all-to-all": all_to_all, "all-gather": all_gather, "all-reduce": all_reduce,
             "ring-all-reduce": ring_all_reduce, "reduce-scatter": reduce_scatter}
+SHIFT_PATTERNS = ("all-to-all", "all-gather", "all-reduce")
 MIB = 1 << 20
 
 
@@ -24,10 +25,12 @@ def vela_topology(switch_latency: str = "1.5us", link_delay: str = "0s", input_b
 
 
 def collective_scenario(groups: Sequence[Sequence[int]], patterns: Sequence[str], msg_mib: float, *,
-                        interfaces: int = 1, packet: int = 1024, seed: int = 1, barrier: bool = False) -> Scenario:
+                        interfaces: int = 1, packet: int = 1024, seed: int = 1, barrier: bool = False,
+                        order: str | None = None) -> Scenario:
     """One or more concurrent collectives; group g runs `patterns[g]` on the servers `groups[g]`.
     With several interfaces per node, each logical message is sent once per interface (NIC k to NIC k),
-    each carrying `msg_mib` MiB, as the study injects its message size per interface."""
+    each carrying `msg_mib` MiB, as the study injects its message size per interface. `order` overrides how
+    nodes issue their messages (see `patterns.ORDERS`; None = each pattern's default)."""
     size = int(round(msg_mib * MIB))
     servers_used: list[int] = [s for g in groups for s in g]
     all_nodes = vela_nodes(servers_used, interfaces)
@@ -39,15 +42,27 @@ def collective_scenario(groups: Sequence[Sequence[int]], patterns: Sequence[str]
         for k in range(interfaces):
             endpoints = [n[k].endpoint for n in nodes]
             messages += PATTERNS[pattern](endpoints, size, packet=packet, tag=f"g{g}.i{k}.{pattern}",
-                                          **({"barrier": barrier} if pattern in ("all-to-all", "all-gather", "all-reduce") else {}))
+                                          **(_shift_options(pattern, barrier, order) if pattern in SHIFT_PATTERNS else {}))
     return scenario_from_dict({"seed": seed, "topology": vela_topology(), "routing": {"ecmp": "per_message"},
                                "messages": messages})
 
 
+def _shift_options(pattern: str, barrier: bool, order: str | None) -> dict:
+    """Keyword options of a shift-pattern generator: `order` (None = the pattern's default) applies to every part."""
+    opts: dict[str, Any] = {"barrier": barrier}
+    if order is not None:
+        opts["order"] = order
+        if pattern == "all-reduce":
+            opts["ag_order"] = order
+    return opts
+
+
 def preset_groups(preset: str) -> list[list[int]]:
-    if preset not in PRESETS:
-        raise KeyError(f"unknown placement '{preset}' (known: {', '.join(PRESETS)})")
-    return PRESETS[preset]
+    """Server ids per collective for a preset, pack:N or spread:N:R on the Vela-like fabric (KeyError if unknown)."""
+    try:
+        return placement_groups(preset)
+    except ValueError as e:
+        raise KeyError(str(e)) from None
 
 
 def collective_metrics(record, interfaces_total: int) -> dict[str, Any]:
@@ -77,7 +92,7 @@ def sweep_task(payload: dict, seed: int) -> dict:
     interfaces = int(payload.get("interfaces", 1))
     sc = collective_scenario(groups, patterns, float(payload.get("msg_mib", 10.0)), interfaces=interfaces,
                              packet=int(payload.get("packet", 1024)), seed=seed,
-                             barrier=bool(payload.get("barrier", False)))
+                             barrier=bool(payload.get("barrier", False)), order=payload.get("order"))
     m = collective_metrics(run(sc), interfaces * sum(len(g) for g in groups))
     m.pop("hop_packets_m")
     return m

@@ -21,9 +21,10 @@ def _fig(title: str, xlabel: str, ylabel: str, size=(6.4, 4.0)):
 
 
 def grouped_bars(summary, x: str, metric: str, group: str | None = None, *, title: str = "", ylabel: str | None = None,
-                 paper: dict | None = None, paper_label: str = "paper"):
+                 paper: dict | None = None, paper_label: str = "paper", logy: bool = False):
     """Bars of `<metric>_mean` per `x` (clustered by `group`) with 95% CI whiskers (`<metric>_ci95`).
-    `paper` maps x (or (x, group)) to a published value drawn as a black marker beside the bar."""
+    `paper` maps x (or (x, group)) to a published value drawn as a black marker beside the bar; `logy`
+    draws the value axis on a log scale (for groups that differ by orders of magnitude)."""
     xs = list(dict.fromkeys(summary[x]))
     groups = list(dict.fromkeys(summary[group])) if group else [None]
     width = 0.8 / len(groups)
@@ -39,6 +40,8 @@ def grouped_bars(summary, x: str, metric: str, group: str | None = None, *, titl
             ax.scatter([p for p, v in zip(pos, pv) if v is not None], [v for v in pv if v is not None],
                        marker="D", color="black", zorder=3, label=paper_label if gi == 0 else None)
     ax.set_xticks(np.arange(len(xs)), [str(v) for v in xs], rotation=30 if len(xs) > 6 else 0, ha="right" if len(xs) > 6 else "center")
+    if logy:
+        ax.set_yscale("log")
     if group or paper:
         ax.legend(fontsize="small")
     return fig

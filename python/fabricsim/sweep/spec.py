@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -64,9 +65,26 @@ class SweepSpec(BaseModel):
         return list(range(1, self.seeds + 1)) if isinstance(self.seeds, int) else list(self.seeds)
 
 
+@functools.cache
+def code_fingerprint(task: str = "") -> str:
+    """A hash of the code a run executes: fabricsim's Python sources and native module, plus a task file given
+    as "path.py:function". Part of every run's hash, so a store never serves results of other code. O(package size)."""
+    root = Path(__file__).resolve().parents[1]
+    files = sorted(p for p in root.rglob("*") if p.is_file() and (p.suffix == ".py" or p.name.startswith("_core")))
+    path = task.rpartition(":")[0]
+    if path.endswith(".py") and Path(path).is_file():
+        files.append(Path(path))
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class RunTask:
-    """One run: parameters applied to the base, one seed. `hash` identifies its content (task, payload, seed)."""
+    """One run: parameters applied to the base, one seed. `hash` identifies its content (task, payload, seed)
+    and the code that runs it (`code_fingerprint`)."""
 
     sweep: str
     task: str
@@ -78,7 +96,8 @@ class RunTask:
 
     @property
     def hash(self) -> str:
-        blob = json.dumps({"task": self.task, "payload": self.payload, "seed": self.seed}, sort_keys=True,
+        blob = json.dumps({"task": self.task, "payload": self.payload, "seed": self.seed,
+                           "code": code_fingerprint(self.task)}, sort_keys=True,
                           separators=(",", ":"), default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
