@@ -1,10 +1,11 @@
 """Type stubs of the private native module fabricsim._core (built from crates/fabricsim-py)."""
 
-def run(spec_json: str) -> str:
-    """Simulate a wire RunSpec (JSON) with the packet engine; returns the RunRecord as JSON. Releases the GIL."""
+def run(spec_json: str, fidelity: str = "packet") -> str:
+    """Simulate a wire RunSpec (JSON) with the packet ("packet") or flow-level ("flow") engine; returns the
+    RunRecord as JSON. Releases the GIL."""
 
-def validate(spec_json: str) -> None:
-    """Validate a wire RunSpec (fields, topology, reachability, paths) without simulating."""
+def validate(spec_json: str, fidelity: str = "packet") -> None:
+    """Validate a wire RunSpec (fields, topology, reachability, paths, what the fidelity models) without simulating."""
 
 def version() -> str:
     """Version of the native engine."""

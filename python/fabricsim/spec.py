@@ -267,7 +267,8 @@ class SourceDef(_Model):
 class MessageDef(_Model):
     """A message transfer: `size` bytes of payload in packets of `packet_size` (+ `header`), paced by the NIC.
 
-    It starts `delay` after the later of `start` and the completion of every message named in `after`."""
+    It starts `delay` after the later of `start` and the completion of every message (or barrier) named in
+    `after`."""
 
     name: Name
     src: Name
@@ -283,6 +284,15 @@ class MessageDef(_Model):
     """Messages that must be fully sent (last packet handed to the NIC), not delivered, before this starts."""
     delay: Duration = 0
     path: list[Name] | None = None
+
+
+class BarrierDef(_Model):
+    """A synchronisation point of the workload DAG: it completes when every message (or barrier) named in
+    `after` has; messages (and barriers) naming it in their `after` start only then. A phase barrier for N
+    messages waiting on M others costs N + M names instead of N·M."""
+
+    name: Name
+    after: list[Name] = []
 
 
 class TcpDef(_Model):
@@ -334,7 +344,9 @@ class Scenario(_Model):
 
     seed: NonNegativeInt = 1
     stop: Duration | None = None
-    fidelity: Literal["packet"] = "packet"
+    fidelity: Literal["packet", "flow"] = "packet"
+    """Which engine simulates: "packet" (discrete events, queues, loss, TCP) or "flow" (max-min fair fluid
+    flows on the same routes: fast at scale, lossless, no queues or transport dynamics)."""
     topology: TopologyDef
     queue: QueueDef = QueueDef()
     ports: list[PortDef] = []
@@ -342,6 +354,7 @@ class Scenario(_Model):
     sources: list[SourceDef] = []
     messages: list[MessageDef] = []
     tcp: list[TcpDef] = []
+    barriers: list[BarrierDef] = []
     measure: MeasureDef = MeasureDef()
 
     _source: str = PrivateAttr(default="<scenario>")
@@ -457,6 +470,22 @@ def _to_wire(sc: Scenario) -> dict:
         if m.name in source_names:
             raise SpecProblem(f"messages[{i}].name", f"'{m.name}' already names a source (flows are reported by name)")
         msg_index[m.name] = i
+    barrier_index: dict[str, int] = {}
+    for i, b in enumerate(sc.barriers):
+        if b.name in msg_index or b.name in source_names or b.name in barrier_index:
+            raise SpecProblem(f"barriers[{i}].name", f"'{b.name}' already names a flow or barrier")
+        barrier_index[b.name] = i
+    barriers = []
+    for i, b in enumerate(sc.barriers):
+        deps, bdeps = [], []
+        for k, name in enumerate(b.after):
+            if name in msg_index:
+                deps.append(msg_index[name])
+            elif name in barrier_index:
+                bdeps.append(barrier_index[name])
+            else:
+                raise SpecProblem(f"barriers[{i}].after[{k}]", f"unknown message or barrier '{name}'")
+        barriers.append({"name": b.name, "deps": deps, "barriers": bdeps})
     messages = []
     for i, m in enumerate(sc.messages):
         f = f"messages[{i}]"
@@ -467,9 +496,12 @@ def _to_wire(sc: Scenario) -> dict:
         if m.size > MAX_MESSAGE_BYTES:
             raise SpecProblem(f"{f}.size", f"{m.size} B exceeds the 1 TiB limit")
         packet(f"{f}.packet_size", m.packet_size, m.header)
-        deps, sent_deps = [], []
+        deps, sent_deps, mbarriers = [], [], []
         for key, names, out in (("after", m.after, deps), ("after_sent", m.after_sent, sent_deps)):
             for k, name in enumerate(names):
+                if key == "after" and name in barrier_index:
+                    mbarriers.append(barrier_index[name])
+                    continue
                 if name not in msg_index:
                     raise SpecProblem(f"{f}.{key}[{k}]", f"unknown message '{name}'")
                 if name == m.name:
@@ -478,7 +510,7 @@ def _to_wire(sc: Scenario) -> dict:
         messages.append({
             "name": m.name, "src": src, "src_nic": m.src_nic, "dst": dst, "dst_nic": m.dst_nic,
             "size_bytes": m.size, "packet_bytes": m.packet_size, "header_bytes": m.header,
-            "start_ps": m.start, "deps": deps, "sent_deps": sent_deps, "delay_ps": m.delay,
+            "start_ps": m.start, "deps": deps, "sent_deps": sent_deps, "barriers": mbarriers, "delay_ps": m.delay,
             "path": path(f"{f}.path", m.path),
         })
     tcp = []
@@ -508,10 +540,14 @@ def _to_wire(sc: Scenario) -> dict:
             "snd_buf_bytes": t.snd_buf, "app_write_bytes": t.app_write,
             "dupack_threshold": t.dupack_threshold, "sack": t.sack, "path": path(f"{f}.path", t.path),
         })
-    cycle = _find_cycle([m["deps"] + m["sent_deps"] for m in messages])
+    n_msg = len(messages)
+    cycle = _find_cycle([m["deps"] + m["sent_deps"] + [n_msg + b for b in m["barriers"]] for m in messages]
+                        + [b["deps"] + [n_msg + x for x in b["barriers"]] for b in barriers])
     if cycle:
-        names = " -> ".join(sc.messages[k].name for k in cycle)
-        raise SpecProblem(f"messages[{cycle[0]}].after", f"dependency cycle: {names}")
+        label = [m.name for m in sc.messages] + [b.name for b in sc.barriers]
+        names = " -> ".join(label[k] for k in cycle)
+        field = f"messages[{cycle[0]}].after" if cycle[0] < n_msg else f"barriers[{cycle[0] - n_msg}].after"
+        raise SpecProblem(field, f"dependency cycle: {names}")
     sample_ports = None
     if sc.measure.queues is not None:
         sample_ports = []
@@ -530,6 +566,7 @@ def _to_wire(sc: Scenario) -> dict:
         "sources": sources,
         "messages": messages,
         "tcp": tcp,
+        "barriers": barriers,
         "measure": {"queue_sample_ps": sc.measure.queue_interval, "sample_ports": sample_ports},
     }
 

@@ -3,6 +3,27 @@
 use crate::error::{Error, Result};
 use crate::topology::{Topology, NONE};
 
+/// splitmix64 finaliser: a fast, well-mixed 64-bit hash.
+#[inline]
+pub fn mix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The ECMP salt of flow `flow` under per-flow hashing: every engine picks the same paths for a seed.
+#[inline]
+pub fn flow_salt(seed: u64, flow: u32) -> u64 {
+    mix64(seed ^ mix64(flow as u64))
+}
+
+/// The ECMP choice at node `v` among `n` candidates for a flow or message with hash `salt`.
+#[inline]
+pub fn ecmp_index(salt: u64, v: u32, n: usize) -> usize {
+    (mix64(salt ^ (v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) % n as u64) as usize
+}
+
 /// For every switch and every destination endpoint (host NIC), the equal-cost egress ports.
 /// Invariant: every listed port lies on a minimum-hop path through switches only (hosts never transit).
 /// Memory O(switches × endpoints + total ECMP entries); build O(endpoints × (nodes + ports)).

@@ -25,8 +25,24 @@ pub struct RunSpec {
     /// messages, then their ACK flows, as FlowMonitor classifies the two directions separately.
     #[serde(default)]
     pub tcp: Vec<TcpSpec>,
+    /// Synchronisation points of the workload DAG (see `BarrierSpec`).
+    #[serde(default)]
+    pub barriers: Vec<BarrierSpec>,
     #[serde(default)]
     pub measure: MeasureSpec,
+}
+
+/// A barrier of the workload DAG: it completes (carrying no traffic) when every message in `deps` has been
+/// delivered and every barrier in `barriers` has completed; messages listing it start only after that.
+/// N messages waiting for M others through one barrier cost N + M edges instead of N·M.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BarrierSpec {
+    pub name: String,
+    #[serde(default)]
+    pub deps: Vec<u32>,
+    #[serde(default)]
+    pub barriers: Vec<u32>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -309,6 +325,9 @@ pub struct MessageSpec {
     /// transmitter): a node sending messages back to back without waiting for delivery.
     #[serde(default)]
     pub sent_deps: Vec<u32>,
+    /// Indices of barriers that must complete first.
+    #[serde(default)]
+    pub barriers: Vec<u32>,
     /// Added after the later of `start_ps` and the last dependency's completion.
     #[serde(default)]
     pub delay_ps: u64,
@@ -456,6 +475,21 @@ impl RunSpec {
                     }
                 }
             }
+            let nb = self.barriers.len() as u32;
+            for (j, &b) in msg.barriers.iter().enumerate() {
+                if b >= nb {
+                    return Err(Error::spec(format!("messages[{i}].barriers[{j}]"), format!("barrier index {b} out of range (0..{nb})")));
+                }
+            }
+        }
+        let nb = self.barriers.len() as u32;
+        for (i, b) in self.barriers.iter().enumerate() {
+            if let Some((j, &d)) = b.deps.iter().enumerate().find(|(_, &d)| d >= m) {
+                return Err(Error::spec(format!("barriers[{i}].deps[{j}]"), format!("message index {d} out of range (0..{m})")));
+            }
+            if let Some((j, &d)) = b.barriers.iter().enumerate().find(|(_, &d)| d >= nb) {
+                return Err(Error::spec(format!("barriers[{i}].barriers[{j}]"), format!("barrier index {d} out of range (0..{nb})")));
+            }
         }
         for (i, t) in self.tcp.iter().enumerate() {
             let f = |x: &str| format!("tcp[{i}].{x}");
@@ -488,11 +522,14 @@ impl RunSpec {
                 }
             }
         }
-        if let Some(cycle_at) = find_cycle(&self.messages) {
-            return Err(Error::spec(
-                format!("messages[{cycle_at}].deps"),
-                format!("dependency cycle through message '{}'", self.messages[cycle_at].name),
-            ));
+        if let Some(at) = find_cycle(self) {
+            let (field, name) = if at < self.messages.len() {
+                (format!("messages[{at}].deps"), format!("message '{}'", self.messages[at].name))
+            } else {
+                let b = at - self.messages.len();
+                (format!("barriers[{b}].deps"), format!("barrier '{}'", self.barriers[b].name))
+            };
+            return Err(Error::spec(field, format!("dependency cycle through {name}")));
         }
         if self.measure.queue_sample_ps == Some(0) {
             return Err(Error::spec("measure.queue_sample_ps", "must be > 0"));
@@ -592,33 +629,46 @@ fn check_packet(field: &str, payload: u64, header: u64) -> Result<()> {
     Ok(())
 }
 
-/// Index of a message on a dependency cycle, if any. Iterative DFS, O(messages + deps).
-fn find_cycle(msgs: &[MessageSpec]) -> Option<usize> {
+/// Index of a DAG node on a dependency cycle, if any: messages are 0..M, barriers M..M+B, and every kind
+/// of dependency (delivery, send completion, barrier) counts. Iterative DFS, O(messages + barriers + deps).
+fn find_cycle(spec: &RunSpec) -> Option<usize> {
+    let m = spec.messages.len();
+    let n = m + spec.barriers.len();
+    let preds = |v: usize| -> Vec<usize> {
+        if v < m {
+            let msg = &spec.messages[v];
+            msg.deps.iter().chain(&msg.sent_deps).map(|&d| d as usize).chain(msg.barriers.iter().map(|&b| m + b as usize)).collect()
+        } else {
+            let b = &spec.barriers[v - m];
+            b.deps.iter().map(|&d| d as usize).chain(b.barriers.iter().map(|&x| m + x as usize)).collect()
+        }
+    };
     // 0 = unvisited, 1 = on stack, 2 = done
-    let mut state = vec![0u8; msgs.len()];
-    for root in 0..msgs.len() {
+    let mut state = vec![0u8; n];
+    for root in 0..n {
         if state[root] != 0 {
             continue;
         }
-        let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+        let mut stack: Vec<(usize, Vec<usize>, usize)> = vec![(root, preds(root), 0)];
         state[root] = 1;
-        while let Some(&mut (v, ref mut k)) = stack.last_mut() {
-            if *k < msgs[v].deps.len() {
-                let w = msgs[v].deps[*k] as usize;
+        while let Some((v, ps, k)) = stack.last_mut() {
+            if *k < ps.len() {
+                let w = ps[*k];
                 *k += 1;
-                if w >= msgs.len() {
+                if w >= n {
                     continue;
                 }
                 match state[w] {
                     0 => {
                         state[w] = 1;
-                        stack.push((w, 0));
+                        let pw = preds(w);
+                        stack.push((w, pw, 0));
                     }
                     1 => return Some(w),
                     _ => {}
                 }
             } else {
-                state[v] = 2;
+                state[*v] = 2;
                 stack.pop();
             }
         }

@@ -40,6 +40,7 @@ fn main() {
             start_ps: 0,
             deps: vec![],
             sent_deps: vec![],
+            barriers: vec![],
             delay_ps: 0,
             path: None,
         })
@@ -56,6 +57,7 @@ fn main() {
         sources: vec![],
         messages,
         tcp: vec![],
+        barriers: vec![],
         measure: MeasureSpec::default(),
     };
     let r = fabricsim_des::run(&spec).expect("benchmark run");

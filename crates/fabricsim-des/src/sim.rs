@@ -13,8 +13,9 @@ mod tcp;
 use crate::events::{Ev, EventId, EventQueue};
 use tcp::{TcpConn, TcpHdr};
 use crate::queues::Egress;
+use fabricsim_core::dag::Dag;
 use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RunRecord, SampleColumns};
-use fabricsim_core::routing::{Fib, PathTable};
+use fabricsim_core::routing::{ecmp_index, flow_salt, mix64, Fib, PathTable};
 use fabricsim_core::spec::{EcmpMode, RunSpec, SourceKind};
 use fabricsim_core::topology::{Topology, NONE};
 use fabricsim_core::{Bps, Error, Result, Time};
@@ -157,46 +158,12 @@ struct MsgRt {
     size: u64,
     payload: u32,
     header: u32,
-    start_at: Time,
-    delay: Time,
     remaining: u64,
     received: u64,
-    deps_left: u32,
-    ready: Time,
     started: Option<Time>,
     complete: Option<Time>,
 }
 
-/// CSR of dependents for one dependency kind: the messages listing m are list[start[m]..start[m+1]].
-fn dependents(msgs: &[fabricsim_core::spec::MessageSpec], deps: impl Fn(&fabricsim_core::spec::MessageSpec) -> &Vec<u32>) -> (Vec<u32>, Vec<u32>) {
-    let mut start = vec![0u32; msgs.len() + 1];
-    for m in msgs {
-        for &d in deps(m) {
-            start[d as usize + 1] += 1;
-        }
-    }
-    for i in 0..msgs.len() {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut list = vec![0u32; start[msgs.len()] as usize];
-    for (i, m) in msgs.iter().enumerate() {
-        for &d in deps(m) {
-            list[fill[d as usize] as usize] = i as u32;
-            fill[d as usize] += 1;
-        }
-    }
-    (start, list)
-}
-
-/// splitmix64 finaliser: a fast, well-mixed 64-bit hash.
-#[inline]
-fn mix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 pub struct Sim {
     now: Time,
@@ -216,12 +183,9 @@ pub struct Sim {
     stats: Vec<FlowStat>,
     srcs: Vec<SourceRt>,
     msgs: Vec<MsgRt>,
-    /// CSR of dependents: messages waiting for message m's delivery are dep_list[dep_start[m]..dep_start[m+1]].
-    dep_start: Vec<u32>,
-    dep_list: Vec<u32>,
-    /// The same for messages waiting for message m to be fully sent.
-    sent_dep_start: Vec<u32>,
-    sent_dep_list: Vec<u32>,
+    /// The workload DAG (message and barrier dependencies) and its scratch output.
+    dag: Dag,
+    dag_out: Vec<(u32, Time)>,
     msgs_done: usize,
     totals: PacketTotals,
     hops: Vec<u64>,
@@ -333,7 +297,7 @@ impl Sim {
             spec.tcp.iter().enumerate().map(|(i, t)| TcpConn::new(t, tcp_base + i as u32, tcp_base + n_tcp + i as u32)).collect();
         let n_src = spec.sources.len() as u32;
         for (f, flow) in flows.iter_mut().enumerate() {
-            flow.salt = mix64(spec.seed ^ mix64(f as u64));
+            flow.salt = flow_salt(spec.seed, f as u32);
         }
         let srcs = spec
             .sources
@@ -364,18 +328,12 @@ impl Sim {
                 size: m.size_bytes,
                 payload: m.packet_bytes as u32,
                 header: m.header_bytes as u32,
-                start_at: Time(m.start_ps),
-                delay: Time(m.delay_ps),
                 remaining: m.size_bytes,
                 received: 0,
-                deps_left: (m.deps.len() + m.sent_deps.len()) as u32,
-                ready: Time(m.start_ps),
                 started: None,
                 complete: None,
             })
             .collect();
-        let (dep_start, dep_list) = dependents(&spec.messages, |m| &m.deps);
-        let (sent_dep_start, sent_dep_list) = dependents(&spec.messages, |m| &m.sent_deps);
         let sample_ports = match &spec.measure.sample_ports {
             Some(list) => list.iter().map(|&(n, p)| topo.port_start[n as usize] + p).collect(),
             None => (0..topo.ports.len() as u32).filter(|&p| topo.is_switch(topo.ports[p as usize].node)).collect(),
@@ -399,10 +357,8 @@ impl Sim {
             stats: vec![FlowStat::default(); n_flows],
             srcs,
             msgs,
-            dep_start,
-            dep_list,
-            sent_dep_start,
-            sent_dep_list,
+            dag: Dag::new(spec),
+            dag_out: Vec::new(),
             msgs_done: 0,
             totals: PacketTotals::default(),
             hops: Vec::new(),
@@ -427,12 +383,13 @@ impl Sim {
                 sim.q.schedule(Time(stop), Ev::SrcStop(i as u32));
             }
         }
-        for m in 0..sim.msgs.len() {
-            if sim.msgs[m].deps_left == 0 {
-                let at = sim.msgs[m].start_at + sim.msgs[m].delay;
-                sim.q.schedule(at, Ev::MsgStart(m as u32));
-            }
+        let mut out = std::mem::take(&mut sim.dag_out);
+        sim.dag.initial(&mut out);
+        for &(m, at) in &out {
+            sim.q.schedule(at, Ev::MsgStart(m));
         }
+        out.clear();
+        sim.dag_out = out;
         if let Some(dt) = sim.sample_every {
             sim.q.schedule(Time::ZERO + dt, Ev::Sample);
         }
@@ -691,8 +648,10 @@ impl Sim {
         let (flow, header) = (msg.flow, msg.header);
         if msg.remaining > 0 {
             self.ports[p as usize].senders.push_back(m);
-        } else if self.sent_dep_start[m as usize] < self.sent_dep_start[m as usize + 1] {
-            self.msg_sent(m);
+        } else if self.dag.has_sent_dependents(m) {
+            let mut out = std::mem::take(&mut self.dag_out);
+            self.dag.sent(m, self.now, &mut out);
+            self.start_released(&mut out);
         }
         Some(self.new_packet(flow, payload, header))
     }
@@ -743,11 +702,10 @@ impl Sim {
             1 => cands[0],
             0 => unreachable!("validated flows always have a route (node {v}, endpoint {})", pk.dst_ep),
             n => {
-                let i = match self.ecmp {
-                    EcmpMode::PerPacket => self.rng.next_u64(),
-                    _ => mix64(self.flows[pk.flow as usize].salt ^ (v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-                };
-                cands[(i % n as u64) as usize]
+                match self.ecmp {
+                    EcmpMode::PerPacket => cands[(self.rng.next_u64() % n as u64) as usize],
+                    _ => cands[ecmp_index(self.flows[pk.flow as usize].salt, v, n)],
+                }
             }
         };
         if self.ports[out as usize].voq.is_some() {
@@ -828,28 +786,18 @@ impl Sim {
         let now = self.now;
         self.msgs[m as usize].complete = Some(now);
         self.msgs_done += 1;
-        let (a, b) = (self.dep_start[m as usize] as usize, self.dep_start[m as usize + 1] as usize);
-        self.release_dependents(a, b, false);
+        let mut out = std::mem::take(&mut self.dag_out);
+        self.dag.delivered(m, now, &mut out);
+        self.start_released(&mut out);
     }
 
-    /// Message m's last packet went to the NIC's transmitter: start what waited for it to be sent.
-    fn msg_sent(&mut self, m: u32) {
-        let (a, b) = (self.sent_dep_start[m as usize] as usize, self.sent_dep_start[m as usize + 1] as usize);
-        self.release_dependents(a, b, true);
-    }
-
-    fn release_dependents(&mut self, a: usize, b: usize, sent: bool) {
-        let now = self.now;
-        for k in a..b {
-            let d = if sent { self.sent_dep_list[k] } else { self.dep_list[k] } as usize;
-            let dm = &mut self.msgs[d];
-            dm.deps_left -= 1;
-            dm.ready = dm.ready.max(now);
-            if dm.deps_left == 0 {
-                let at = dm.ready + dm.delay;
-                self.q.schedule(at, Ev::MsgStart(d as u32));
-            }
+    /// Schedule the messages the DAG released (and hand the scratch buffer back, emptied).
+    fn start_released(&mut self, out: &mut Vec<(u32, Time)>) {
+        for &(d, at) in out.iter() {
+            self.q.schedule(at, Ev::MsgStart(d));
         }
+        out.clear();
+        self.dag_out = std::mem::take(out);
     }
 
     // ---- UDP sources (ns-3 OnOffApplication semantics) -----------------------------------------------

@@ -15,22 +15,42 @@ fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> fabricsim_core::Result<T
     }
 }
 
-/// Simulate a wire RunSpec (JSON) with the packet engine; returns the RunRecord as JSON.
+/// Which engine: "packet" (the discrete-event engine) or "flow" (max-min fluid flows).
+fn flow_fidelity(fidelity: &str) -> PyResult<bool> {
+    match fidelity {
+        "packet" => Ok(false),
+        "flow" => Ok(true),
+        other => Err(error::to_py(fabricsim_core::Error::spec("fidelity", format!("must be 'packet' or 'flow', not '{other}'")))),
+    }
+}
+
+/// Simulate a wire RunSpec (JSON) at the given fidelity; returns the RunRecord as JSON.
 #[pyfunction]
-fn run(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+#[pyo3(signature = (spec_json, fidelity = "packet"))]
+fn run(py: Python<'_>, spec_json: &str, fidelity: &str) -> PyResult<String> {
+    let flow = flow_fidelity(fidelity)?;
     let spec_json = spec_json.to_owned();
     guarded(py, move || {
         let spec = RunSpec::from_json(&spec_json)?;
-        let record = fabricsim_des::run(&spec)?;
+        let record = if flow { fabricsim_flow::run(&spec)? } else { fabricsim_des::run(&spec)? };
         serde_json::to_string(&record).map_err(|e| fabricsim_core::Error::Sim(e.to_string()))
     })
 }
 
-/// Validate a wire RunSpec (fields, topology, reachability, paths) without simulating.
+/// Validate a wire RunSpec (fields, topology, reachability, paths, what the fidelity can model) without simulating.
 #[pyfunction]
-fn validate(py: Python<'_>, spec_json: &str) -> PyResult<()> {
+#[pyo3(signature = (spec_json, fidelity = "packet"))]
+fn validate(py: Python<'_>, spec_json: &str, fidelity: &str) -> PyResult<()> {
+    let flow = flow_fidelity(fidelity)?;
     let spec_json = spec_json.to_owned();
-    guarded(py, move || fabricsim_des::validate(&RunSpec::from_json(&spec_json)?))
+    guarded(py, move || {
+        let spec = RunSpec::from_json(&spec_json)?;
+        if flow {
+            fabricsim_flow::validate(&spec)
+        } else {
+            fabricsim_des::validate(&spec)
+        }
+    })
 }
 
 /// Version of the native engine.

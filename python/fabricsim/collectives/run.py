@@ -93,6 +93,6 @@ def sweep_task(payload: dict, seed: int) -> dict:
     sc = collective_scenario(groups, patterns, float(payload.get("msg_mib", 10.0)), interfaces=interfaces,
                              packet=int(payload.get("packet", 1024)), seed=seed,
                              barrier=bool(payload.get("barrier", False)), order=payload.get("order"))
-    m = collective_metrics(run(sc), interfaces * sum(len(g) for g in groups))
+    m = collective_metrics(run(sc, fidelity=payload.get("fidelity")), interfaces * sum(len(g) for g in groups))
     m.pop("hop_packets_m")
     return m

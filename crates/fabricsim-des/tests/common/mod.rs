@@ -38,6 +38,7 @@ impl Net {
             sources: vec![],
             messages: vec![],
             tcp: vec![],
+            barriers: vec![],
         measure: MeasureSpec::default(),
         }
     }
@@ -56,6 +57,7 @@ pub fn msg(name: &str, src: u32, dst: u32, size: u64, packet: u64, header: u64) 
         start_ps: 0,
         deps: vec![],
         sent_deps: vec![],
+        barriers: vec![],
         delay_ps: 0,
         path: None,
     }

@@ -1,0 +1,497 @@
+//! The flow-level simulation: a plain value owning its clock, event heap, RNG, routes and max-min solver.
+//!
+//! Model: every message (and every CBR source) is a fluid flow on the path the packet engine would pick
+//! (the same forwarding tables and ECMP hashing; per-packet ECMP spreads a flow evenly over its equal-cost
+//! paths). Rates are max-min fair over directed links, a link's capacity being its rate (or its NIC
+//! injection cap), a CBR source capped at its wire rate. Rates change only when a flow starts or finishes,
+//! and only the connected component it touches is re-solved. A message is fully sent when its last bit
+//! leaves the NIC; it is delivered one path latency later: propagation and switch latency at every hop,
+//! plus the store-and-forward of its last packet at every hop after the first. Lossless by construction:
+//! no queues, no drops, no transport dynamics (TCP, OnOff sources, error models and queue sampling are
+//! rejected with an error naming the field).
+
+use crate::maxmin::MaxMin;
+use fabricsim_core::dag::Dag;
+use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RunRecord, SampleColumns};
+use fabricsim_core::routing::{ecmp_index, flow_salt, Fib, PathTable};
+use fabricsim_core::spec::{EcmpMode, RunSpec, SourceKind};
+use fabricsim_core::topology::{Topology, NONE};
+use fabricsim_core::{Error, Result, Time};
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    MsgStart(u32),
+    /// (flow, version): valid only while the flow's version is unchanged.
+    TxDone(u32, u32),
+    Delivered(u32),
+    SrcStart(u32),
+    SrcStop(u32),
+}
+
+/// One flow (a CBR source or a message). Bits are wire bits (payload + headers).
+#[derive(Clone, Debug, Default)]
+struct FlowRt {
+    src_port: u32,
+    dst_ep: u32,
+    path: u32,
+    salt: u64,
+    /// Payload and header bytes of a full packet, and the wire bytes of the first and last packets.
+    pkt_payload: u64,
+    header: u64,
+    first_pkt: u64,
+    last_pkt: u64,
+    /// Packets of a bounded flow (a message, or a source with max_bytes).
+    n_pkts: u64,
+    /// Total wire bits (infinite for an unbounded source) and what is left to send.
+    total: f64,
+    remaining: f64,
+    sent: f64,
+    last: Time,
+    version: u32,
+    cap: Option<f64>,
+    uses: Vec<(u32, f64)>,
+    switches: u16,
+    /// From the end of sending to delivery, and a lone packet's delay (no queueing).
+    tail: Time,
+    pkt_delay: Time,
+    started: Option<Time>,
+    tx_done: Option<Time>,
+    complete: Option<Time>,
+}
+
+pub struct FlowSim {
+    now: Time,
+    stop: Option<Time>,
+    seed: u64,
+    q: BinaryHeap<Reverse<(Time, u64, Ev)>>,
+    seq: u64,
+    rng: Pcg64Mcg,
+    ecmp: EcmpMode,
+    topo: Topology,
+    fib: Fib,
+    paths: PathTable,
+    mm: MaxMin,
+    flows: Vec<FlowRt>,
+    names: Vec<(String, String, String, String)>,
+    n_src: u32,
+    dag: Dag,
+    dag_out: Vec<(u32, Time)>,
+    msgs_done: usize,
+    n_msgs: usize,
+    events: u64,
+    seed_flows: Vec<u32>,
+    seed_res: Vec<u32>,
+}
+
+fn unsupported(field: impl Into<String>, what: &str) -> Error {
+    Error::spec(field, format!("{what} is not modelled at flow fidelity; use fidelity = \"packet\""))
+}
+
+impl FlowSim {
+    /// Build from a validated spec: topology, forwarding tables, paths, the DAG; reject what the flow model
+    /// cannot represent. O(endpoints × (nodes + ports) + flows).
+    pub fn new(spec: &RunSpec) -> Result<FlowSim> {
+        spec.validate()?;
+        if !spec.tcp.is_empty() {
+            return Err(unsupported("tcp[0]", "TCP (congestion control, loss recovery)"));
+        }
+        if let Some(i) = spec.sources.iter().position(|s| s.kind == SourceKind::Onoff) {
+            return Err(unsupported(format!("sources[{i}].kind"), "an OnOff source"));
+        }
+        if spec.measure.queue_sample_ps.is_some() {
+            return Err(unsupported("measure.queue_sample_ps", "queue sampling (the flow model has no queues)"));
+        }
+        if let Some(i) = spec.network.links.iter().position(|l| !l.a_end.drop_packets.is_empty() || !l.b_end.drop_packets.is_empty()) {
+            return Err(unsupported(format!("network.links[{i}].drop_packets"), "an error model (the flow model has no loss)"));
+        }
+        let topo = Topology::build(&spec.network)?;
+        let fib = Fib::build(&topo);
+        let mut paths = PathTable::default();
+        let n_src = spec.sources.len() as u32;
+        let mut flows = Vec::with_capacity(spec.sources.len() + spec.messages.len());
+        let mut names = Vec::with_capacity(flows.capacity());
+        let mut add = |field: String, src: u32, src_nic: u32, dst: u32, dst_nic: u32, path: &Option<Vec<u32>>| -> Result<FlowRt> {
+            let src_port = topo.nic_port(src, src_nic);
+            let dst_port = topo.nic_port(dst, dst_nic);
+            let dst_ep = topo.port_ep[dst_port as usize];
+            let path = match path {
+                Some(nodes) => paths.add(&topo, &format!("{field}.path"), nodes, src_port, dst_port)?,
+                None if fib.reachable(&topo, src_port, dst_ep) => NONE,
+                None => {
+                    return Err(Error::spec(
+                        format!("{field}.dst"),
+                        format!("'{}' (NIC {dst_nic}) is unreachable from '{}' (NIC {src_nic}): the network is disconnected",
+                                topo.names[dst as usize], topo.names[src as usize]),
+                    ))
+                }
+            };
+            Ok(FlowRt { src_port, dst_ep, path, ..Default::default() })
+        };
+        for (i, s) in spec.sources.iter().enumerate() {
+            let mut f = add(format!("sources[{i}]"), s.src, s.src_nic, s.dst, s.dst_nic, &s.path)?;
+            let pkt = s.packet_bytes + s.header_bytes;
+            f.pkt_payload = s.packet_bytes;
+            f.header = s.header_bytes;
+            (f.first_pkt, f.last_pkt) = (pkt, pkt);
+            f.cap = Some(s.rate_bps as f64 * pkt as f64 / s.packet_bytes as f64);
+            f.n_pkts = s.max_bytes.map_or(0, |b| b.div_ceil(s.packet_bytes));
+            f.total = s.max_bytes.map_or(f64::INFINITY, |b| (b.div_ceil(s.packet_bytes) * pkt * 8) as f64);
+            flows.push(f);
+            names.push((s.name.clone(), "cbr".to_string(), topo.names[s.src as usize].clone(), topo.names[s.dst as usize].clone()));
+        }
+        for (i, m) in spec.messages.iter().enumerate() {
+            let mut f = add(format!("messages[{i}]"), m.src, m.src_nic, m.dst, m.dst_nic, &m.path)?;
+            let n_pkts = m.size_bytes.div_ceil(m.packet_bytes);
+            f.pkt_payload = m.packet_bytes;
+            f.header = m.header_bytes;
+            f.first_pkt = m.packet_bytes.min(m.size_bytes) + m.header_bytes;
+            f.last_pkt = m.size_bytes - (n_pkts - 1) * m.packet_bytes + m.header_bytes;
+            f.n_pkts = n_pkts;
+            f.total = ((m.size_bytes + n_pkts * m.header_bytes) * 8) as f64;
+            flows.push(f);
+            names.push((m.name.clone(), "message".to_string(), topo.names[m.src as usize].clone(), topo.names[m.dst as usize].clone()));
+        }
+        for (i, f) in flows.iter_mut().enumerate() {
+            f.salt = flow_salt(spec.seed, i as u32);
+            f.remaining = f.total;
+        }
+        let cap: Vec<f64> = topo.ports.iter().map(|p| p.rate_cap.map_or(p.rate.0, |c| c.0.min(p.rate.0)) as f64).collect();
+        let mm = MaxMin::new(cap, flows.len());
+        let mut sim = FlowSim {
+            now: Time::ZERO,
+            stop: spec.stop_ps.map(Time),
+            seed: spec.seed,
+            q: BinaryHeap::new(),
+            seq: 0,
+            rng: Pcg64Mcg::seed_from_u64(spec.seed),
+            ecmp: spec.routing.ecmp,
+            topo,
+            fib,
+            paths,
+            mm,
+            flows,
+            names,
+            n_src,
+            dag: Dag::new(spec),
+            dag_out: Vec::new(),
+            msgs_done: 0,
+            n_msgs: spec.messages.len(),
+            events: 0,
+            seed_flows: Vec::new(),
+            seed_res: Vec::new(),
+        };
+        for (i, s) in spec.sources.iter().enumerate() {
+            sim.schedule(Time(s.start_ps), Ev::SrcStart(i as u32));
+            if let Some(stop) = s.stop_ps {
+                sim.schedule(Time(stop), Ev::SrcStop(i as u32));
+            }
+        }
+        let mut out = Vec::new();
+        sim.dag.initial(&mut out);
+        for &(m, at) in &out {
+            sim.schedule(at, Ev::MsgStart(m));
+        }
+        Ok(sim)
+    }
+
+    #[inline]
+    fn schedule(&mut self, at: Time, ev: Ev) {
+        self.seq += 1;
+        self.q.push(Reverse((at, self.seq, ev)));
+    }
+
+    /// Run to completion (or the stop time) and return the record.
+    pub fn run(mut self) -> Result<RunRecord> {
+        let wall = std::time::Instant::now();
+        while let Some(&Reverse((t, _, _))) = self.q.peek() {
+            if self.stop.is_some_and(|s| t > s) {
+                break;
+            }
+            if t == Time::MAX {
+                return Err(Error::spec("time", "simulated time would pass 2^64 ps (213 days)"));
+            }
+            self.now = t;
+            // Every event of this instant first, then one re-solve for all of them.
+            while let Some(&Reverse((t2, _, ev))) = self.q.peek() {
+                if t2 != t {
+                    break;
+                }
+                self.q.pop();
+                self.events += 1;
+                self.handle(ev);
+            }
+            if !self.seed_flows.is_empty() || !self.seed_res.is_empty() {
+                self.resolve();
+            }
+        }
+        if let Some(stop) = self.stop {
+            if self.now < stop && self.flows.iter().any(|f| f.started.is_some() && f.tx_done.is_none()) {
+                self.now = stop;
+            }
+        }
+        for f in 0..self.flows.len() as u32 {
+            if self.mm.active(f) {
+                self.settle(f);
+            }
+        }
+        Ok(self.finish(wall.elapsed().as_secs_f64()))
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::MsgStart(m) => self.start(self.n_src + m),
+            Ev::SrcStart(s) => self.start(s),
+            Ev::SrcStop(s) => {
+                if self.mm.active(s) {
+                    self.settle(s);
+                    self.end(s);
+                }
+            }
+            Ev::TxDone(f, ver) => {
+                if self.flows[f as usize].version != ver || !self.mm.active(f) {
+                    return;
+                }
+                self.settle(f);
+                self.flows[f as usize].remaining = 0.0;
+                self.end(f);
+                if f >= self.n_src {
+                    let m = f - self.n_src;
+                    let at = self.now + self.flows[f as usize].tail;
+                    self.schedule(at, Ev::Delivered(m));
+                    if self.dag.has_sent_dependents(m) {
+                        let mut out = std::mem::take(&mut self.dag_out);
+                        self.dag.sent(m, self.now, &mut out);
+                        self.release(&mut out);
+                    }
+                }
+            }
+            Ev::Delivered(m) => {
+                let f = (self.n_src + m) as usize;
+                self.flows[f].complete = Some(self.now);
+                self.msgs_done += 1;
+                let mut out = std::mem::take(&mut self.dag_out);
+                self.dag.delivered(m, self.now, &mut out);
+                self.release(&mut out);
+            }
+        }
+    }
+
+    fn release(&mut self, out: &mut Vec<(u32, Time)>) {
+        for &(m, at) in out.iter() {
+            self.schedule(at.max(self.now), Ev::MsgStart(m));
+        }
+        out.clear();
+        self.dag_out = std::mem::take(out);
+    }
+
+    /// Route flow f and put it on its links. A per-message ECMP salt is drawn from the run's RNG here.
+    fn start(&mut self, f: u32) {
+        if self.ecmp == EcmpMode::PerMessage && self.flows[f as usize].path == NONE {
+            self.flows[f as usize].salt = self.rng.next_u64();
+        }
+        let (uses, switches, tail, pkt_delay) = self.route(f);
+        let fl = &mut self.flows[f as usize];
+        fl.uses = uses.clone();
+        fl.switches = switches;
+        fl.tail = tail;
+        fl.pkt_delay = pkt_delay;
+        fl.started = Some(self.now);
+        fl.last = self.now;
+        let cap = fl.cap;
+        self.mm.add(f, uses, cap);
+        self.seed_flows.push(f);
+    }
+
+    /// Take flow f off its links (finished or stopped).
+    fn end(&mut self, f: u32) {
+        self.flows[f as usize].tx_done = Some(self.now);
+        self.flows[f as usize].version += 1;
+        let uses = self.mm.remove(f);
+        self.seed_res.extend(uses.iter().map(|&(r, _)| r));
+    }
+
+    /// The links flow f uses with their weights (a DAG of equal-cost paths under per-packet ECMP), its
+    /// switch count, the delay from its last bit leaving the NIC to delivery, and a lone packet's delay.
+    /// O(path length × ECMP width).
+    fn route(&self, f: u32) -> (Vec<(u32, f64)>, u16, Time, Time) {
+        let fl = &self.flows[f as usize];
+        let mut uses: Vec<(u32, f64)> = Vec::with_capacity(8);
+        let mut level: Vec<(u32, f64)> = vec![(fl.src_port, 1.0)];
+        let mut next: Vec<(u32, f64)> = Vec::new();
+        let (mut tail, mut pkt_delay) = (Time::ZERO, Time::ZERO);
+        let mut hop = 0u32;
+        loop {
+            let (mut lvl_tail, mut lvl_pkt) = (Time::ZERO, Time::ZERO);
+            next.clear();
+            for &(p, w) in &level {
+                uses.push((p, w));
+                let port = &self.topo.ports[p as usize];
+                let arrive = port.delay + self.topo.latency[port.peer_node as usize];
+                let last_ser = if hop > 0 { port.rate.tx_time(fl.last_pkt) } else { Time::ZERO };
+                lvl_tail = lvl_tail.max(arrive + last_ser);
+                lvl_pkt = lvl_pkt.max(arrive + port.rate.tx_time(fl.first_pkt));
+                let v = port.peer_node;
+                if !self.topo.is_switch(v) {
+                    continue;
+                }
+                let cands: &[u32] = if fl.path != NONE { self.paths.hop_ports(fl.path, hop + 1) } else { self.fib.next_hops(v, fl.dst_ep) };
+                match (cands.len(), self.ecmp) {
+                    (1, _) => push_merge(&mut next, cands[0], w),
+                    (n, EcmpMode::PerPacket) => cands.iter().for_each(|&c| push_merge(&mut next, c, w / n as f64)),
+                    (n, _) => push_merge(&mut next, cands[ecmp_index(fl.salt, v, n)], w),
+                }
+            }
+            tail = tail + lvl_tail;
+            pkt_delay = pkt_delay + lvl_pkt;
+            if next.is_empty() {
+                break;
+            }
+            std::mem::swap(&mut level, &mut next);
+            hop += 1;
+        }
+        (uses, hop as u16, tail, pkt_delay)
+    }
+
+    /// Account for what flow f sent since its last update at its current rate. O(1).
+    #[inline]
+    fn settle(&mut self, f: u32) {
+        let rate = self.mm.rate[f as usize];
+        let fl = &mut self.flows[f as usize];
+        let dt = (self.now - fl.last).0 as f64;
+        if dt > 0.0 && rate > 0.0 {
+            let bits = (rate * dt / Time::PS_PER_S as f64).min(fl.remaining);
+            fl.sent += bits;
+            fl.remaining -= bits;
+        }
+        fl.last = self.now;
+    }
+
+    /// Re-solve the component(s) touched at this instant and reschedule the flows whose rate changed.
+    fn resolve(&mut self) {
+        let comp = self.mm.component(&self.seed_flows, &self.seed_res).to_vec();
+        self.seed_flows.clear();
+        self.seed_res.clear();
+        for &f in &comp {
+            self.settle(f);
+        }
+        let old: Vec<f64> = comp.iter().map(|&f| self.mm.rate[f as usize]).collect();
+        for &f in &comp {
+            self.mm.rate[f as usize] = 0.0;
+        }
+        self.mm.solve();
+        for (i, &f) in comp.iter().enumerate() {
+            let rate = self.mm.rate[f as usize];
+            if rate == old[i] && self.flows[f as usize].version > 0 {
+                continue;
+            }
+            let fl = &mut self.flows[f as usize];
+            fl.version += 1;
+            if fl.remaining.is_finite() && rate > 0.0 {
+                let ps = (fl.remaining * Time::PS_PER_S as f64 / rate).ceil();
+                let at = self.now + Time(ps as u64);
+                let ev = Ev::TxDone(f, fl.version);
+                self.schedule(at, ev);
+            }
+        }
+    }
+
+    fn finish(self, wall_s: f64) -> RunRecord {
+        let mut cols = FlowColumns::default();
+        let mut totals = PacketTotals::default();
+        let mut hops: Vec<u64> = Vec::new();
+        let n_ports = self.topo.ports.len();
+        let (mut q_bytes, mut q_pkts) = (vec![0f64; n_ports], vec![0f64; n_ports]);
+        for (i, (fl, names)) in self.flows.iter().zip(&self.names).enumerate() {
+            let pkt_bits = (fl.pkt_payload + fl.header) as f64 * 8.0;
+            let delivered = fl.complete.is_some() || (i < self.n_src as usize && fl.tx_done.is_some_and(|t| t + fl.tail <= self.now));
+            let (tx_pkts, rx_pkts, tx_bytes, rx_bytes) = if fl.started.is_none() {
+                (0, 0, 0, 0)
+            } else if delivered {
+                let pkts = if fl.total.is_finite() { fl.n_pkts } else { (fl.sent / pkt_bits).ceil() as u64 };
+                let bytes = if fl.total.is_finite() { (fl.total / 8.0) as u64 } else { (fl.sent / 8.0).round() as u64 };
+                (pkts, pkts, bytes, bytes)
+            } else {
+                let rate = self.mm.rate[i];
+                let in_flight = rate * fl.tail.0 as f64 / Time::PS_PER_S as f64;
+                let tx = (fl.sent / pkt_bits).ceil() as u64;
+                let rx = ((fl.sent - in_flight).max(0.0) / pkt_bits).floor() as u64;
+                (tx, rx.min(tx), (fl.sent / 8.0).round() as u64, (rx as f64 * pkt_bits / 8.0) as u64)
+            };
+            let rx_payload = if rx_pkts == 0 { 0 } else { rx_bytes.saturating_sub(rx_pkts * fl.header) };
+            totals.tx += tx_pkts;
+            totals.rx += rx_pkts;
+            if rx_pkts > 0 {
+                let h = fl.switches as usize;
+                if hops.len() <= h {
+                    hops.resize(h + 1, 0);
+                }
+                hops[h] += rx_pkts;
+            }
+            for &(r, w) in &fl.uses {
+                q_bytes[r as usize] += w * tx_bytes as f64;
+                q_pkts[r as usize] += w * tx_pkts as f64;
+            }
+            let last_tx = fl.tx_done.or(fl.started.map(|_| self.now));
+            cols.name.push(names.0.clone());
+            cols.kind.push(names.1.clone());
+            cols.src.push(names.2.clone());
+            cols.dst.push(names.3.clone());
+            cols.tx_packets.push(tx_pkts);
+            cols.rx_packets.push(rx_pkts);
+            cols.lost_packets.push(0);
+            cols.tx_bytes.push(tx_bytes);
+            cols.rx_bytes.push(rx_bytes);
+            cols.rx_payload_bytes.push(rx_payload);
+            cols.first_tx_ps.push(fl.started.map(|t| t.0));
+            cols.last_tx_ps.push(last_tx.map(|t| t.0));
+            cols.first_rx_ps.push((rx_pkts > 0).then(|| (fl.started.unwrap_or_default() + fl.pkt_delay).0));
+            cols.last_rx_ps.push((rx_pkts > 0).then(|| fl.complete.unwrap_or(self.now).0));
+            cols.delay_sum_ps.push(rx_pkts * fl.pkt_delay.0);
+            cols.max_delay_ps.push(if rx_pkts > 0 { fl.pkt_delay.0 } else { 0 });
+            let is_msg = i >= self.n_src as usize;
+            cols.complete_ps.push(if is_msg { fl.complete.map(|t| t.0) } else { None });
+            cols.start_ps.push(if is_msg { fl.started.map(|t| t.0) } else { None });
+        }
+        totals.in_flight = totals.tx - totals.rx;
+        let mut queues = QueueColumns::default();
+        for p in 0..n_ports {
+            let tp = &self.topo.ports[p];
+            queues.name.push(self.topo.port_name(p as u32));
+            queues.node.push(tp.node);
+            queues.port.push(tp.local);
+            queues.tx_packets.push(q_pkts[p].round() as u64);
+            queues.tx_bytes.push(q_bytes[p].round() as u64);
+            queues.drops.push(0);
+            queues.peak_packets.push(0);
+            queues.peak_bytes.push(0);
+        }
+        let completion_ps = (self.n_msgs > 0 && self.msgs_done == self.n_msgs)
+            .then(|| self.flows[self.n_src as usize..].iter().filter_map(|f| f.complete).max().map(|t| t.0))
+            .flatten();
+        RunRecord {
+            fidelity: "flow".into(),
+            seed: self.seed,
+            end_ps: self.now.0,
+            completion_ps,
+            events: self.events,
+            packets: totals,
+            hops,
+            flows: cols,
+            queues,
+            samples: SampleColumns::default(),
+            wall_s,
+        }
+    }
+}
+
+#[inline]
+fn push_merge(level: &mut Vec<(u32, f64)>, p: u32, w: f64) {
+    match level.iter_mut().find(|(q, _)| *q == p) {
+        Some(e) => e.1 += w,
+        None => level.push((p, w)),
+    }
+}
