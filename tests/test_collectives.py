@@ -4,7 +4,7 @@ import pytest
 
 import fabricsim
 from fabricsim import scenario_from_dict
-from fabricsim.collectives import PRESETS, all_gather, all_reduce, all_to_all, reduce_scatter, ring_all_reduce
+from fabricsim.collectives import PRESETS, all_gather, all_reduce, all_to_all, reduce_scatter, ring_all_reduce, split_barriers
 from fabricsim.collectives.placement import pack, spread, vela_nodes
 from fabricsim.collectives.run import collective_metrics, collective_scenario, preset_groups
 
@@ -22,8 +22,16 @@ def test_all_to_all_is_n_minus_1_shift_phases():
 
 
 def test_barrier_waits_for_the_whole_previous_phase():
-    msgs = all_to_all(NODES, 1000, barrier=True)
-    assert set(msgs[4]["after"]) == {m["name"] for m in msgs[:4]}
+    items = all_to_all(NODES, 1000, barrier=True)
+    msgs, bars = split_barriers(items)
+    assert len(msgs) == 12 and [b["name"] for b in bars] == ["a2a.b1", "a2a.b2", "a2a.b3"]
+    assert set(bars[0]["after"]) == {m["name"] for m in msgs[:4]}, "phase 1's barrier waits for phase 1"
+    assert "a2a.b1" in msgs[4]["after"], "phase 2 waits for phase 1's barrier"
+    # Simulated, phases cannot overlap: 3 phases of 1 MiB at 100 Gb/s, each ending before the next starts.
+    rec = fabricsim.run(collective_scenario([[1, 2, 3, 4]], ["all-to-all"], 1.0, barrier=True))
+    starts = rec.flow_columns["start_ps"]
+    done = rec.flow_columns["complete_ps"]
+    assert min(starts[4:8]) >= max(done[:4])
 
 
 def test_all_reduce_is_all_to_all_then_all_gather():

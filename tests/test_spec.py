@@ -130,3 +130,22 @@ def test_a_dumped_scenario_validates_back_to_itself():
     sc = load_scenario(EXAMPLES / "dumbbell_onoff.toml")
     again = scenario_from_dict(sc.model_dump())
     assert again.to_wire() == sc.to_wire()
+
+
+def test_barriers_resolve_names_and_reject_cycles():
+    from fabricsim import scenario_from_dict
+    from fabricsim.errors import ScenarioError
+
+    topo = {"kind": "dumbbell", "senders": 2}
+    msgs = [{"name": "a", "src": "sender0", "dst": "receiver", "size": 1000},
+            {"name": "b", "src": "sender1", "dst": "receiver", "size": 1000, "after": ["sync"]}]
+    wire = scenario_from_dict({"topology": topo, "messages": msgs,
+                               "barriers": [{"name": "sync", "after": ["a"]}]}).to_wire()
+    assert wire["barriers"] == [{"name": "sync", "deps": [0], "barriers": []}]
+    assert wire["messages"][1]["barriers"] == [0] and wire["messages"][1]["deps"] == []
+    with pytest.raises(ScenarioError, match=r"barriers\[0\].after\[0\]: unknown message or barrier 'zz'"):
+        scenario_from_dict({"topology": topo, "messages": msgs, "barriers": [{"name": "sync", "after": ["zz"]}]})
+    with pytest.raises(ScenarioError, match="dependency cycle"):
+        scenario_from_dict({"topology": topo, "messages": msgs, "barriers": [{"name": "sync", "after": ["b"]}]})
+    with pytest.raises(ScenarioError, match="already names"):
+        scenario_from_dict({"topology": topo, "messages": msgs, "barriers": [{"name": "a"}, {"name": "sync"}]})

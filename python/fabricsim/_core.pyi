@@ -7,6 +7,9 @@ def run(spec_json: str, fidelity: str = "packet") -> str:
 def validate(spec_json: str, fidelity: str = "packet") -> None:
     """Validate a wire RunSpec (fields, topology, reachability, paths, what the fidelity models) without simulating."""
 
+def maxmin(capacity: list[float], uses: list[list[tuple[int, float]]], caps: list[float | None]) -> list[float]:
+    """Max-min fair rates of flows over resources (the flow engine's solver)."""
+
 def version() -> str:
     """Version of the native engine."""
 

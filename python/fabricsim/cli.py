@@ -40,11 +40,17 @@ def _load(path: str):
     return sc
 
 
+_FIDELITY = click.option("--fidelity", type=click.Choice(["packet", "flow"]), default=None,
+                         help="Engine: packet (discrete events: queues, loss, TCP) or flow (max-min fair fluid flows on "
+                              "the same routes: much faster, lossless, no queues). Default: the scenario's (packet).")
+
+
 @cli.command()
 @click.argument("scenario", metavar="SCENARIO.toml")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed.")
+@_FIDELITY
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (the run record) on stdout.")
-def run(scenario: str, seed: int | None, as_json: bool) -> None:
+def run(scenario: str, seed: int | None, fidelity: str | None, as_json: bool) -> None:
     """Simulate SCENARIO.toml with the packet engine and print a summary.
 
     The JSON record has completion_time_s (null without messages or if one never completed), per-flow
@@ -54,7 +60,10 @@ def run(scenario: str, seed: int | None, as_json: bool) -> None:
     from .engine import run as run_scenario
 
     sc = _load(scenario)
-    rec = _with_spinner(lambda: run_scenario(sc, seed=seed), f"simulating {scenario}", quiet=as_json)
+    from .engine import validate as validate_scenario
+
+    validate_scenario(sc, fidelity)
+    rec = _with_spinner(lambda: run_scenario(sc, seed=seed, fidelity=fidelity), f"simulating {scenario}", quiet=as_json)
     if as_json:
         click.echo(json.dumps(rec.to_json_dict()))
     else:
@@ -100,8 +109,9 @@ _NONNEG = click.FloatRange(min=0)
 @click.option("--duration-s", type=_POS, default=60.0, show_default=True, help="Simulated time.")
 @click.option("--sample-ms", type=_POS, default=None, help="Sample the bottleneck's depth at this period.")
 @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
+@_FIDELITY
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object: the run record plus the metrics.")
-def incast(as_json: bool, **opts) -> None:
+def incast(as_json: bool, fidelity: str | None, **opts) -> None:
     """Synchronized bursts (or staggered TCP) into one bottleneck: the incast study (seed 001).
 
     Builds sender0..N-1 -> leaf -> (bottleneck) -> spine -> receiver and reports the study's metrics:
@@ -118,7 +128,7 @@ def incast(as_json: bool, **opts) -> None:
         err = e.errors()[0]
         where = "--" + "-".join(str(p) for p in err["loc"]).replace("_", "-") + ": " if err["loc"] else ""
         raise UserError(f"fabricsim incast: {where}{err['msg'].removeprefix('Value error, ')}") from None
-    rec, metrics = _with_spinner(lambda: run_incast(params), "simulating incast", quiet=as_json)
+    rec, metrics = _with_spinner(lambda: run_incast(params, fidelity), "simulating incast", quiet=as_json)
     if as_json:
         click.echo(json.dumps({**rec.to_json_dict(), "params": params.model_dump(), **metrics}))
     else:
@@ -135,9 +145,10 @@ def incast(as_json: bool, **opts) -> None:
 @click.option("--seeds", type=click.IntRange(min=1), default=None, help="Override the number of seeds (1..N).")
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True, help="Retries of a failed run.")
 @click.option("--export", "export_path", default=None, metavar="FILE.csv|FILE.parquet", help="Also export the runs.")
+@_FIDELITY
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the sweep summary) on stdout.")
-def sweep(spec_file, store_dir, workers, scheduler, seeds, retries, export_path, quiet, as_json) -> None:
+def sweep(spec_file, store_dir, workers, scheduler, seeds, retries, export_path, fidelity, quiet, as_json) -> None:
     """Run a sweep: every grid point x seed of SWEEP.toml, on local processes or a Dask cluster.
 
     Every finished run is committed to the store at once; re-running skips stored runs, so an
@@ -148,6 +159,8 @@ def sweep(spec_file, store_dir, workers, scheduler, seeds, retries, export_path,
     from .sweep import Store, load_sweep, run_sweep
 
     spec, base = load_sweep(spec_file)
+    if fidelity:
+        base = {**base, "fidelity": fidelity}
     store_dir = store_dir or str(Path(spec_file).parent / "outputs" / spec.name)
     res = run_sweep(spec, base, store_dir, workers=workers, scheduler=scheduler, seeds=seeds, retries=retries,
                     quiet=quiet or as_json, source=spec_file)
@@ -244,9 +257,10 @@ def report(exp_dir, out_path) -> None:
                    "All-to-All, parallel for All-Gather (also inside All-Reduce).")
 @click.option("--seeds", type=click.IntRange(min=1), default=30, show_default=True, help="Runs (ECMP is random).")
 @click.option("--workers", type=click.IntRange(min=0), default=None, help="Local worker processes (default: cores).")
+@_FIDELITY
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (means and 95% CIs) on stdout.")
 def collective(topology, pattern, placement, nodes, nodes_b, pattern_b, msg_mb, interfaces, packet_bytes, barrier,
-               order, seeds, workers, as_json) -> None:
+               order, seeds, workers, fidelity, as_json) -> None:
     """Run a collective on the Vela-like lossless fabric over several seeds and report completion time,
     throughput (aggregate and per interface, Gb/s) and packets by switch hops, as mean and 95% CI."""
     import tempfile
@@ -274,7 +288,7 @@ def collective(topology, pattern, placement, nodes, nodes_b, pattern_b, msg_mb, 
             raise UserError("fabricsim: each collective needs at least 2 nodes on servers 1..24")
     patterns = [pattern] + [pattern_b or pattern] * (len(groups) - 1)
     base = {"servers": groups, "patterns": patterns, "msg_mib": msg_mb, "interfaces": interfaces,
-            "packet": packet_bytes, "barrier": barrier, "order": order}
+            "packet": packet_bytes, "barrier": barrier, "order": order, "fidelity": fidelity}
     spec = SweepSpec(name="collective", base=base, task="fabricsim.collectives.run:sweep_task", seeds=seeds)
     with tempfile.TemporaryDirectory() as d:
         res = run_sweep(spec, base, d, workers=workers, quiet=as_json)
@@ -282,7 +296,7 @@ def collective(topology, pattern, placement, nodes, nodes_b, pattern_b, msg_mb, 
             raise UserError(f"fabricsim: {(res.invalid + res.failed)[0][1]}")
         df = res.frame()
     out = {"placement": placement, "servers": groups, "patterns": patterns, "msg_mib": msg_mb,
-           "interfaces": interfaces, "runs": len(df)}
+           "interfaces": interfaces, "fidelity": fidelity or "packet", "runs": len(df)}
     for key in ("completion_time_ms", "throughput_gbps", "throughput_per_interface_gbps"):
         mean, _, half, _ = ci95(df[key])
         out[key] = {"mean": mean, "ci95": None if half != half else half}

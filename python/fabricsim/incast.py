@@ -268,11 +268,12 @@ def sampled_peak(metrics: dict[str, Any], every_ms: float) -> int | None:
     return max(vals) if vals else None
 
 
-def run_incast(params: IncastParams) -> tuple[RunRecord, dict[str, Any]]:
-    """Build, simulate and reduce one incast run: (record, metrics)."""
+def run_incast(params: IncastParams, fidelity: str | None = None) -> tuple[RunRecord, dict[str, Any]]:
+    """Build, simulate and reduce one incast run: (record, metrics). The study needs the packet engine
+    (OnOff bursts, TCP, queue disciplines); `fidelity="flow"` is rejected with the field it cannot model."""
     from .engine import run
 
-    rec = run(build_scenario(params))
+    rec = run(build_scenario(params), fidelity=fidelity)
     return rec, incast_metrics(rec, params)
 
 

@@ -18,6 +18,13 @@ pub fn flow_salt(seed: u64, flow: u32) -> u64 {
     mix64(seed ^ mix64(flow as u64))
 }
 
+/// The ECMP salt of a message (or UDP source) under per-message ECMP: independent of the per-flow salt and
+/// of event order, so every engine routes a given (seed, message) identically.
+#[inline]
+pub fn message_salt(seed: u64, flow: u32) -> u64 {
+    mix64(flow_salt(seed, flow) ^ 0x6D65_7373_6167_6521)
+}
+
 /// The ECMP choice at node `v` among `n` candidates for a flow or message with hash `salt`.
 #[inline]
 pub fn ecmp_index(salt: u64, v: u32, n: usize) -> usize {
@@ -38,6 +45,9 @@ pub struct Fib {
 }
 
 impl Fib {
+    /// Endpoints attached to the same switch share every entry but their attachment switch's, so one BFS per
+    /// distinct attachment switch suffices and the ECMP lists are stored once per attachment switch.
+    /// O(attachment switches × (nodes + ports) + switches × endpoints).
     pub fn build(topo: &Topology) -> Fib {
         let n = topo.n_nodes();
         let mut switch_idx = vec![NONE; n];
@@ -54,50 +64,55 @@ impl Fib {
         let mut dist = vec![u32::MAX; n];
         let mut frontier: Vec<u32> = Vec::new();
         let mut next: Vec<u32> = Vec::new();
-        let mut order: Vec<u32> = Vec::new();
+        // Per attachment switch (by dense switch index): its table of (offset, len) per switch, once built.
+        let mut tables: Vec<Option<Vec<(u32, u32)>>> = vec![None; ns as usize];
         for (ep, &nic) in topo.endpoints.iter().enumerate() {
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            order.clear();
             let attach = topo.ports[nic as usize].peer_node;
             if !topo.is_switch(attach) {
                 continue; // host-to-host cable: no switch routes to it
             }
-            let attach_port = topo.ports[nic as usize].peer_port;
-            dist[attach as usize] = 1;
-            frontier.clear();
-            frontier.push(attach);
-            order.push(attach);
-            let mut d = 1;
-            while !frontier.is_empty() {
-                next.clear();
-                for &v in &frontier {
-                    for p in topo.ports_of(v) {
-                        let w = topo.ports[p as usize].peer_node;
-                        if topo.is_switch(w) && dist[w as usize] == u32::MAX {
-                            dist[w as usize] = d + 1;
-                            next.push(w);
-                            order.push(w);
+            let a = switch_idx[attach as usize] as usize;
+            if tables[a].is_none() {
+                dist.iter_mut().for_each(|d| *d = u32::MAX);
+                let mut order: Vec<u32> = vec![attach];
+                dist[attach as usize] = 1;
+                frontier.clear();
+                frontier.push(attach);
+                let mut d = 1;
+                while !frontier.is_empty() {
+                    next.clear();
+                    for &v in &frontier {
+                        for p in topo.ports_of(v) {
+                            let w = topo.ports[p as usize].peer_node;
+                            if topo.is_switch(w) && dist[w as usize] == u32::MAX {
+                                dist[w as usize] = d + 1;
+                                next.push(w);
+                                order.push(w);
+                            }
                         }
                     }
+                    std::mem::swap(&mut frontier, &mut next);
+                    d += 1;
                 }
-                std::mem::swap(&mut frontier, &mut next);
-                d += 1;
-            }
-            for &v in &order {
-                let start = hops.len() as u32;
-                if v == attach {
-                    hops.push(attach_port);
-                } else {
+                let mut table = vec![(0u32, 0u32); ns as usize];
+                for &v in &order[1..] {
+                    let start = hops.len() as u32;
                     for p in topo.ports_of(v) {
                         let w = topo.ports[p as usize].peer_node;
                         if topo.is_switch(w) && dist[w as usize] + 1 == dist[v as usize] {
                             hops.push(p);
                         }
                     }
+                    table[switch_idx[v as usize] as usize] = (start, hops.len() as u32 - start);
                 }
-                let len = hops.len() as u32 - start;
-                entries[switch_idx[v as usize] as usize * n_ep + ep] = (start, len);
+                tables[a] = Some(table);
             }
+            let table = tables[a].as_ref().expect("built above");
+            for (s, &e) in table.iter().enumerate() {
+                entries[s * n_ep + ep] = e;
+            }
+            entries[a * n_ep + ep] = (hops.len() as u32, 1);
+            hops.push(topo.ports[nic as usize].peer_port);
         }
         Fib { n_ep, switch_idx, entries, hops }
     }

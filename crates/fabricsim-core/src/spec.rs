@@ -245,7 +245,8 @@ pub enum EcmpMode {
     /// One next hop per flow at every stage: a hash of (flow id, seed, node).
     #[default]
     PerFlow,
-    /// A random next hop at every stage per message (per source for UDP), all its packets on one path.
+    /// A random next hop at every stage per message (per source for UDP), all its packets on one path; the
+    /// randomness is a hash of (seed, message), so every engine routes a seed identically.
     PerMessage,
     /// A random next hop for every packet at every stage.
     PerPacket,

@@ -15,7 +15,7 @@ use tcp::{TcpConn, TcpHdr};
 use crate::queues::Egress;
 use fabricsim_core::dag::Dag;
 use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RunRecord, SampleColumns};
-use fabricsim_core::routing::{ecmp_index, flow_salt, mix64, Fib, PathTable};
+use fabricsim_core::routing::{ecmp_index, flow_salt, message_salt, mix64, Fib, PathTable};
 use fabricsim_core::spec::{EcmpMode, RunSpec, SourceKind};
 use fabricsim_core::topology::{Topology, NONE};
 use fabricsim_core::{Bps, Error, Result, Time};
@@ -297,7 +297,7 @@ impl Sim {
             spec.tcp.iter().enumerate().map(|(i, t)| TcpConn::new(t, tcp_base + i as u32, tcp_base + n_tcp + i as u32)).collect();
         let n_src = spec.sources.len() as u32;
         for (f, flow) in flows.iter_mut().enumerate() {
-            flow.salt = flow_salt(spec.seed, f as u32);
+            flow.salt = if spec.routing.ecmp == EcmpMode::PerMessage { message_salt(spec.seed, f as u32) } else { flow_salt(spec.seed, f as u32) };
         }
         let srcs = spec
             .sources
@@ -771,9 +771,6 @@ impl Sim {
         let msg = &mut self.msgs[m as usize];
         msg.started = Some(now);
         let flow = msg.flow as usize;
-        if self.ecmp == EcmpMode::PerMessage {
-            self.flows[flow].salt = self.rng.next_u64();
-        }
         let p = self.flows[flow].src_port;
         let port = &mut self.ports[p as usize];
         port.senders.push_back(m);
@@ -816,9 +813,6 @@ impl Sim {
         let src = &mut self.srcs[s as usize];
         src.toggle_ev = None;
         src.last_start = now;
-        if self.ecmp == EcmpMode::PerMessage && self.flows[src.flow as usize].path == NONE && src.tot_bytes == 0 {
-            self.flows[src.flow as usize].salt = self.rng.next_u64();
-        }
         self.src_next_tx(s);
         let src = &mut self.srcs[s as usize];
         if src.kind == SourceKind::Onoff {

@@ -13,12 +13,10 @@
 use crate::maxmin::MaxMin;
 use fabricsim_core::dag::Dag;
 use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RunRecord, SampleColumns};
-use fabricsim_core::routing::{ecmp_index, flow_salt, Fib, PathTable};
+use fabricsim_core::routing::{ecmp_index, flow_salt, message_salt, Fib, PathTable};
 use fabricsim_core::spec::{EcmpMode, RunSpec, SourceKind};
 use fabricsim_core::topology::{Topology, NONE};
 use fabricsim_core::{Error, Result, Time};
-use rand_core::{Rng, SeedableRng};
-use rand_pcg::Pcg64Mcg;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -69,7 +67,6 @@ pub struct FlowSim {
     seed: u64,
     q: BinaryHeap<Reverse<(Time, u64, Ev)>>,
     seq: u64,
-    rng: Pcg64Mcg,
     ecmp: EcmpMode,
     topo: Topology,
     fib: Fib,
@@ -156,7 +153,7 @@ impl FlowSim {
             names.push((m.name.clone(), "message".to_string(), topo.names[m.src as usize].clone(), topo.names[m.dst as usize].clone()));
         }
         for (i, f) in flows.iter_mut().enumerate() {
-            f.salt = flow_salt(spec.seed, i as u32);
+            f.salt = if spec.routing.ecmp == EcmpMode::PerMessage { message_salt(spec.seed, i as u32) } else { flow_salt(spec.seed, i as u32) };
             f.remaining = f.total;
         }
         let cap: Vec<f64> = topo.ports.iter().map(|p| p.rate_cap.map_or(p.rate.0, |c| c.0.min(p.rate.0)) as f64).collect();
@@ -167,7 +164,6 @@ impl FlowSim {
             seed: spec.seed,
             q: BinaryHeap::new(),
             seq: 0,
-            rng: Pcg64Mcg::seed_from_u64(spec.seed),
             ecmp: spec.routing.ecmp,
             topo,
             fib,
@@ -288,11 +284,8 @@ impl FlowSim {
         self.dag_out = std::mem::take(out);
     }
 
-    /// Route flow f and put it on its links. A per-message ECMP salt is drawn from the run's RNG here.
+    /// Route flow f and put it on its links.
     fn start(&mut self, f: u32) {
-        if self.ecmp == EcmpMode::PerMessage && self.flows[f as usize].path == NONE {
-            self.flows[f as usize].salt = self.rng.next_u64();
-        }
         let (uses, switches, tail, pkt_delay) = self.route(f);
         let fl = &mut self.flows[f as usize];
         fl.uses = uses.clone();
@@ -449,7 +442,8 @@ impl FlowSim {
             cols.first_tx_ps.push(fl.started.map(|t| t.0));
             cols.last_tx_ps.push(last_tx.map(|t| t.0));
             cols.first_rx_ps.push((rx_pkts > 0).then(|| (fl.started.unwrap_or_default() + fl.pkt_delay).0));
-            cols.last_rx_ps.push((rx_pkts > 0).then(|| fl.complete.unwrap_or(self.now).0));
+            let last_rx = fl.complete.or(fl.tx_done.filter(|_| delivered).map(|t| t + fl.tail)).unwrap_or(self.now);
+            cols.last_rx_ps.push((rx_pkts > 0).then_some(last_rx.0));
             cols.delay_sum_ps.push(rx_pkts * fl.pkt_delay.0);
             cols.max_delay_ps.push(if rx_pkts > 0 { fl.pkt_delay.0 } else { 0 });
             let is_msg = i >= self.n_src as usize;

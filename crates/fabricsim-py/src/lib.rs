@@ -53,6 +53,33 @@ fn validate(py: Python<'_>, spec_json: &str, fidelity: &str) -> PyResult<()> {
     })
 }
 
+/// Max-min fair rates: `capacity[r]` per resource, `uses[f]` the (resource, weight) pairs of flow f, and
+/// `caps[f]` its own rate cap (None = uncapped). Returns one rate per flow.
+#[pyfunction]
+fn maxmin(py: Python<'_>, capacity: Vec<f64>, uses: Vec<Vec<(u32, f64)>>, caps: Vec<Option<f64>>) -> PyResult<Vec<f64>> {
+    guarded(py, move || {
+        let bad = |what: String| fabricsim_core::Error::spec("maxmin", what);
+        if caps.len() != uses.len() {
+            return Err(bad(format!("{} caps for {} flows", caps.len(), uses.len())));
+        }
+        if let Some(c) = capacity.iter().find(|c| !(c.is_finite() && **c > 0.0)) {
+            return Err(bad(format!("capacities must be finite and > 0, got {c}")));
+        }
+        let mut mm = fabricsim_flow::maxmin::MaxMin::new(capacity.clone(), uses.len());
+        let mut all = Vec::new();
+        for (f, (u, cap)) in uses.into_iter().zip(caps).enumerate() {
+            if u.is_empty() || u.iter().any(|&(r, w)| r as usize >= capacity.len() || !(w > 0.0)) {
+                return Err(bad(format!("flow {f} needs resources in range with weights > 0")));
+            }
+            mm.add(f as u32, u, cap);
+            all.push(f as u32);
+        }
+        mm.component(&all, &[]);
+        mm.solve();
+        Ok(mm.rate.clone())
+    })
+}
+
 /// Version of the native engine.
 #[pyfunction]
 fn version() -> &'static str {
@@ -65,6 +92,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(maxmin, m)?)?;
     m.add("SpecError", py.get_type::<error::SpecError>())?;
     m.add("ConservationError", py.get_type::<error::ConservationError>())?;
     m.add("SimulationError", py.get_type::<error::SimulationError>())?;

@@ -1,7 +1,9 @@
 """Collective communication patterns as message lists for the workload DAG.
 
 A *node* is an endpoint (host name and NIC). Every generator returns message dicts for `Scenario.messages`
-(name, src, src_nic, dst, dst_nic, size, packet_size, after). Conventions (documented, as the study leaves
+(name, src, src_nic, dst, dst_nic, size, packet_size, after); with `barrier=True` the list also holds one
+barrier entry per phase ({"barrier": True, "name", "after"}, for `Scenario.barriers`; `split_barriers`
+separates them), so a phase barrier costs O(N) edges, not O(N²). Conventions (documented, as the study leaves
 them open):
 - All-to-All: N−1 phases; in phase k node i sends one message to node (i+k) mod N. Phases are free-running:
   a node starts its phase-k message when its phase-(k−1) message has been delivered (one message of a node
@@ -47,7 +49,6 @@ def _shift(tag: str, nodes: Sequence[Endpoint], size: int, packet: int, header: 
     msgs: list[dict] = []
     sent: dict[int, str] = dict(last_own or {})
     received: dict[int, list[str]] = {i: [] for i in range(n)}
-    prev_phase: list[str] = []
     for k in range(1, n):
         phase = []
         for i in range(n):
@@ -58,15 +59,23 @@ def _shift(tag: str, nodes: Sequence[Endpoint], size: int, packet: int, header: 
                 after.append(sent[i])
             elif i in sent and order == "sent":
                 after_sent = [sent[i]]
-            if barrier and prev_phase:
-                after += prev_phase
+            if barrier and k > 1:
+                after.append(f"{tag}.b{k - 1}")
             name = f"{tag}.p{k}.{i}to{j}"
             msgs.append(_msg(name, nodes[i], nodes[j], size, packet, header, sorted(set(after)), after_sent))
             sent[i] = name
             received[j].append(name)
             phase.append(name)
-        prev_phase = phase
+        if barrier:
+            msgs.append({"barrier": True, "name": f"{tag}.b{k}", "after": phase})
     return msgs, sent, received
+
+
+def split_barriers(items: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(messages, barriers) of a generator's output, ready for `Scenario.messages` and `Scenario.barriers`."""
+    msgs = [m for m in items if not m.get("barrier")]
+    bars = [{"name": b["name"], "after": b["after"]} for b in items if b.get("barrier")]
+    return msgs, bars
 
 
 def all_to_all(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, header: int = 0, barrier: bool = False,
@@ -87,7 +96,7 @@ def all_reduce(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, head
     `size` bytes. Node i's All-Gather waits for every All-to-All message addressed to i (with `barrier`, for the
     whole All-to-All) and, unless parallel, follows i's own last All-to-All message."""
     a2a, sent, received = _shift(f"{tag}.a2a", nodes, size, packet, header, barrier, order)
-    gate = received if not barrier else {i: [m["name"] for m in a2a] for i in range(len(nodes))}
+    gate = received if not barrier else {i: [f"{tag}.a2a.b{len(nodes) - 1}"] for i in range(len(nodes))}
     ag = _shift(f"{tag}.ag", nodes, size, packet, header, barrier, ag_order, gate=gate,
                 last_own=sent if ag_order != "parallel" else None)[0]
     return a2a + ag

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..spec import Scenario, scenario_from_dict
-from .patterns import all_gather, all_reduce, all_to_all, reduce_scatter, ring_all_reduce
+from .patterns import all_gather, all_reduce, all_to_all, reduce_scatter, ring_all_reduce, split_barriers
 from .placement import placement_groups, vela_nodes
 
 PATTERNS = {"all-to-all": all_to_all, "all-gather": all_gather, "all-reduce": all_reduce,
@@ -43,8 +43,9 @@ def collective_scenario(groups: Sequence[Sequence[int]], patterns: Sequence[str]
             endpoints = [n[k].endpoint for n in nodes]
             messages += PATTERNS[pattern](endpoints, size, packet=packet, tag=f"g{g}.i{k}.{pattern}",
                                           **(_shift_options(pattern, barrier, order) if pattern in SHIFT_PATTERNS else {}))
+    messages, barriers = split_barriers(messages)
     return scenario_from_dict({"seed": seed, "topology": vela_topology(), "routing": {"ecmp": "per_message"},
-                               "messages": messages})
+                               "messages": messages, "barriers": barriers})
 
 
 def _shift_options(pattern: str, barrier: bool, order: str | None) -> dict:
