@@ -33,21 +33,26 @@ pub fn ecmp_index(salt: u64, v: u32, n: usize) -> usize {
 
 /// For every switch and every destination endpoint (host NIC), the equal-cost egress ports.
 /// Invariant: every listed port lies on a minimum-hop path through switches only (hosts never transit).
-/// Memory O(switches × endpoints + total ECMP entries); build O(endpoints × (nodes + ports)).
+/// Endpoints attached to the same switch (a *group*) share every table entry but their attachment switch's,
+/// which is their own NIC's port; so the tables are stored per (switch, group).
+/// Memory O(switches × groups + total ECMP entries + endpoints); build O(groups × (nodes + ports) + endpoints).
 #[derive(Clone, Debug)]
 pub struct Fib {
-    n_ep: usize,
     /// Dense switch index of each node, or NONE for hosts.
     switch_idx: Vec<u32>,
-    /// (offset, len) into `hops` for (switch_idx * n_ep + ep); len 0 = unreachable.
+    /// Group of each endpoint (NONE for a host-to-host cable), and the attachment switch of each group.
+    ep_group: Vec<u32>,
+    group_attach: Vec<u32>,
+    n_groups: usize,
+    /// (offset, len) into `hops` for (switch_idx * n_groups + group); len 0 = unreachable.
     entries: Vec<(u32, u32)>,
+    /// Index into `hops` of each endpoint's last hop (its attachment switch's port toward it).
+    ep_hop: Vec<u32>,
     hops: Vec<u32>,
 }
 
 impl Fib {
-    /// Endpoints attached to the same switch share every entry but their attachment switch's, so one BFS per
-    /// distinct attachment switch suffices and the ECMP lists are stored once per attachment switch.
-    /// O(attachment switches × (nodes + ports) + switches × endpoints).
+    /// One BFS per attachment switch. O(groups × (nodes + ports) + switches × groups + endpoints).
     pub fn build(topo: &Topology) -> Fib {
         let n = topo.n_nodes();
         let mut switch_idx = vec![NONE; n];
@@ -59,69 +64,82 @@ impl Fib {
             }
         }
         let n_ep = topo.endpoints.len();
-        let mut entries = vec![(0u32, 0u32); ns as usize * n_ep];
+        let mut group_of_switch = vec![NONE; ns as usize];
+        let mut group_attach: Vec<u32> = Vec::new();
+        let mut ep_group = vec![NONE; n_ep];
+        let mut ep_hop = vec![NONE; n_ep];
         let mut hops: Vec<u32> = Vec::new();
-        let mut dist = vec![u32::MAX; n];
-        let mut frontier: Vec<u32> = Vec::new();
-        let mut next: Vec<u32> = Vec::new();
-        // Per attachment switch (by dense switch index): its table of (offset, len) per switch, once built.
-        let mut tables: Vec<Option<Vec<(u32, u32)>>> = vec![None; ns as usize];
         for (ep, &nic) in topo.endpoints.iter().enumerate() {
             let attach = topo.ports[nic as usize].peer_node;
             if !topo.is_switch(attach) {
                 continue; // host-to-host cable: no switch routes to it
             }
-            let a = switch_idx[attach as usize] as usize;
-            if tables[a].is_none() {
-                dist.iter_mut().for_each(|d| *d = u32::MAX);
-                let mut order: Vec<u32> = vec![attach];
-                dist[attach as usize] = 1;
-                frontier.clear();
-                frontier.push(attach);
-                let mut d = 1;
-                while !frontier.is_empty() {
-                    next.clear();
-                    for &v in &frontier {
-                        for p in topo.ports_of(v) {
-                            let w = topo.ports[p as usize].peer_node;
-                            if topo.is_switch(w) && dist[w as usize] == u32::MAX {
-                                dist[w as usize] = d + 1;
-                                next.push(w);
-                                order.push(w);
-                            }
-                        }
-                    }
-                    std::mem::swap(&mut frontier, &mut next);
-                    d += 1;
-                }
-                let mut table = vec![(0u32, 0u32); ns as usize];
-                for &v in &order[1..] {
-                    let start = hops.len() as u32;
-                    for p in topo.ports_of(v) {
-                        let w = topo.ports[p as usize].peer_node;
-                        if topo.is_switch(w) && dist[w as usize] + 1 == dist[v as usize] {
-                            hops.push(p);
-                        }
-                    }
-                    table[switch_idx[v as usize] as usize] = (start, hops.len() as u32 - start);
-                }
-                tables[a] = Some(table);
+            let s = switch_idx[attach as usize] as usize;
+            if group_of_switch[s] == NONE {
+                group_of_switch[s] = group_attach.len() as u32;
+                group_attach.push(attach);
             }
-            let table = tables[a].as_ref().expect("built above");
-            for (s, &e) in table.iter().enumerate() {
-                entries[s * n_ep + ep] = e;
-            }
-            entries[a * n_ep + ep] = (hops.len() as u32, 1);
+            ep_group[ep] = group_of_switch[s];
+            ep_hop[ep] = hops.len() as u32;
             hops.push(topo.ports[nic as usize].peer_port);
         }
-        Fib { n_ep, switch_idx, entries, hops }
+        let n_groups = group_attach.len();
+        let mut entries = vec![(0u32, 0u32); ns as usize * n_groups];
+        let mut dist = vec![u32::MAX; n];
+        let mut frontier: Vec<u32> = Vec::new();
+        let mut next: Vec<u32> = Vec::new();
+        let mut order: Vec<u32> = Vec::new();
+        for (g, &attach) in group_attach.iter().enumerate() {
+            for &v in &order {
+                dist[v as usize] = u32::MAX;
+            }
+            order.clear();
+            order.push(attach);
+            dist[attach as usize] = 1;
+            frontier.clear();
+            frontier.push(attach);
+            let mut d = 1;
+            while !frontier.is_empty() {
+                next.clear();
+                for &v in &frontier {
+                    for p in topo.ports_of(v) {
+                        let w = topo.ports[p as usize].peer_node;
+                        if topo.is_switch(w) && dist[w as usize] == u32::MAX {
+                            dist[w as usize] = d + 1;
+                            next.push(w);
+                            order.push(w);
+                        }
+                    }
+                }
+                std::mem::swap(&mut frontier, &mut next);
+                d += 1;
+            }
+            for &v in &order[1..] {
+                let start = hops.len() as u32;
+                for p in topo.ports_of(v) {
+                    let w = topo.ports[p as usize].peer_node;
+                    if topo.is_switch(w) && dist[w as usize] + 1 == dist[v as usize] {
+                        hops.push(p);
+                    }
+                }
+                entries[switch_idx[v as usize] as usize * n_groups + g] = (start, hops.len() as u32 - start);
+            }
+        }
+        Fib { switch_idx, ep_group, group_attach, n_groups, entries, ep_hop, hops }
     }
 
-    /// Equal-cost egress ports at switch `v` toward endpoint `ep` (empty if unreachable).
+    /// Equal-cost egress ports at switch `v` toward endpoint `ep` (empty if unreachable). O(1).
     #[inline]
     pub fn next_hops(&self, v: u32, ep: u32) -> &[u32] {
-        let s = self.switch_idx[v as usize];
-        let (o, l) = self.entries[s as usize * self.n_ep + ep as usize];
+        let g = self.ep_group[ep as usize];
+        if g == NONE {
+            return &[];
+        }
+        if self.group_attach[g as usize] == v {
+            let i = self.ep_hop[ep as usize] as usize;
+            return &self.hops[i..i + 1];
+        }
+        let (o, l) = self.entries[self.switch_idx[v as usize] as usize * self.n_groups + g as usize];
         &self.hops[o as usize..(o + l) as usize]
     }
 
