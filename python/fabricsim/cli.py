@@ -398,6 +398,11 @@ def _print_incast(params, rec, m) -> None:
         con.print(f"{len(m['queue_samples']['t_s'])} queue samples of leaf->spine (use --json for them)")
 
 
+from .cli_fors import fors  # noqa: E402  (registers `fabricsim fors …`; it imports UserError from here)
+
+cli.add_command(fors)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, mapping every user error to one line on stderr and exit code 2."""
     try:

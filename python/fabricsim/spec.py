@@ -236,9 +236,10 @@ class PortDef(_Model):
 
 
 class RoutingDef(_Model):
-    """ECMP: one next hop per flow (hash of flow id and seed), random per message, or random per packet."""
+    """ECMP: one next hop per flow (hash of flow id and seed), random per message, random per packet, or
+    adaptive (per packet, the candidate with the fewest queued bytes; the flow engine spreads evenly)."""
 
-    ecmp: Literal["per_flow", "per_message", "per_packet"] = "per_flow"
+    ecmp: Literal["per_flow", "per_message", "per_packet", "adaptive"] = "per_flow"
 
 
 # ---- traffic --------------------------------------------------------------------------------------------

@@ -250,6 +250,10 @@ pub enum EcmpMode {
     PerMessage,
     /// A random next hop for every packet at every stage.
     PerPacket,
+    /// Adaptive routing: every packet takes the candidate port with the fewest bytes queued for it (egress
+    /// queue, or virtual output queues on a lossless switch), ties broken by the per-flow hash. The flow
+    /// engine, which has no queues, spreads the flow evenly over its candidates instead (ideal balancing).
+    Adaptive,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

@@ -704,6 +704,14 @@ impl Sim {
             n => {
                 match self.ecmp {
                     EcmpMode::PerPacket => cands[(self.rng.next_u64() % n as u64) as usize],
+                    EcmpMode::Adaptive => {
+                        let first = ecmp_index(self.flows[pk.flow as usize].salt, v, n);
+                        let load = |p: u32| {
+                            let port = &self.ports[p as usize];
+                            port.egress.bytes() + port.voq.as_ref().map_or(0, |q| q.bytes)
+                        };
+                        (0..n).map(|k| cands[(first + k) % n]).min_by_key(|&p| load(p)).expect("n > 1 candidates")
+                    }
                     _ => cands[ecmp_index(self.flows[pk.flow as usize].salt, v, n)],
                 }
             }

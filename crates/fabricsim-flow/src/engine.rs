@@ -334,7 +334,7 @@ impl FlowSim {
                 let cands: &[u32] = if fl.path != NONE { self.paths.hop_ports(fl.path, hop + 1) } else { self.fib.next_hops(v, fl.dst_ep) };
                 match (cands.len(), self.ecmp) {
                     (1, _) => push_merge(&mut next, cands[0], w),
-                    (n, EcmpMode::PerPacket) => cands.iter().for_each(|&c| push_merge(&mut next, c, w / n as f64)),
+                    (n, EcmpMode::PerPacket | EcmpMode::Adaptive) => cands.iter().for_each(|&c| push_merge(&mut next, c, w / n as f64)),
                     (n, _) => push_merge(&mut next, cands[ecmp_index(fl.salt, v, n)], w),
                 }
             }

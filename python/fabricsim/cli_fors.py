@@ -1,0 +1,216 @@
+"""`fabricsim fors …`: fault-adaptive all-to-all on FT(2;M0,M1) for operators: schedule, route, verify, evaluate, export."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from .cli import UserError
+
+
+def _fat_tree(m0: int, m1: int, scenario: str | None, failed: str | None, random_links: int | None, seed: int):
+    from .topology.fattree import FatTree, random_failures
+    from .topology.fattree import scenario as named
+
+    given = sum(x is not None for x in (scenario, failed, random_links))
+    if given > 1:
+        raise UserError("fabricsim fors: give at most one of --scenario, --failed and --random-failures")
+    try:
+        if scenario is not None:
+            return named(scenario, m0, m1, seed)
+        if random_links is not None:
+            return random_failures(m0, m1, random_links, seed)
+        links = []
+        for item in (failed or "").split(","):
+            if item.strip():
+                leaf, _, spine = item.partition(":")
+                links.append((int(leaf), int(spine)))
+        return FatTree(m0, m1, frozenset(links))
+    except ValueError as e:
+        msg = str(e)
+        if "invalid literal" in msg:
+            msg = "--failed takes LEAF:SPINE pairs (0-based leaf and spine indices), e.g. 0:0,5:1"
+        raise UserError(f"fabricsim fors: {msg}") from None
+
+
+def _topology_options(fn):
+    fn = click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+                      help="Seed of random failures (and of the spines of xF_SW0).")(fn)
+    fn = click.option("--random-failures", "random_links", type=click.IntRange(min=1), default=None,
+                      help="This many failed leaf-spine links drawn at random, every leaf pair still connected.")(fn)
+    fn = click.option("--failed", default=None, metavar="LEAF:SPINE,…",
+                      help="Failed leaf-spine links as 0-based leaf and spine indices.")(fn)
+    fn = click.option("--scenario", default=None,
+                      help="A named failure scenario of the study: 0F, 1F_SW0 … 3F_SW0, 1F_SW0_5_11 … "
+                           "3F_SW0_5_11, SW18_19, SW18_19_22_23 (switch ids as the study's Fig. 2).")(fn)
+    fn = click.option("--m1", type=click.IntRange(min=2), default=18, show_default=True, help="Leaves.")(fn)
+    fn = click.option("--m0", type=click.IntRange(min=1), default=20, show_default=True,
+                      help="Servers per leaf = spines.")(fn)
+    return fn
+
+
+def _write(obj: dict, out: str | None) -> None:
+    text = json.dumps(obj)
+    if out:
+        Path(out).write_text(text)
+    else:
+        click.echo(text)
+
+
+def _header(ft) -> dict:
+    return {"m0": ft.m0, "m1": ft.m1, "failed": sorted(map(list, ft.failed)), "f": ft.f, "m": ft.m}
+
+
+def _schedule(ft, scheme: str):
+    from .schedule import fors_schedule, linear_shift, xor
+
+    try:
+        if scheme == "fors":
+            return fors_schedule(ft)
+        if scheme == "linear-shift":
+            return linear_shift(ft.servers)
+        return xor(ft.servers)
+    except ValueError as e:
+        raise UserError(f"fabricsim fors: {e}") from None
+
+
+def _route(ft, scheme: str, sched):
+    from .routing import fors_algorithm2, fors_route, ftree, minhop
+
+    fn = {"fors": fors_route, "ftree": ftree, "minhop": minhop, "algorithm2": fors_algorithm2}[scheme]
+    try:
+        return fn(ft, sched)
+    except ValueError as e:
+        raise UserError(f"fabricsim fors: {e}") from None
+
+
+def _load_phases(path: str, what: str):
+    try:
+        doc = json.loads(Path(path).read_text())
+        phases = doc["phases"] if isinstance(doc, dict) else doc
+        return [[tuple(x) for x in phase] for phase in phases]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UserError(f"{path}: {what}: cannot read phases ({e})") from None
+
+
+@click.group()
+def fors() -> None:
+    """Fault-adaptive all-to-all on two-level fat-trees FT(2;M0,M1) (the FORS study, seed 004).
+
+    Servers are numbered s = position + leaf·M0; spines 0…M0−1 (the study's SW_{M1+σ}). A schedule lists per
+    phase the (src, dst) pairs; a routing adds the spine of every inter-leaf pair (−1 within a leaf).
+    """
+
+
+@fors.command("schedule")
+@_topology_options
+@click.option("--scheme", type=click.Choice(["fors", "linear-shift", "xor"]), default="fors", show_default=True,
+              help="fors adapts to the failures (Algorithm 1); linear-shift and xor ignore them.")
+@click.option("--out", default=None, metavar="FILE.json", help="Write here instead of stdout.")
+def schedule_cmd(m0, m1, scenario, failed, random_links, seed, scheme, out) -> None:
+    """Write the all-to-all schedule as JSON: {"phases": [[[src, dst], …], …], "f", "m", …}."""
+    ft = _fat_tree(m0, m1, scenario, failed, random_links, seed)
+    sched = _schedule(ft, scheme)
+    _write({**_header(ft), "scheme": scheme, "phases": [[list(p) for p in ph] for ph in sched]}, out)
+
+
+@fors.command("route")
+@_topology_options
+@click.option("--scheme", type=click.Choice(["fors", "ftree", "minhop", "algorithm2"]), default="fors", show_default=True,
+              help="fors: FORS schedule, spines by Algorithm 2 / edge colouring / CP-SAT as the failures need; "
+                   "ftree, minhop: linear shift with OpenSM's routing; algorithm2: FORS schedule, Algorithm 2 only.")
+@click.option("--schedule", "schedule_file", default=None, metavar="FILE.json",
+              help="Route this schedule (from `fors schedule`) instead of the scheme's own.")
+@click.option("--out", default=None, metavar="FILE.json", help="Write here instead of stdout.")
+def route_cmd(m0, m1, scenario, failed, random_links, seed, scheme, schedule_file, out) -> None:
+    """Write the routing as JSON: {"phases": [[[src, dst, spine], …], …]} (spine −1 within a leaf)."""
+    ft = _fat_tree(m0, m1, scenario, failed, random_links, seed)
+    if schedule_file:
+        sched = _load_phases(schedule_file, "schedule")
+    else:
+        sched = _schedule(ft, "fors" if scheme in ("fors", "algorithm2") else "linear-shift")
+    t0 = time.perf_counter()
+    routing = _route(ft, scheme, sched)
+    click.echo(f"routed {len(routing)} phases in {time.perf_counter() - t0:.2f} s", err=True)
+    _write({**_header(ft), "scheme": scheme, "phases": [[list(x) for x in ph] for ph in routing]}, out)
+
+
+@fors.command("verify")
+@_topology_options
+@click.option("--routes", "routes_file", default=None, metavar="FILE.json", help="A routing from `fors route`.")
+@click.option("--schedule", "schedule_file", default=None, metavar="FILE.json", help="A schedule from `fors schedule`.")
+@click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="Conflicts to print at most.")
+def verify_cmd(m0, m1, scenario, failed, random_links, seed, routes_file, schedule_file, limit) -> None:
+    """Check a schedule (and routing): every ordered pair exactly once, no server sending or receiving twice in a
+    phase, no failed link used, no link carrying two flows in a phase. Prints the first conflicts; exit 1 if any."""
+    from .schedule.verify import verify
+
+    if (routes_file is None) == (schedule_file is None):
+        raise UserError("fabricsim fors verify: give exactly one of --routes and --schedule")
+    ft = _fat_tree(m0, m1, scenario, failed, random_links, seed)
+    if routes_file:
+        routing = _load_phases(routes_file, "routes")
+        sched = [[(s, d) for s, d, _ in ph] for ph in routing]
+    else:
+        routing, sched = None, _load_phases(schedule_file, "schedule")
+    problems = verify(ft, sched, routing, limit=limit)
+    if problems:
+        for line in problems:
+            click.echo(line)
+        sys.exit(1)
+    click.echo(f"ok: {len(sched)} phases, {sum(map(len, sched))} flows, no conflict (f = {ft.f}, m = {ft.m})")
+
+
+@fors.command("evaluate")
+@_topology_options
+@click.option("--scheme", type=click.Choice(["fors", "ftree", "minhop", "ftree-ar"]), default="fors", show_default=True)
+@click.option("--active", type=click.IntRange(min=2), default=326, show_default=True, help="Servers taking part.")
+@click.option("--link-gbps", type=click.FloatRange(min=0, min_open=True), default=200.0, show_default=True)
+@click.option("--msg-kib", type=click.IntRange(min=1), default=1024, show_default=True, help="Message per pair and phase.")
+@click.option("--overhead-us", type=click.FloatRange(min=0), default=None,
+              help="Per-phase synchronization overhead; default: calibrated so that 0F with Ftree gives the "
+                   "study's 141 Gb/s per server.")
+@click.option("--fidelity", type=click.Choice(["packet", "flow"]), default=None,
+              help="Engine (default: flow; packet for ftree-ar, whose adaptive choice needs queues).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def evaluate_cmd(m0, m1, scenario, failed, random_links, seed, scheme, active, link_gbps, msg_kib, overhead_us,
+                 fidelity, as_json) -> None:
+    """Simulate the synchronized phased all-to-all (a barrier between phases) and report throughput per server
+    (Gb/s), total (Tb/s), phases and the most flows on one link in a phase."""
+    from .fors import evaluate
+
+    ft = _fat_tree(m0, m1, scenario, failed, random_links, seed)
+    try:
+        ev = evaluate(ft, scheme, active=active, link_gbps=link_gbps, msg_bytes=msg_kib * 1024,
+                      overhead_s=None if overhead_us is None else overhead_us * 1e-6, fidelity=fidelity)
+    except ValueError as e:
+        raise UserError(f"fabricsim fors evaluate: {e}") from None
+    out = ev.to_json()
+    out["scenario"] = scenario
+    if as_json:
+        click.echo(json.dumps(out))
+        return
+    click.echo(f"{scheme} on FT(2;{m0},{m1}) {scenario or ''} (f = {ev.f}, m = {ev.m}): {ev.throughput_per_server_gbps:.1f} "
+               f"Gb/s per server, {ev.total_tbps:.2f} Tb/s over {ev.active} servers; {ev.phases} phases, at most "
+               f"{ev.max_flows_per_link} flow(s) per link and phase; {ev.fidelity} engine, overhead "
+               f"{ev.extra['overhead_s'] * 1e6:.2f} us per phase")
+
+
+@fors.command("export-opensm")
+@_topology_options
+@click.option("--out", "out_dir", required=True, metavar="DIR", help="Folder for the tables and the LID choices.")
+def export_cmd(m0, m1, scenario, failed, random_links, seed, out_dir) -> None:
+    """Write OpenSM `file` routing-engine tables (LMC multipath: one LID per server and spine) and, per phase,
+    the LID each source uses for each destination."""
+    from .routing import export_opensm, fors_route
+    from .schedule import fors_schedule
+
+    ft = _fat_tree(m0, m1, scenario, failed, random_links, seed)
+    routing = fors_route(ft, fors_schedule(ft))
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    paths = export_opensm(ft, routing, out_dir)
+    click.echo(f"wrote {paths}")
