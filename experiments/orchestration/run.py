@@ -107,7 +107,7 @@ def table4(ctx) -> None:
              "Removing those messages from our workload does not give Venus's 8.89 ms for 4n_1r_6n_1r under any "
              "message ordering (back to back 11.7-16.5 ms, blocking 11.8-16.4 ms, parallel 8.39-8.44 ms): the "
              "two collectives share no link, so the full workload takes 8.39 ms, as 6n_1r alone.")
-    ctx.note("Contended rows run 13-45% longer than Venus's. The gap is not in the switch model: the flow-level engine "
+    ctx.note("Contended rows run 12-46% longer than Venus's (All-Gather in parallel, as the study describes it). The gap is not in the switch model: the flow-level engine "
              "(max-min fair fluid flows on the same ECMP paths, no buffers, no head-of-line blocking) gives the packet "
              "engine's times within a few percent (table column flow_ms), and so do both engines when nodes send their "
              "All-Gather back to back or wait for each delivery (flow engine, 30 seeds: 12n_2r 36.2 / 36.9 ms, "
