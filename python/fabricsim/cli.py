@@ -11,14 +11,10 @@ import sys
 import click
 
 from . import __version__
-from .errors import FabricsimError
+from .errors import FabricsimError, UserError
 from .units import format_duration, format_rate, format_size
 
 EXIT_USER_ERROR = 2
-
-
-class UserError(Exception):
-    """An error to report as one line and exit code 2."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -398,7 +394,7 @@ def _print_incast(params, rec, m) -> None:
         con.print(f"{len(m['queue_samples']['t_s'])} queue samples of leaf->spine (use --json for them)")
 
 
-from .cli_fors import fors  # noqa: E402  (registers `fabricsim fors …`; it imports UserError from here)
+from .cli_fors import fors  # noqa: E402  (registers `fabricsim fors …`)
 
 cli.add_command(fors)
 

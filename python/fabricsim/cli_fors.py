@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from .cli import UserError
+from .errors import UserError
 
 
 def _fat_tree(m0: int, m1: int, scenario: str | None, failed: str | None, random_links: int | None, seed: int):

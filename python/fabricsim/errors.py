@@ -20,3 +20,7 @@ class ScenarioError(FabricsimError, ValueError):
         where = f"{self.source}: " if self.source else ""
         field = f"{self.field}: " if self.field else ""
         return f"{where}{field}{self.reason}"
+
+
+class UserError(Exception):
+    """A command-line error to report as one line and exit code 2."""
