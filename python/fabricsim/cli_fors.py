@@ -210,7 +210,10 @@ def export_cmd(m0, m1, scenario, failed, random_links, seed, out_dir) -> None:
     from .schedule import fors_schedule
 
     ft = _fat_tree(m0, m1, scenario, failed, random_links, seed)
-    routing = fors_route(ft, fors_schedule(ft))
+    try:
+        routing = fors_route(ft, fors_schedule(ft))
+    except ValueError as e:
+        raise UserError(f"fabricsim fors export-opensm: {e}") from None
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     paths = export_opensm(ft, routing, out_dir)
     click.echo(f"wrote {paths}")

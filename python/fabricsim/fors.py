@@ -42,8 +42,8 @@ def scheme_routing(ft: FatTree, scheme: str):
     from .schedule import fors_schedule, linear_shift
 
     if scheme == "fors":
-        sched = fors_schedule(ft)
-        return sched, fors_route(ft, sched)
+        routing = fors_route(ft, fors_schedule(ft))
+        return [[(s, d) for s, d, _ in ph] for ph in routing], routing
     sched = linear_shift(ft.servers)
     if scheme == "ftree":
         return sched, ftree(ft, sched)
