@@ -12,21 +12,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from fabricsim.fors import calibrate, phase_multiplier
+from fabricsim.fors import calibrate
+from fabricsim.fors import default_scheme as fors_default
 from fabricsim.report.figures import grouped_bars, lines
 from fabricsim.schedule import fors_phases, paper_phases, phase_lower_bound
 from fabricsim.sweep import SweepSpec
-from fabricsim.topology.fattree import SCENARIOS, FatTree
+from fabricsim.topology.fattree import SCENARIOS, FatTree, scenario
 
 TITLE = "Study 004: FORS, fault-adaptive all-to-all on a fat-tree DAQ network (Figs 3, 6, 7)"
 HERE = Path(__file__).resolve().parent
 TASK = "fabricsim.fors:sweep_task"
-FAT_TREE_SCENARIOS = {"0F", "SW18_19", "SW18_19_22_23"}
-"""Where OpenSM keeps Ftree (the topology is still a fat-tree); it falls back to Min-Hop elsewhere (§3.1)."""
 
 
 def default_scheme(name: str) -> str:
-    return "ftree" if name in FAT_TREE_SCENARIOS else "minhop"
+    """Ftree where the topology stays a fat-tree (0F, SW18_19, SW18_19_22_23), Min-Hop elsewhere (§3.1)."""
+    return fors_default(scenario(name))
 
 
 def reproduce(ctx) -> None:
@@ -46,8 +46,9 @@ def reproduce(ctx) -> None:
     ar_base = {**base, "msg_bytes": ar_msg, "overhead_s": ar_over}
     ar = ctx.sweep(SweepSpec(name="fig3_ar", base=ar_base, task=TASK, seeds=1, grid={"scenario": ar_scen},
                              points=[{"scheme": "ftree-ar"}]), ar_base).frame()
-    ctx.note(f"Ftree-AR runs in the packet engine (per-packet choice of the least-occupied up-port, lossless "
-             f"input-buffered switches) with {ar_msg // 1024} KiB messages, its overhead calibrated the same way "
+    ctx.note(f"Ftree-AR runs in the packet engine: every packet keeps OpenSM's static up-port (Ftree, or Min-Hop "
+             f"once the topology is no longer a fat-tree) unless another up-port has less queued, on lossless "
+             f"input-buffered switches, with {ar_msg // 1024} KiB messages, its overhead calibrated the same way "
              f"({ar_over * 1e6:.2f} us); {'three scenarios in quick mode' if ctx.quick else 'every scenario'}.")
     rows = []
     for _, r in pd.concat([df, ar]).iterrows():

@@ -1,8 +1,8 @@
 """Throughput of a synchronized, phased all-to-all on FT(2;M0,M1) under failures: the FORS study's evaluation.
 
 A scheme is a schedule plus a routing: `fors` (FORS Algorithm 1 with the FORS router), `ftree` and `minhop`
-(linear shift with OpenSM's destination-based routings) and `ftree-ar` (linear shift with adaptive routing in
-the packet engine). Every phase, every active server sends one message to its phase destination over its
+(linear shift with OpenSM's destination-based routings) and `ftree-ar` (linear shift with InfiniBand-style
+adaptive routing over OpenSM's static routes, in the packet engine). Every phase, every active server sends one message to its phase destination over its
 route; a barrier separates the phases (the study's tree barrier), and the next phase starts a fixed
 synchronization overhead after it. Phase times come from the flow-level engine (max-min sharing of the links
 that flows collide on; `ftree-ar` needs the packet engine's per-packet adaptive choice).
@@ -36,8 +36,22 @@ def active_servers(ft: FatTree, active: int) -> list[int]:
     return [leaf * ft.m0 + a for leaf in range(ft.m1) for a in range(base + (leaf < extra))]
 
 
+def stays_fat_tree(ft: FatTree) -> bool:
+    """Whether the failures leave a fat-tree (only whole spines failed): OpenSM keeps Ftree then and falls back
+    to Min-Hop otherwise (the study's §3.1)."""
+    spines = {sp for _, sp in ft.failed}
+    return all(not ft.alive(leaf, sp) for sp in spines for leaf in range(ft.m1))
+
+
+def default_scheme(ft: FatTree) -> str:
+    """The routing OpenSM uses by default with linear shift: `ftree` or `minhop`."""
+    return "ftree" if stays_fat_tree(ft) else "minhop"
+
+
 def scheme_routing(ft: FatTree, scheme: str):
-    """(schedule, routing or None) of a scheme; `ftree-ar` routes adaptively in the engine (None)."""
+    """(schedule, routing) of a scheme. For `ftree-ar` the routing is the static one OpenSM would compute (Ftree
+    while the topology stays a fat-tree, Min-Hop otherwise, `stays_fat_tree`), which the engine's adaptive
+    routing keeps unless another up-port has less queued."""
     from .routing import fors_route, ftree, minhop
     from .schedule import fors_schedule, linear_shift
 
@@ -45,12 +59,12 @@ def scheme_routing(ft: FatTree, scheme: str):
         routing = fors_route(ft, fors_schedule(ft))
         return [[(s, d) for s, d, _ in ph] for ph in routing], routing
     sched = linear_shift(ft.servers)
+    if scheme == "ftree-ar":
+        return sched, (ftree if stays_fat_tree(ft) else minhop)(ft, sched)
     if scheme == "ftree":
         return sched, ftree(ft, sched)
     if scheme == "minhop":
         return sched, minhop(ft, sched)
-    if scheme == "ftree-ar":
-        return sched, None
     raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, not '{scheme}'")
 
 
@@ -137,13 +151,13 @@ def evaluate(ft: FatTree, scheme: str, *, active: int = 326, link_gbps: float = 
     sched, routing = scheme_routing(ft, scheme)
     act = active_servers(ft, active)
     aset = set(act)
-    adaptive = routing is None
+    adaptive = scheme == "ftree-ar"
     fidelity = fidelity or ("packet" if adaptive else "flow")
     wire = _wire(ft, sched, routing, aset, msg_bytes, packet_bytes, int(link_gbps * 1e9), round(overhead_s * 1e12), adaptive)
     rec = json.loads(_core.run(json.dumps(wire), fidelity))
     t = rec["completion_ps"] * 1e-12
     per_server = (len(act) - 1) * msg_bytes * 8 / t / 1e9
-    worst = max_flows_per_link(ft, routing, aset) if routing is not None else 0
+    worst = max_flows_per_link(ft, routing, aset)
     return Evaluation(scheme, ft.f, ft.m, len(sched), worst, t, per_server, per_server * len(act) / 1e3, len(act),
                       fidelity, {"overhead_s": overhead_s, "msg_bytes": msg_bytes})
 

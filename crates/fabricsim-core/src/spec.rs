@@ -253,6 +253,9 @@ pub enum EcmpMode {
     /// Adaptive routing: every packet takes the candidate port with the fewest bytes queued for it (egress
     /// queue, or virtual output queues on a lossless switch), ties broken by the per-flow hash. The flow
     /// engine, which has no queues, spreads the flow evenly over its candidates instead (ideal balancing).
+    /// A message with an explicit path keeps the path's port unless another equal-cost port has fewer bytes
+    /// queued (InfiniBand adaptive routing over a static Ftree route), then follows the FIB; the flow engine
+    /// keeps the path.
     Adaptive,
 }
 

@@ -692,6 +692,23 @@ impl Sim {
     fn forward(&mut self, v: u32, pkt: u32, from: u32) {
         let pk = &mut self.pkts[pkt as usize];
         pk.switches += 1;
+        if pk.path != NONE && self.ecmp == EcmpMode::Adaptive {
+            // Adaptive routing over a static route (InfiniBand AR over Ftree): keep the route's port unless
+            // another equal-cost port has less queued; once the packet deviates it follows the FIB.
+            pk.hop += 1;
+            let (path, hop, dst) = (pk.path, pk.hop as u32, pk.dst_ep);
+            let pref = self.paths.hop_ports(path, hop)[0];
+            let cands = self.fib.next_hops(v, dst);
+            let load = |p: u32| {
+                let port = &self.ports[p as usize];
+                port.egress.bytes() + port.voq.as_ref().map_or(0, |q| q.bytes)
+            };
+            let best = cands.iter().copied().fold(pref, |b, c| if load(c) < load(b) { c } else { b });
+            if best != pref {
+                self.pkts[pkt as usize].path = NONE;
+            }
+            return self.queue_at(best, pkt, from);
+        }
         let cands: &[u32] = if pk.path != NONE {
             pk.hop += 1;
             self.paths.hop_ports(pk.path, pk.hop as u32)
@@ -716,6 +733,13 @@ impl Sim {
                 }
             }
         };
+        self.queue_at(out, pkt, from);
+    }
+
+    /// Queue a packet that arrived from port `from` for output port `out` (its egress buffer, or its virtual
+    /// output queue at the input on a lossless switch).
+    #[inline]
+    fn queue_at(&mut self, out: u32, pkt: u32, from: u32) {
         if self.ports[out as usize].voq.is_some() {
             let size = self.pkts[pkt as usize].size;
             let input = self.topo.ports[self.topo.ports[from as usize].peer_port as usize].local as usize;
