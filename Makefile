@@ -39,6 +39,7 @@ bench: setup
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/bench_flow.py
 	$(PY) benchmarks/bench_sweep.py
+	$(PY) benchmarks/bench_fors.py
 
 ## validate: install ns-3 3.44 (PyPI ns3) into the venv and cross-check the incast study side by side
 validate: setup
