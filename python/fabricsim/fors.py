@@ -48,7 +48,7 @@ def default_scheme(ft: FatTree) -> str:
     return "ftree" if stays_fat_tree(ft) else "minhop"
 
 
-def scheme_routing(ft: FatTree, scheme: str):
+def scheme_routing(ft: FatTree, scheme: str, stats: dict | None = None):
     """(schedule, routing) of a scheme. For `ftree-ar` the routing is the static one OpenSM would compute (Ftree
     while the topology stays a fat-tree, Min-Hop otherwise, `stays_fat_tree`), which the engine's adaptive
     routing keeps unless another up-port has less queued."""
@@ -56,7 +56,7 @@ def scheme_routing(ft: FatTree, scheme: str):
     from .schedule import fors_schedule, linear_shift
 
     if scheme == "fors":
-        routing = fors_route(ft, fors_schedule(ft))
+        routing = fors_route(ft, fors_schedule(ft), stats=stats)
         return [[(s, d) for s, d, _ in ph] for ph in routing], routing
     sched = linear_shift(ft.servers)
     if scheme == "ftree-ar":
@@ -148,7 +148,8 @@ def evaluate(ft: FatTree, scheme: str, *, active: int = 326, link_gbps: float = 
     if overhead_s is None:
         overhead_s = calibrate(FatTree(ft.m0, ft.m1), active=active, link_gbps=link_gbps, msg_bytes=msg_bytes,
                                packet_bytes=packet_bytes)
-    sched, routing = scheme_routing(ft, scheme)
+    stats: dict[str, Any] = {}
+    sched, routing = scheme_routing(ft, scheme, stats)
     act = active_servers(ft, active)
     aset = set(act)
     adaptive = scheme == "ftree-ar"
@@ -159,7 +160,8 @@ def evaluate(ft: FatTree, scheme: str, *, active: int = 326, link_gbps: float = 
     per_server = (len(act) - 1) * msg_bytes * 8 / t / 1e9
     worst = max_flows_per_link(ft, routing, aset)
     return Evaluation(scheme, ft.f, ft.m, len(sched), worst, t, per_server, per_server * len(act) / 1e3, len(act),
-                      fidelity, {"overhead_s": overhead_s, "msg_bytes": msg_bytes})
+                      fidelity, {"overhead_s": overhead_s, "msg_bytes": msg_bytes,
+                                 **{f"routing_{k}": v for k, v in stats.items()}})
 
 
 def calibrate(ft0: FatTree, *, target_gbps: float = STUDY_GBPS_0F, active: int = 326, link_gbps: float = 200.0,
