@@ -347,6 +347,28 @@ fn time_past_the_end_of_the_clock_is_an_error_not_a_wraparound() {
     }
 }
 
+/// h0, h1 -> s0 = {sp0, sp1} = s9 -> h2, h3: 10 Gb/s host links, 1 Gb/s fabric links, no latency.
+/// Returns the net, [sources, spines, sinks] and [s0, s9].
+fn two_spines() -> (Net, [Vec<u32>; 3], [u32; 2]) {
+    let mut n = Net::new();
+    let h: Vec<u32> = (0..2).map(|i| n.host(&format!("h{i}"))).collect();
+    let s0 = n.switch("s0", 0);
+    let sp: Vec<u32> = (0..2).map(|i| n.switch(&format!("sp{i}"), 0)).collect();
+    let s9 = n.switch("s9", 0);
+    let d: Vec<u32> = (2..4).map(|i| n.host(&format!("h{i}"))).collect();
+    for &x in &h {
+        n.link(x, s0, 10 * GBPS, 0);
+    }
+    for &x in &sp {
+        n.link(s0, x, GBPS, 0);
+        n.link(x, s9, GBPS, 0);
+    }
+    for &x in &d {
+        n.link(s9, x, 10 * GBPS, 0);
+    }
+    (n, [h, sp, d], [s0, s9])
+}
+
 #[test]
 fn adaptive_routing_balances_two_flows_over_two_spines() {
     // h0, h1 -> s0 = {sp0, sp1} = s9 -> h2, h3 with 1 Gb/s fabric links, 10 Gb/s host links and unlimited
@@ -354,22 +376,7 @@ fn adaptive_routing_balances_two_flows_over_two_spines() {
     // uplinks share the 2 MB evenly: about 8 ms (2 MB at 2 Gb/s), whatever the seed. Per-flow hashing puts
     // both on one uplink for some seeds (16 ms).
     for seed in 1..6 {
-        let mut n = Net::new();
-        let h: Vec<u32> = (0..2).map(|i| n.host(&format!("h{i}"))).collect();
-        let s0 = n.switch("s0", 0);
-        let sp: Vec<u32> = (0..2).map(|i| n.switch(&format!("sp{i}"), 0)).collect();
-        let s9 = n.switch("s9", 0);
-        let d: Vec<u32> = (2..4).map(|i| n.host(&format!("h{i}"))).collect();
-        for &x in &h {
-            n.link(x, s0, 10 * GBPS, 0);
-        }
-        for &x in &sp {
-            n.link(s0, x, GBPS, 0);
-            n.link(x, s9, GBPS, 0);
-        }
-        for &x in &d {
-            n.link(s9, x, 10 * GBPS, 0);
-        }
+        let (n, [h, _, d], _) = two_spines();
         let mut spec = n.spec(seed);
         spec.network.default_queue = EgressSpec { limit_packets: None, limit_bytes: None, qdisc: None };
         spec.routing.ecmp = EcmpMode::Adaptive;
@@ -393,22 +400,7 @@ fn adaptive_routing_leaves_a_static_path_only_when_its_port_is_busier() {
         (false, EcmpMode::PerFlow, 8.0),
         (false, EcmpMode::Adaptive, 8.0),
     ] {
-        let mut n = Net::new();
-        let h: Vec<u32> = (0..2).map(|i| n.host(&format!("h{i}"))).collect();
-        let s0 = n.switch("s0", 0);
-        let sp: Vec<u32> = (0..2).map(|i| n.switch(&format!("sp{i}"), 0)).collect();
-        let s9 = n.switch("s9", 0);
-        let d: Vec<u32> = (2..4).map(|i| n.host(&format!("h{i}"))).collect();
-        for &x in &h {
-            n.link(x, s0, 10 * GBPS, 0);
-        }
-        for &x in &sp {
-            n.link(s0, x, GBPS, 0);
-            n.link(x, s9, GBPS, 0);
-        }
-        for &x in &d {
-            n.link(s9, x, 10 * GBPS, 0);
-        }
+        let (n, [h, sp, d], [s0, s9]) = two_spines();
         let mut spec = n.spec(1);
         spec.network.default_queue = EgressSpec { limit_packets: None, limit_bytes: None, qdisc: None };
         spec.routing.ecmp = mode;
