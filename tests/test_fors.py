@@ -168,6 +168,11 @@ def test_cli_verify_reports_conflicts_and_bad_input(tmp_path):
     r = _cli("route", "--m0", "6", "--m1", "4", "--failed", "0:0", "--out", str(out))
     v = _cli("verify", "--m0", "6", "--m1", "4", "--failed", "0:0", "--routes", str(out))
     assert v.returncode == 0 and v.stdout.startswith("ok:")
+    for method in ("cpsat", "highs"):  # the ILP on every phase, intra-leaf-only phases included
+        r = _cli("route", "--m0", "6", "--m1", "4", "--failed", "0:0,1:1", "--method", method, "--out", str(out))
+        assert r.returncode == 0, r.stderr
+        v = _cli("verify", "--m0", "6", "--m1", "4", "--failed", "0:0,1:1", "--routes", str(out))
+        assert v.returncode == 0 and v.stdout.startswith("ok:"), v.stdout
     bad = _cli("route", "--failed", "zero")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
     bad = _cli("schedule", "--scenario", "7X")

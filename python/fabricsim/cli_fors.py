@@ -78,12 +78,13 @@ def _schedule(ft, scheme: str):
         raise UserError(f"fabricsim fors: {e}") from None
 
 
-def _route(ft, scheme: str, sched):
+def _route(ft, scheme: str, sched, method: str = "auto", stats: dict | None = None):
     from .routing import fors_algorithm2, fors_route, ftree, minhop
 
-    fn = {"fors": fors_route, "ftree": ftree, "minhop": minhop, "algorithm2": fors_algorithm2}[scheme]
     try:
-        return fn(ft, sched)
+        if scheme == "fors":
+            return fors_route(ft, sched, method, stats)
+        return {"ftree": ftree, "minhop": minhop, "algorithm2": fors_algorithm2}[scheme](ft, sched)
     except ValueError as e:
         raise UserError(f"fabricsim fors: {e}") from None
 
@@ -125,8 +126,11 @@ def schedule_cmd(m0, m1, scenario, failed, random_links, seed, scheme, out) -> N
                    "ftree, minhop: linear shift with OpenSM's routing; algorithm2: FORS schedule, Algorithm 2 only.")
 @click.option("--schedule", "schedule_file", default=None, metavar="FILE.json",
               help="Route this schedule (from `fors schedule`) instead of the scheme's own.")
+@click.option("--method", type=click.Choice(["auto", "algorithm2", "colouring", "cpsat", "highs"]), default="auto",
+              show_default=True, help="FORS router: auto = Algorithm 2 if m ≤ f, else edge colouring with the ILP as "
+                                      "fallback; cpsat/highs = the study's ILP on every phase (slow).")
 @click.option("--out", default=None, metavar="FILE.json", help="Write here instead of stdout.")
-def route_cmd(m0, m1, scenario, failed, random_links, seed, scheme, schedule_file, out) -> None:
+def route_cmd(m0, m1, scenario, failed, random_links, seed, scheme, method, schedule_file, out) -> None:
     """Write the routing as JSON: {"phases": [[[src, dst, spine], …], …]} (spine −1 within a leaf)."""
     ft = _fat_tree(m0, m1, scenario, failed, random_links, seed)
     if schedule_file:
@@ -134,8 +138,10 @@ def route_cmd(m0, m1, scenario, failed, random_links, seed, scheme, schedule_fil
     else:
         sched = _schedule(ft, "fors" if scheme in ("fors", "algorithm2") else "linear-shift")
     t0 = time.perf_counter()
-    routing = _route(ft, scheme, sched)
-    click.echo(f"routed {len(routing)} phases in {time.perf_counter() - t0:.2f} s", err=True)
+    stats: dict = {}
+    routing = _route(ft, scheme, sched, method, stats)
+    how = f" ({stats['method']}, {stats['ilp_phases']} phases by ILP, {stats.get('split_phases', 0)} split)" if stats else ""
+    click.echo(f"routed {len(routing)} phases in {time.perf_counter() - t0:.2f} s{how}", err=True)
     _write({**_header(ft), "scheme": scheme, "phases": [[list(x) for x in ph] for ph in routing]}, out)
 
 

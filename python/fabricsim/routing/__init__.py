@@ -266,6 +266,10 @@ def ilp_route_phase(ft, phase, solver: str = "cpsat", time_limit_s: float = 60.0
     for k, (i, _) in enumerate(keys):
         per_flow.setdefault(i, []).append(k)
     chosen: dict[int, int] = {}
+    if solver not in ("cpsat", "highs"):
+        raise ValueError(f"solver must be 'cpsat' or 'highs', not '{solver}'")
+    if not keys:
+        return [(s, d, -1) for s, d in phase]
     if solver == "cpsat":
         from ortools.sat.python import cp_model
 
