@@ -180,17 +180,8 @@ mod tests {
     }
 
     fn spec(messages: Vec<MessageSpec>, barriers: Vec<BarrierSpec>) -> RunSpec {
-        RunSpec {
-            seed: 1,
-            stop_ps: None,
-            network: NetworkSpec { nodes: vec![], links: vec![], default_queue: Default::default() },
-            routing: Default::default(),
-            sources: vec![],
-            messages,
-            tcp: vec![],
-            barriers,
-            measure: Default::default(),
-        }
+        let network = NetworkSpec { nodes: vec![], links: vec![], default_queue: Default::default() };
+        RunSpec { messages, barriers, ..RunSpec::new(1, network) }
     }
 
     /// m0, m1 -> barrier b0 -> m2 (delay 5), m3; b1 (no deps) -> m4 starting at 7.

@@ -360,6 +360,22 @@ pub const MAX_PACKET_BYTES: u64 = 65_536;
 pub const MAX_MESSAGE_BYTES: u64 = 1 << 40;
 
 impl RunSpec {
+    /// A spec of `network` with no workload, default routing and measurement, running until idle; fill the
+    /// workload with struct-update syntax (`RunSpec { messages, ..RunSpec::new(seed, network) }`).
+    pub fn new(seed: u64, network: NetworkSpec) -> RunSpec {
+        RunSpec {
+            seed,
+            stop_ps: None,
+            network,
+            routing: RoutingSpec::default(),
+            sources: vec![],
+            messages: vec![],
+            tcp: vec![],
+            barriers: vec![],
+            measure: MeasureSpec::default(),
+        }
+    }
+
     /// Parse the JSON wire form; a serde error becomes a spec error naming the path serde reports.
     pub fn from_json(s: &str) -> Result<RunSpec> {
         let spec: RunSpec = serde_json::from_str(s).map_err(|e| Error::spec("spec", e.to_string()))?;

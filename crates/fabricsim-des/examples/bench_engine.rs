@@ -45,21 +45,12 @@ fn main() {
             path: None,
         })
         .collect();
-    let spec = RunSpec {
-        seed: 1,
-        stop_ps: None,
-        network: NetworkSpec {
-            nodes,
-            links,
-            default_queue: EgressSpec { limit_packets: Some(1_000_000), limit_bytes: None, qdisc: None },
-        },
-        routing: RoutingSpec { ecmp: EcmpMode::PerFlow },
-        sources: vec![],
-        messages,
-        tcp: vec![],
-        barriers: vec![],
-        measure: MeasureSpec::default(),
+    let network = NetworkSpec {
+        nodes,
+        links,
+        default_queue: EgressSpec { limit_packets: Some(1_000_000), limit_bytes: None, qdisc: None },
     };
+    let spec = RunSpec { messages, routing: RoutingSpec { ecmp: EcmpMode::PerFlow }, ..RunSpec::new(1, network) };
     let r = fabricsim_des::run(&spec).expect("benchmark run");
     println!(
         "events {} in {:.3} s = {:.2} M events/s; packets rx {} dropped {}; completion {:.3} ms",

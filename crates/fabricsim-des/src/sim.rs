@@ -703,7 +703,8 @@ impl Sim {
                 let port = &self.ports[p as usize];
                 port.egress.bytes() + port.voq.as_ref().map_or(0, |q| q.bytes)
             };
-            let best = cands.iter().copied().fold(pref, |b, c| if load(c) < load(b) { c } else { b });
+            // Least loaded; the route's port comes first, so it wins ties (min_by_key keeps the first minimum).
+            let best = std::iter::once(pref).chain(cands.iter().copied()).min_by_key(|&c| load(c)).expect("pref");
             if best != pref {
                 self.pkts[pkt as usize].path = NONE;
             }

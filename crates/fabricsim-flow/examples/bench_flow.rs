@@ -82,17 +82,7 @@ fn main() {
         }
         other => panic!("mode must be shift, random or a2a, not {other}"),
     }
-    let spec = RunSpec {
-        seed: 1,
-        stop_ps: None,
-        network: fat_tree(m0, m1, 100_000_000_000),
-        routing: Default::default(),
-        sources: vec![],
-        messages,
-        tcp: vec![],
-        barriers,
-        measure: Default::default(),
-    };
+    let spec = RunSpec { messages, barriers, ..RunSpec::new(1, fat_tree(m0, m1, 100_000_000_000)) };
     let built = t0.elapsed().as_secs_f64();
     let rec = fabricsim_flow::run(&spec).expect("the benchmark spec is valid");
     println!(

@@ -122,16 +122,7 @@ impl MaxMin {
         self.comp_res.clear();
         let mut stack: Vec<u32> = Vec::new();
         for &r in seed_res {
-            if self.res_epoch[r as usize] != e {
-                self.res_epoch[r as usize] = e;
-                self.comp_res.push(r);
-                for &f in &self.on_res[r as usize] {
-                    if self.flow_epoch[f as usize] != e {
-                        self.flow_epoch[f as usize] = e;
-                        stack.push(f);
-                    }
-                }
-            }
+            self.visit_res(r, &mut stack);
         }
         for &f in seed_flows {
             if self.active(f) && self.flow_epoch[f as usize] != e {
@@ -141,20 +132,30 @@ impl MaxMin {
         }
         while let Some(f) = stack.pop() {
             self.comp_flows.push(f);
-            for &(r, _) in &self.uses[f as usize] {
-                if self.res_epoch[r as usize] != e {
-                    self.res_epoch[r as usize] = e;
-                    self.comp_res.push(r);
-                    for &g in &self.on_res[r as usize] {
-                        if self.flow_epoch[g as usize] != e {
-                            self.flow_epoch[g as usize] = e;
-                            stack.push(g);
-                        }
-                    }
-                }
+            for k in 0..self.uses[f as usize].len() {
+                let r = self.uses[f as usize][k].0;
+                self.visit_res(r, &mut stack);
             }
         }
         &self.comp_flows
+    }
+
+    /// Add resource r to the component being collected (once per epoch) and push its unvisited flows.
+    /// O(flows on r).
+    #[inline]
+    fn visit_res(&mut self, r: u32, stack: &mut Vec<u32>) {
+        let e = self.epoch;
+        if self.res_epoch[r as usize] == e {
+            return;
+        }
+        self.res_epoch[r as usize] = e;
+        self.comp_res.push(r);
+        for &f in &self.on_res[r as usize] {
+            if self.flow_epoch[f as usize] != e {
+                self.flow_epoch[f as usize] = e;
+                stack.push(f);
+            }
+        }
     }
 
     /// Progressive filling on the component last returned by `component`: sets `rate` of its flows.

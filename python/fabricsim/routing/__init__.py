@@ -129,7 +129,6 @@ def route_phase(ft, phase, common=None) -> list[Route] | None:
     colour = [-1] * n
     at_u: dict[int, dict[int, int]] = {}
     at_v: dict[int, dict[int, int]] = {}
-    edges = []
     rank: dict[int, int] = {}
     pending = []
     for i, (s, d) in enumerate(phase):
@@ -141,7 +140,6 @@ def route_phase(ft, phase, common=None) -> list[Route] | None:
             raise _unreachable(a, b)
         r = rank.get(a, 0)
         rank[a] = r + 1
-        edges.append(i)
         cu, cv = at_u.setdefault(a, {}), at_v.setdefault(b, {})
         if r < m0 and ft.alive(a, r) and ft.alive(b, r) and r not in cu and r not in cv:
             colour[i] = r
@@ -149,20 +147,16 @@ def route_phase(ft, phase, common=None) -> list[Route] | None:
             cv[r] = i
         else:
             pending.append(i)
-    alive_sets = {}
 
     def ok(i: int, c: int) -> bool:
+        """Whether edge i may take colour c (spine c alive at both of its leaves)."""
         s, d = phase[i]
-        key = (s // m0, d // m0)
-        st = alive_sets.get(key)
-        if st is None:
-            st = alive_sets[key] = set(common[key[0]][key[1]])
-        return c in st
+        return ft.alive(s // m0, c) and ft.alive(d // m0, c)
 
     rng = random.Random(len(phase))
     queue = deque(sorted(pending, key=lambda i: len(common[phase[i][0] // m0][phase[i][1] // m0])))
     tabu: dict[int, int] = {}
-    ejections, limit = 0, 20 * len(edges) + 100
+    ejections, limit = 0, 20 * sum(rank.values()) + 100
     while queue:
         i = queue.popleft()
         s, d = phase[i]

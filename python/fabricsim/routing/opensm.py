@@ -53,9 +53,10 @@ class Addressing:
         return self.base(dst) + max(spine, 0)
 
 
-def _tables(ft, addr: Addressing) -> dict[str, dict[int, int]]:
+def _tables(ft, addr: Addressing) -> dict[tuple[str, int], dict[int, int]]:
+    """LID → port per switch, keyed by ("leaf", γ) or ("spine", σ)."""
     m0, m1, P = ft.m0, ft.m1, ft.servers
-    tables: dict[str, dict[int, int]] = {}
+    tables: dict[tuple[str, int], dict[int, int]] = {}
     for g in range(m1):
         t: dict[int, int] = {addr.leaf_lid(g): 0}
         for d in range(P):
@@ -73,7 +74,7 @@ def _tables(ft, addr: Addressing) -> dict[str, dict[int, int]]:
                 t[addr.leaf_lid(g2)] = m0 + 1 + common[0]
         for sp in ft.uplinks(g):
             t[addr.spine_lid(sp)] = m0 + 1 + sp
-        tables[f"leaf{g}"] = dict(sorted(t.items()))
+        tables[("leaf", g)] = dict(sorted(t.items()))
     for sp in range(m0):
         t = {addr.spine_lid(sp): 0}
         for d in range(P):
@@ -83,13 +84,12 @@ def _tables(ft, addr: Addressing) -> dict[str, dict[int, int]]:
         for g in range(m1):
             if ft.alive(g, sp):
                 t[addr.leaf_lid(g)] = g + 1
-        tables[f"spine{sp}"] = dict(sorted(t.items()))
+        tables[("spine", sp)] = dict(sorted(t.items()))
     return tables
 
 
-def _guid(name: str) -> int:
-    kind, idx = re.match(r"([a-z]+)(\d+)", name).groups()
-    return (GUID_LEAF if kind == "leaf" else GUID_SPINE) + int(idx)
+def _guid(kind: str, idx: int) -> int:
+    return (GUID_LEAF if kind == "leaf" else GUID_SPINE) + idx
 
 
 def export_opensm(ft, routing, out_dir) -> list[str]:
@@ -101,15 +101,15 @@ def export_opensm(ft, routing, out_dir) -> list[str]:
     out.mkdir(parents=True, exist_ok=True)
     tables = _tables(ft, addr)
     lines = []
-    for name, t in tables.items():
-        kind, idx = re.match(r"([a-z]+)(\d+)", name).groups()
-        own = addr.leaf_lid(int(idx)) if kind == "leaf" else addr.spine_lid(int(idx))
-        sw_id = int(idx) if kind == "leaf" else ft.m1 + int(idx)
-        lines.append(f"Unicast lids [0x0-0x{max(t):x}] of switch Lid {own} guid 0x{_guid(name):016x} "
+    for (kind, idx), t in tables.items():
+        own = addr.leaf_lid(idx) if kind == "leaf" else addr.spine_lid(idx)
+        sw_id = ft.switch_id(kind, idx)
+        guid = _guid(kind, idx)
+        lines.append(f"Unicast lids [0x0-0x{max(t):x}] of switch Lid {own} guid 0x{guid:016x} "
                      f"(fabricsim {kind} SW_{sw_id}):")
         for lid, port in t.items():
             if port == 0:
-                what = f"(Switch portguid 0x{_guid(name):016x}: 'fabricsim {kind} SW_{sw_id}')"
+                what = f"(Switch portguid 0x{guid:016x}: 'fabricsim {kind} SW_{sw_id}')"
             elif lid <= addr.base(ft.servers - 1) + addr.block - 1:
                 s, j = addr.server_of(lid)
                 what = f"(Channel Adapter portguid 0x{GUID_HCA + s:016x}: 'server {s}' via spine {j})"
@@ -122,8 +122,8 @@ def export_opensm(ft, routing, out_dir) -> list[str]:
     guids = out / "guids.json"
     guids.write_text(json.dumps({
         "m0": ft.m0, "m1": ft.m1, "lmc": addr.lmc, "failed": sorted(map(list, ft.failed)),
-        "leaves": {str(g): {"guid": f"0x{GUID_LEAF + g:016x}", "lid": addr.leaf_lid(g)} for g in range(ft.m1)},
-        "spines": {str(s): {"guid": f"0x{GUID_SPINE + s:016x}", "lid": addr.spine_lid(s)} for s in range(ft.m0)},
+        "leaves": {str(g): {"guid": f"0x{_guid('leaf', g):016x}", "lid": addr.leaf_lid(g)} for g in range(ft.m1)},
+        "spines": {str(s): {"guid": f"0x{_guid('spine', s):016x}", "lid": addr.spine_lid(s)} for s in range(ft.m0)},
         "servers": {str(s): {"guid": f"0x{GUID_HCA + s:016x}", "base_lid": addr.base(s)} for s in range(ft.servers)},
         "ports": "leaf: 1..M0 servers (alpha+1), M0+1..2*M0 spines (M0+1+sigma); spine: 1..M1 leaves (gamma+1)",
     }, indent=1))
@@ -157,7 +157,7 @@ def trace(tables: dict[int, dict[int, int]], ft, src: int, dlid: int) -> tuple[i
     leaf = src // m0
     spine = -1
     for _ in range(4):
-        port = tables[GUID_LEAF + leaf].get(dlid)
+        port = tables[_guid("leaf", leaf)].get(dlid)
         if port is None:
             raise ValueError(f"leaf {leaf} has no entry for LID {dlid:#x}")
         if 1 <= port <= m0:
@@ -165,7 +165,7 @@ def trace(tables: dict[int, dict[int, int]], ft, src: int, dlid: int) -> tuple[i
         if spine >= 0:
             raise ValueError(f"LID {dlid:#x} goes up twice (loop)")
         spine = port - m0 - 1
-        down = tables[GUID_SPINE + spine].get(dlid)
+        down = tables[_guid("spine", spine)].get(dlid)
         if down is None:
             raise ValueError(f"spine {spine} has no entry for LID {dlid:#x}")
         leaf = down - 1

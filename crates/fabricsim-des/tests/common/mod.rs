@@ -30,17 +30,7 @@ impl Net {
         self.links.len() - 1
     }
     pub fn spec(self, seed: u64) -> RunSpec {
-        RunSpec {
-            seed,
-            stop_ps: None,
-            network: NetworkSpec { nodes: self.nodes, links: self.links, default_queue: EgressSpec::default() },
-            routing: RoutingSpec::default(),
-            sources: vec![],
-            messages: vec![],
-            tcp: vec![],
-            barriers: vec![],
-        measure: MeasureSpec::default(),
-        }
+        RunSpec::new(seed, NetworkSpec { nodes: self.nodes, links: self.links, default_queue: EgressSpec::default() })
     }
 }
 
