@@ -72,6 +72,17 @@ def test_local_sweep_matches_the_closed_form_and_resumes(tmp_path):
     assert len(pd.read_csv(csv)) == 4 and len(pd.read_parquet(pq)) == 4
 
 
+def test_a_run_shared_by_two_sweeps_appears_in_both_frames(tmp_path):
+    """A run is stored once (under the first sweep); the second sweep skips it but its frame still has it."""
+    a = SweepSpec(name="a", base={}, task="fabricsim.sweep.testing:echo", seeds=1, grid={"x": [1, 2]})
+    b = SweepSpec(name="b", base={}, task="fabricsim.sweep.testing:echo", seeds=1, grid={"x": [2, 3]})
+    run_sweep(a, {}, tmp_path, workers=0, quiet=True)
+    rb = run_sweep(b, {}, tmp_path, workers=0, quiet=True)
+    assert (rb.total, rb.skipped, rb.ran) == (2, 1, 1)
+    fb = rb.frame()
+    assert sorted(fb["x"]) == [2, 3] and set(fb["sweep"]) == {"b"}
+
+
 def test_invalid_point_is_reported_once_and_others_finish(tmp_path):
     from fabricsim.sweep import load_sweep
 

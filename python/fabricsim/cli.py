@@ -398,11 +398,17 @@ from .cli_fors import fors  # noqa: E402  (registers `fabricsim fors …`)
 
 cli.add_command(fors)
 
+from .cli_ina import ina  # noqa: E402  (registers `fabricsim ina`)
+
+cli.add_command(ina)
+
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, mapping every user error to one line on stderr and exit code 2."""
     try:
-        cli.main(args=argv, prog_name="fabricsim", standalone_mode=False)
+        rc = cli.main(args=argv, prog_name="fabricsim", standalone_mode=False)
+        if isinstance(rc, int) and rc:
+            return rc  # a command's click Exit(code), returned (not raised) outside standalone mode
     except click.exceptions.Exit as e:
         return e.exit_code
     except click.exceptions.Abort:

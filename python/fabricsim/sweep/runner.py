@@ -14,7 +14,8 @@ from .store import Store
 
 @dataclass
 class SweepResult:
-    """What a sweep did. `frame()` gives every stored ok run of this sweep (including earlier invocations)."""
+    """What a sweep did. `frame()` gives the stored ok runs of exactly this sweep's tasks (this spec, this code),
+    whenever they ran: a run is stored once, under the first sweep that ran it, and runs of older code are left out."""
 
     name: str
     store_dir: Path
@@ -25,10 +26,15 @@ class SweepResult:
     failed: list[tuple[RunTask, str]] = field(default_factory=list)
     wall_s: float = 0.0
     executor: str = ""
+    hashes: list[str] = field(default_factory=list)
 
     def frame(self):
+        import pandas as pd
+
+        want = set(self.hashes)
         with Store(self.store_dir) as s:
-            return s.frame(self.name)
+            rows = [dict(r, sweep=self.name) for r in s.rows(None) if r["hash"] in want]
+        return pd.DataFrame(rows)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -69,7 +75,8 @@ def run_sweep(spec: SweepSpec, base: dict[str, Any], store_dir: str | Path, *, w
     with Store(store_dir) as store:
         have = store.hashes()
         todo = [t for h, t in unique.items() if h not in have]
-        res = SweepResult(spec.name, store_dir, len(unique), len(unique) - len(todo), 0, executor=executor.name)
+        res = SweepResult(spec.name, store_dir, len(unique), len(unique) - len(todo), 0, executor=executor.name,
+                          hashes=list(unique))
         with _progress(quiet, len(todo), spec.name) as prog:
             bar = prog.add_task(spec.name, total=len(todo), failures=0)
             for task, out in executor.run(todo, retries):
