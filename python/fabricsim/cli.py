@@ -402,6 +402,10 @@ from .cli_ina import ina  # noqa: E402  (registers `fabricsim ina`)
 
 cli.add_command(ina)
 
+from .cli_cpo import design  # noqa: E402  (registers `fabricsim design`)
+
+cli.add_command(design)
+
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, mapping every user error to one line on stderr and exit code 2."""
