@@ -402,9 +402,10 @@ from .cli_ina import ina  # noqa: E402  (registers `fabricsim ina`)
 
 cli.add_command(ina)
 
-from .cli_cpo import design  # noqa: E402  (registers `fabricsim design`)
+from .cli_cpo import design, locality  # noqa: E402  (registers `fabricsim design` and `fabricsim locality …`)
 
 cli.add_command(design)
+cli.add_command(locality)
 
 
 def main(argv: list[str] | None = None) -> int:

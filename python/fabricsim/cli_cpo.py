@@ -101,3 +101,101 @@ def design(design, compare, as_json, **fields) -> None:
         if k != "name":
             t.add_row(k, _fmt(v))
     Console().print(t)
+
+
+@click.group("locality")
+def locality() -> None:
+    """Job locality on two-level designs (study 003): a synthetic VM trace, best-fit packing, and the simulated
+    cost of spreading an all-to-all over several first-level switches (Fig. 2)."""
+
+
+@locality.command("trace")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
+@click.option("--capacity", type=click.IntRange(min=1), default=6144, show_default=True, help="VM slots to fill.")
+@click.option("--fill", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
+              help="Stop when the applications' VMs reach this share of --capacity.")
+@click.option("--small-share", type=click.FloatRange(0, 1), default=0.7, show_default=True,
+              help="Share of small applications (uniform 1…--small-max VMs); the rest log-uniform up to --large-max.")
+@click.option("--small-max", type=click.IntRange(min=1), default=16, show_default=True)
+@click.option("--large-max", type=click.IntRange(min=2), default=256, show_default=True)
+@click.option("--out", default=None, metavar="FILE.csv", help="Write here instead of stdout.")
+def trace_cmd(seed, capacity, fill, small_share, small_max, large_max, out) -> None:
+    """Write a synthetic application trace as CSV (column `vms`, one row per application, arrival order)."""
+    from pathlib import Path
+
+    from .cpo.locality import synthetic_trace
+
+    try:
+        sizes = synthetic_trace(seed, capacity_vms=capacity, fill=fill, small_share=small_share,
+                                small_max=small_max, large_max=large_max)
+    except ValueError as e:
+        raise UserError(f"fabricsim locality trace: {e}") from None
+    text = "vms\n" + "".join(f"{n}\n" for n in sizes)
+    if out:
+        Path(out).write_text(text)
+    else:
+        click.echo(text, nl=False)
+
+
+@locality.command("pack")
+@click.option("--trace", "trace_file", default=None, metavar="FILE.csv",
+              help="One row per application: its VM count (column `vms`, or the first column).")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Seed of the synthetic trace used when no --trace is given.")
+@click.option("--designs", default="baseline,motion", show_default=True,
+              help="Comma-separated designs (presets or files) to pack onto.")
+@click.option("--vms-per-server", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--large-vms", type=click.IntRange(min=1), default=24, show_default=True,
+              help="Applications with at least this many VMs count as large.")
+@click.option("--json", "as_json", is_flag=True)
+def pack_cmd(trace_file, seed, designs, vms_per_server, large_vms, as_json) -> None:
+    """Best-fit packing of the applications on each design: groups spanned, share under one first-level group."""
+    from .cpo.locality import pack, read_trace, synthetic_trace
+
+    try:
+        sizes = read_trace(trace_file) if trace_file else synthetic_trace(seed)
+    except ScenarioError as e:
+        raise UserError(f"fabricsim locality pack: {e}") from None
+    out = [pack(_design(d.strip(), {}), sizes, vms_per_server=vms_per_server, large_vms=large_vms).summary()
+           for d in designs.split(",") if d.strip()]
+    if as_json:
+        click.echo(json.dumps(out))
+        return
+    src = trace_file or f"synthetic trace (seed {seed})"
+    click.echo(f"{len(sizes)} applications, {sum(sizes)} VMs, from {src}")
+    for s in out:
+        click.echo(f"{s['design']:>10s}: {s['groups']} groups × {s['slots_per_group']} slots; "
+                   f"{s['single_group_fraction'] * 100:.1f}% of all and "
+                   f"{(s['large_single_group_fraction'] or 0) * 100:.1f}% of {s['large_applications']} large "
+                   f"(≥ {large_vms} VMs) applications under one group; spans {s['groups_spanned_histogram']}; "
+                   f"{s['rejected']} rejected")
+
+
+@locality.command("simulate")
+@click.option("--msg-bytes", type=click.IntRange(min=1), default=256, show_default=True)
+@click.option("--packet-bytes", type=click.IntRange(min=1), default=256, show_default=True)
+@click.option("--vnic-gbps", type=click.FloatRange(min=0, min_open=True), default=70.0, show_default=True,
+              help="VNIC throttle of every VM.")
+@click.option("--stack-us", type=click.FloatRange(min=0), default=1.25, show_default=True,
+              help="Network-stack latency added before every message.")
+@click.option("--leaves", type=click.IntRange(min=2), default=2, show_default=True,
+              help="First-level switches the spread placement uses (2: the halves of the exchange apart).")
+@click.option("--fabric-delay-us", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Propagation delay of every leaf-spine link (the study states none).")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="ECMP seed.")
+@click.option("--json", "as_json", is_flag=True)
+def simulate_cmd(msg_bytes, packet_bytes, vnic_gbps, stack_us, leaves, fabric_delay_us, seed, as_json) -> None:
+    """The 24-VM all-to-all under one first-level switch and spread over --leaves, on the lossless baseline
+    fabric (packet engine): both completion times and the spread's increase (one cell of the study's Fig. 2)."""
+    from .cpo.locality_sim import overhead
+
+    try:
+        r = overhead(msg_bytes, packet_bytes, vnic_gbps, stack_us, leaves=leaves, seed=seed,
+                     fabric_delay_us=fabric_delay_us)
+    except ValueError as e:
+        raise UserError(f"fabricsim locality simulate: {e}") from None
+    if as_json:
+        click.echo(json.dumps(r))
+    else:
+        click.echo(f"one switch {r['single_us']:.2f} us, {leaves} switches {r['spread_us']:.2f} us: "
+                   f"{r['increase_pct']:+.1f}%")
