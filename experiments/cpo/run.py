@@ -1,0 +1,154 @@
+"""Study 003 (co-packaged optics): the baseline vs MOTION network design numbers, job locality under best-fit
+packing (synthetic trace), and Fig. 2, the completion-time cost of spreading a 24-VM all-to-all over two
+first-level switches, on the lossless packet engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from fabricsim.cpo import compare, load  # noqa: E402
+from fabricsim.cpo.locality import pack, synthetic_trace  # noqa: E402
+from fabricsim.cpo.locality_sim import MSG_SIZES, PKT_SIZES, STACKS, overhead  # noqa: E402
+from fabricsim.sweep import SweepSpec  # noqa: E402
+
+TITLE = "Study 003: co-packaged optics, network design and the locality all-to-all (Fig. 2)"
+HERE = Path(__file__).resolve().parent
+TASK = "fabricsim.cpo.locality_sim:sweep_task"
+
+
+def reproduce(ctx) -> None:
+    paper = json.loads((HERE / "paper.json").read_text())
+    design_numbers(ctx, paper)
+    locality(ctx, paper)
+    fig2(ctx, paper)
+
+
+def design_numbers(ctx, paper: dict) -> None:
+    d = {"baseline": load("baseline"), "motion": load("motion")}
+    js = {k: v.to_json() for k, v in d.items()}
+    for p in paper["design"]:
+        ctx.compare(f"design-{p['id']}", f"{p['design']}: {p['key']}", p["value"], js[p["design"]][p["key"]],
+                    abs=0, source=p["where"])
+    rows = {r["quantity"]: r for r in compare(d["baseline"], d["motion"])}
+    for p in paper["ratios"]:
+        r = rows[p["key"]]
+        ctx.compare(f"design-{p['id']}", f"MOTION vs baseline: {p['key']} ({'change, %' if p['kind'] == 'change_pct' else 'ratio'})",
+                    p["value"], r[p["kind"]], abs=p["abs"], source=p["where"],
+                    note=f"{r['baseline']:g} → {r['motion']:g}")
+    e = paper["endpoints_min"]
+    for k in d:
+        ctx.compare(f"design-endpoints-{k}", f"{k}: more than 12K endpoints (1 = holds)", 1.0,
+                    float(js[k]["endpoints"] > e["value"]), source=e["where"], note=f"{js[k]['endpoints']} endpoints")
+    ctx.table("Network design: baseline vs MOTION (`fabricsim design --compare baseline motion`)",
+              pd.DataFrame(compare(d["baseline"], d["motion"])))
+    ctx.note("Design conventions: a leaf has servers_per_group down ports and ⌈down/3⌉ up ports (48 + 16 of 64; "
+             "96 + 32 of 128); spines = all up ports / spine radix (4096/256 = 16; 4096/128 = 32), so every leaf "
+             "reaches every spine once; bisection = half the leaf-spine capacity (204.8 vs 819.2 Tb/s); endpoints "
+             "= 2 per dual-homed server (12,288 in both). MOTION optics at < 2 pJ/bit (Table 1): "
+             f"{js['motion'].get('optics_power_kw', 0):.1f} kW for {js['motion']['optical_ports']} co-packaged ports.")
+
+
+def locality(ctx, paper: dict) -> None:
+    seeds = [1, 2, 3] if ctx.quick else list(range(1, 11))
+    rows, hist = [], []
+    for s in seeds:
+        sizes = synthetic_trace(s)
+        for name in ("baseline", "motion"):
+            r = pack(load(name), sizes).summary()
+            rows.append({"seed": s, "design": name, "applications": r["applications"], "large": r["large_applications"],
+                         "single_all": r["single_group_fraction"], "single_large": r["large_single_group_fraction"],
+                         "mean_groups_large": r["large_mean_groups"]})
+            for k, v in r["large_groups_spanned_histogram"].items():
+                hist.append({"seed": s, "design": name, "groups": int(k), "apps": v})
+    df = pd.DataFrame(rows)
+    mean = df.groupby("design")[["single_all", "single_large", "mean_groups_large"]].mean()
+    c = paper["locality_claims"]
+    ms, bs = float(mean.loc["motion", "single_large"]), float(mean.loc["baseline", "single_large"])
+    ctx.compare("locality-motion-large-single", "MOTION: more than half of the large applications (≥ 24 VMs) under "
+                "one first-level group, synthetic trace (1 = holds)", 1.0, float(ms > c["motion_large_single_min"]),
+                source=c["where"] + "; > 50%", note=f"ours {ms * 100:.1f}%, on our synthetic trace")
+    ctx.compare("locality-baseline-large-single", "baseline: fewer than 5% of the large applications under one "
+                "first-level group, synthetic trace (1 = holds)", 1.0, float(bs < c["baseline_large_single_max"]),
+                source=c["where"] + "; < 5%", note=f"ours {bs * 100:.1f}%, on our synthetic trace")
+    ctx.table(f"Locality: best-fit packing of synthetic traces (seeds {seeds[0]}…{seeds[-1]}), per seed", df)
+    ctx.note("Locality: the production trace behind the study's > 50% (MOTION) and < 5% (baseline) is not public. "
+             "Our synthetic trace (`fabricsim locality trace`): 70% small applications (1–16 VMs, uniform), 30% "
+             "large (17–256 VMs, log-uniform), one VM per server, filled to 90% of the 6,144 servers, placed in "
+             "arrival order with best fit. Large = ≥ 24 VMs (the Fig. 2 job). MOTION's 96-server groups hold "
+             f"{mean.loc['motion', 'single_large'] * 100:.0f}% of them whole, against "
+             f"{mean.loc['baseline', 'single_large'] * 100:.0f}% for the baseline's 48: the direction of the study's "
+             "claim, but the baseline's share depends entirely on how many large jobs sit between 24 and 48 VMs, "
+             "which only the real trace can tell.")
+    h = pd.DataFrame(hist).groupby(["design", "groups"])["apps"].sum().unstack("design").fillna(0)
+    fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
+    w = 0.4
+    for i, name in enumerate(("baseline", "motion")):
+        share = h[name] / h[name].sum() * 100
+        ax.bar(np.array(h.index) + (i - 0.5) * w, share, w, label=name)
+    ax.set_xlabel("first-level groups spanned")
+    ax.set_ylabel("large applications (%)")
+    ax.set_title("Locality: groups spanned by applications of ≥ 24 VMs")
+    ax.legend()
+    ctx.figure(fig, "locality_groups", "Distribution of first-level groups spanned by the large applications of the "
+               "synthetic traces, best-fit packing on each design.")
+
+
+def fig2(ctx, paper: dict) -> None:
+    cells = [{"vnic_gbps": v, "stack_us": s} for v, pair in STACKS.items() for s in pair]
+    msgs = MSG_SIZES
+    pkts = PKT_SIZES
+    spec = SweepSpec(name="fig2", base={"leaves": 2}, task=TASK, seeds=1 if ctx.quick else 3,
+                     grid={"msg_bytes": msgs, "packet_bytes": pkts}, points=cells)
+    df = ctx.sweep(spec, {"leaves": 2}).frame()
+    g = df.groupby(["vnic_gbps", "stack_us", "msg_bytes", "packet_bytes"])["increase_pct"].mean().reset_index()
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7.5), layout="constrained")
+    order = [(v, s) for v, pair in sorted(STACKS.items(), reverse=True) for s in pair]
+    vmax = g["increase_pct"].max()
+    for ax, (v, s) in zip(axes.T.flat, order):
+        sub = g[(g["vnic_gbps"] == v) & (g["stack_us"] == s)].pivot(index="packet_bytes", columns="msg_bytes",
+                                                                      values="increase_pct")
+        im = ax.imshow(sub.to_numpy(), origin="lower", aspect="auto", cmap="viridis", vmin=0, vmax=vmax)
+        ax.set_xticks(range(len(sub.columns)), [f"2^{int(np.log2(c))}" for c in sub.columns], fontsize="small")
+        ax.set_yticks(range(len(sub.index)), [f"2^{int(np.log2(i))}" for i in sub.index], fontsize="small")
+        for (i, j), val in np.ndenumerate(sub.to_numpy()):
+            ax.text(j, i, f"{val:.0f}", ha="center", va="center", color="white", fontsize=7)
+        ax.set_title(f"VNIC {v:g} Gb/s, stack {s:g} µs")
+        ax.set_xlabel("message size (B)")
+        ax.set_ylabel("packet size (B)")
+    fig.colorbar(im, ax=axes, label="completion-time increase, 2 switches vs 1 (%)")
+    ctx.figure(fig, "fig2_heatmaps", "Fig. 2: completion-time increase (%) of the 24-VM all-to-all spread under two "
+               "first-level switches vs one, per message and packet size, VNIC speed and stack latency.")
+    for p in paper["fig2_max_increase_pct"]:
+        sub = g[g["vnic_gbps"] == p["vnic_gbps"]]
+        m = float(sub["increase_pct"].max())
+        ctx.compare(f"fig2-max-{p['stack']}", f"Fig. 2: largest increase, stacks {p['stack']} (VNIC {p['vnic_gbps']} Gb/s)",
+                    p["value"], m, "%", abs=5, source=p["where"])
+    # trends: overhead falls as the stack slows and as messages grow
+    by_stack = g.groupby("stack_us")["increase_pct"].max().sort_index()
+    ctx.compare("fig2-trend-stack", "largest increase falls as the stack latency grows (1 = holds)", 1.0,
+                float(all(np.diff(by_stack.to_numpy()) < 0)), source="§3: the faster the network stack, the higher the overhead",
+                note=", ".join(f"{s:g} µs: {v:.1f}%" for s, v in by_stack.items()))
+    small, large = g[g["msg_bytes"] == min(msgs)], g[g["msg_bytes"] == max(msgs)]
+    shrink = small.groupby("stack_us")["increase_pct"].mean() > large.groupby("stack_us")["increase_pct"].mean()
+    ctx.compare("fig2-trend-size", "smallest messages suffer more than the largest, every stack (1 = holds)", 1.0,
+                float(shrink.all()), source="§3: smaller message sizes are affected most")
+    ctx.table("Fig. 2: completion-time increase (%) by VNIC, stack, message and packet size (mean over seeds)", g)
+    closed = 12 * 2 * 1.5 / (23 * (1.25 + 1.5 + 2 * 256 * 8 / 100e3))
+    alt3 = overhead(256, 256, 70, 1.25, leaves=3)["increase_pct"]
+    alt_d = overhead(256, 256, 70, 1.25, fabric_delay_us=0.3)["increase_pct"]
+    ctx.note("Fig. 2, the 1.25 µs stack: our largest increase (256 B messages) follows a hand calculation. Under one "
+             "switch each of a VM's 23 blocking messages costs L + 1.5 µs + two 256 B serializations at 100 Gb/s; "
+             "spread, 12 of them cross the spine and pay two more switches (+3 µs each), so the increase is "
+             f"12·2·1.5 / (23·(1.25 + 1.54)) = {closed * 100:.1f}%, below the study's 68%. The same formula gives "
+             "23% at 5.25 µs and 12% at 11.75 µs, both on the study's figures, so the structure agrees and the "
+             "1.25 µs gap is a fixed per-crossing cost the study does not state: 0.3 µs of propagation on each "
+             f"leaf-spine link (about 60 m of fibre; `--fabric-delay-us 0.3`) gives {alt_d:.1f}%, and spreading over "
+             f"3 switches instead of 2 gives {alt3:.1f}%. We keep the stated setting (no link delay, 2 switches).")
