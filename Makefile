@@ -34,13 +34,14 @@ test-rust:
 test-python:
 	$(PY) -m pytest -q -m "not slow"
 
-## bench: packet-engine throughput (events/s), flow-engine scale (10k hosts, 129k flows), sweep overhead (runs/s), FORS and ATRO solve times
+## bench: packet-engine throughput (events/s), flow-engine scale (10k hosts, 129k flows), sweep overhead (runs/s), FORS and ATRO solve times, study 003 grid
 bench: setup
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/bench_flow.py
 	$(PY) benchmarks/bench_sweep.py
 	$(PY) benchmarks/bench_fors.py
 	$(PY) benchmarks/bench_ina.py
+	$(PY) benchmarks/bench_cpo.py
 
 ## validate: install ns-3 3.44 (PyPI ns3) into the venv and cross-check the incast study side by side
 validate: setup

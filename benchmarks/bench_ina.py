@@ -36,6 +36,12 @@ def main() -> None:
         tried = " ".join(f"{t}:{s[:3]}" for t, s in sol.extra["levels_tried"])
         print(f"{name:24s} {sol.throughput_gbps:6.1f} {str(sol.optimal):>6s} {tried:24s} {dt:8.2f} {proc:9.2f}")
     print(f"slowest ATRO solve: {worst:.2f} s (target ≤ 10 s for the default instance)")
+    print("\nbeyond the study: 2× and 3× the cluster; load 1 holds exactly up to A·(η − 2) + 1 workers")
+    for w, sw, a in ((177, 40, 8), (178, 40, 8), (265, 60, 12), (266, 60, 12), (400, 60, 12)):
+        t0 = time.perf_counter()
+        sol = atro(Instance(workers=w, switches=sw, aggregators=a), time_limit_s=300)
+        print(f"{w} workers, {sw} switches, {a} aggregators (A(η−2)+1 = {a * 22 + 1}): {sol.throughput_gbps:.1f} Gb/s, "
+              f"proven {sol.optimal}, {time.perf_counter() - t0:.2f} s")
     for obj in ("min-load",):
         t0 = time.perf_counter()
         sol = atro(Instance(), objective=obj)

@@ -13,7 +13,8 @@ exactly half of the VMs send to the other half. Spread placement puts half A und
 another, so exactly half of every phase's messages cross the spine; single placement puts all 24 under one
 leaf. Phases are not synchronized: a VM sends its next message once its previous one is delivered (blocking
 sends, one message of a VM in flight), each after the network stack latency (a delay before the message
-starts, per message). Pairing of stack latency and VNIC speed (document of the study's 1.25/3.5, 5.25/7.5 and
+starts, per message; back-to-back non-blocking sends would give only 10% at 1.25 µs, far below every figure
+of the study, so we read its "no explicit synchronization" as blocking sends without barriers). Pairing of stack latency and VNIC speed (document of the study's 1.25/3.5, 5.25/7.5 and
 11.75/15 µs): the faster stacks go with the faster VNICs, 70 Gb/s ↔ 1.25 and 3.5 µs, 25 ↔ 5.25 and 7.5,
 10 ↔ 11.75 and 15 (advanced stacks give both more throughput and less latency, §3).
 """
