@@ -49,3 +49,8 @@ def run(scenario: Scenario, seed: int | None = None, fidelity: str | None = None
     except _core.SpecError as e:
         raise ScenarioError(scenario.source, *_split(str(e))) from None
     return RunRecord(json.loads(raw))
+
+
+def run_wire(wire: dict, fidelity: str = "packet") -> RunRecord:
+    """Simulate a resolved wire spec (the dict `Scenario.to_wire()` returns)."""
+    return RunRecord(json.loads(_core.run(json.dumps(wire), fidelity)))

@@ -122,3 +122,7 @@ class RunRecord:
         p = self.packets
         return (f"RunRecord(seed={self.seed}, completion_time_s={self.completion_time_s}, tx={p['tx']}, "
                 f"rx={p['rx']}, dropped={p['dropped']}, events={self.events})")
+
+    def legacy_dict(self) -> dict[str, Any]:
+        """The record in the engine's original JSON shape (the regression corpus hashes this)."""
+        return self.raw
