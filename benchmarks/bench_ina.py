@@ -1,8 +1,11 @@
-"""ATRO solve times to proven optimality (HiGHS, one thread) on the study's instances, and the baselines' run times.
+"""ATRO solve times to proven optimality (HiGHS, one thread) on the study's instances, the baselines' run times, and
+the flow-level simulation of the default ATRO plan.
 
-Target (issue 8): the default instance (90 workers, 20 switches × 24 ports, 4 aggregators, L = 5) proven optimal
-in ≤ 10 s on this 2-core machine; the study reports 2–330 s with Gurobi. Each ATRO case is also timed as a whole
-process (`fabricsim ina --json`, interpreter start and imports included). Usage: python benchmarks/bench_ina.py
+Targets: the default instance (90 workers, 20 switches × 24 ports, 4 aggregators, L = 5) proven optimal in
+≤ 10 s on this 2-core machine (issue 8; the study reports 2–330 s with Gurobi), and its plan simulated
+(`fabricsim.ina.simulate`, 64 chunks of 1 MiB, with and without the broadcast) in < 10 s. Each ATRO case is also
+timed as a whole process (`fabricsim ina --json`, interpreter start and imports included).
+Usage: python benchmarks/bench_ina.py
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import sys
 import time
 
 from fabricsim.ina import Instance, atro, solve
+from fabricsim.ina.simulate import simulate
 
 
 def main() -> None:
@@ -36,6 +40,13 @@ def main() -> None:
         tried = " ".join(f"{t}:{s[:3]}" for t, s in sol.extra["levels_tried"])
         print(f"{name:24s} {sol.throughput_gbps:6.1f} {str(sol.optimal):>6s} {tried:24s} {dt:8.2f} {proc:9.2f}")
     print(f"slowest ATRO solve: {worst:.2f} s (target ≤ 10 s for the default instance)")
+    plan = atro(Instance()).plan
+    for broadcast in (False, True):
+        t0 = time.perf_counter()
+        r = simulate(plan, broadcast=broadcast)
+        dt = time.perf_counter() - t0
+        print(f"simulate() of the default ATRO plan, broadcast={broadcast}: {dt:.2f} s wall "
+              f"(engine {r.engine_wall_s:.2f} s, {r.messages} messages, {r.rate_gbps:.1f} Gb/s; target < 10 s)")
     print("\nbeyond the study: 2× and 3× the cluster; load 1 holds exactly up to A·(η − 2) + 1 workers")
     for w, sw, a in ((177, 40, 8), (178, 40, 8), (265, 60, 12), (266, 60, 12), (400, 60, 12)):
         t0 = time.perf_counter()

@@ -129,9 +129,10 @@ def test_fabrics_as_the_study():
     ls, ft = fabric("leaf-spine"), fabric("fat-tree")
     assert (len(ls.switches), len(ls.hosts), len(ls.links)) == (20, 140, 100)
     assert (len(ft.switches), len(ft.hosts), len(ft.links)) == (20, 96, 32)
-    ft_edges = [s for s, t in zip(ft.switches, ft.tor) if t]
-    up = sum(1 for u, v in ft.links if ft.switches[v] == ft_edges[0] or ft.switches[u] == ft_edges[0])
-    assert (12, up) == (12, 2), "6:1: 12 hosts over 2 uplinks per edge"
+    # 6:1 oversubscription: every one of the 8 edge switches has 12 hosts over 2 uplinks (8 × 12 = 96 hosts).
+    edges = [i for i, t in enumerate(ft.tor) if t]
+    per_edge = [(ft.hosts.count(e), sum(e in link for link in ft.links)) for e in edges]
+    assert per_edge == [(12, 2)] * 8, "6:1: 12 hosts over 2 uplinks per edge"
 
 
 @pytest.mark.parametrize("topology", ["leaf-spine", "fat-tree"])

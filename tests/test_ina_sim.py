@@ -65,7 +65,6 @@ def test_atro_default_plan_reaches_claim(atro_plan, broadcast):
     assert r.bidirectional_links == []  # ATRO's layers route every link one way only
     assert r.messages == len(atro_plan.segments) * r.chunks * (2 if broadcast else 1)
     assert r.overall_gbps <= r.rate_gbps * 1.001  # the pipeline fill only costs
-    assert r.wall_s < 10
 
 
 @pytest.mark.parametrize("make, closed_form",

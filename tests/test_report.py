@@ -5,9 +5,11 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from fabricsim.report import figures
-from fabricsim.report.reproduce import Comparison
+from fabricsim.report.html import render
+from fabricsim.report.reproduce import Comparison, StudyContext, StudyReport
 
 ROOT = Path(__file__).parents[1]
 
@@ -43,6 +45,33 @@ def test_comparison_tolerances():
     assert Comparison("a", "q", 0.4, 0.405, abs_tol=0.01).passed
     assert Comparison("a", "q", 6.0, 6.0).passed and not Comparison("a", "q", 6.0, 7.0).passed
     assert not Comparison("a", "q", 6.0, None, rel_tol=1).passed
+
+
+def test_inputs_and_calibrated_values_are_shown_but_not_scored(tmp_path):
+    """Two results (one pass, one miss) score 1 of 2; an input and a calibrated row are kept apart, survive the
+    JSON round trip with their role, and appear in the HTML labelled as such, outside the count."""
+    ctx = StudyContext(tmp_path / "study", quick=True)
+    ctx.compare("r-pass", "a computed number", 10.0, 10.0)
+    ctx.compare("r-miss", "another computed number", 10.0, 12.0, rel=0.1)
+    ctx.compare("in", "a preset taken from the paper", 48.0, 48.0, role="input")
+    ctx.compare("fit", "a fitted value", 141.0, 141.02, rel=0.01, role="calibrated")
+    ctx.compare("in-off", "a preset that differs from the paper", 96.0, 64.0, role="input")
+    rep = ctx.report
+    assert [c.id for c in rep.comparisons] == ["r-pass", "r-miss"]
+    assert [c.id for c in rep.unscored] == ["in", "fit", "in-off"]
+    d = json.loads(json.dumps(rep.to_json()))
+    assert [c["passed"] for c in d["comparisons"]] == [True, False]
+    assert [(c["role"], c["matches"]) for c in d["unscored"]] == [("input", True), ("calibrated", True), ("input", False)]
+    assert all("passed" not in c for c in d["unscored"])
+    back = StudyReport.from_json(d)
+    assert [c.role for c in back.unscored] == ["input", "calibrated", "input"] and len(back.comparisons) == 2
+    page = render([back], "test")
+    assert "<b>1 of 2</b>" in page
+    assert "inputs (values we set from the paper): 2; calibrated values (fitted to the paper's): 1." in page
+    assert page.count("class='unscored'>input<") == 1 and page.count("class='unscored'>calibrated<") == 1
+    assert "class='unscored'>input (≠ paper)<" in page
+    with pytest.raises(ValueError, match="role"):
+        ctx.compare("x", "q", 1.0, 1.0, role="fit")
 
 
 def test_reproduce_and_report_through_the_cli(tmp_path, capsys):

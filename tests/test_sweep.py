@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -149,33 +150,49 @@ def test_dask_worker_killed_mid_sweep_loses_nothing(tmp_path, dask_cluster):
     assert res.failed == [] and sorted(res.frame()["seed_seen"]) == [1, 2, 3, 4, 5, 6]
 
 
+def _stored_runs(db: Path) -> int:
+    """Rows in the store's `runs` table; 0 while the database or the table does not exist yet."""
+    if not db.exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(db)) as con:
+            return con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    except sqlite3.OperationalError:  # not created yet, or briefly locked by the writer
+        return 0
+
+
 def test_sigkill_of_the_driver_then_rerun_is_complete_and_duplicate_free(tmp_path):
-    sweep = tmp_path / "slow.toml"
-    sweep.write_text('name = "slow"\ntask = "fabricsim.sweep.testing:sleepy"\nseeds = 24\n[base]\nsleep_s = 0.25\n')
+    """SIGKILL the driver (and its workers) once the store holds K runs, then rerun: it skips exactly the stored
+    runs and runs the rest, each seed stored once. The kill provably lands mid-sweep: seeds 1..K return at once,
+    seeds K+1..24 wait for a gate file created only after the kill, so when K rows are seen the sweep can neither
+    have finished nor store anything more; the store then holds exactly K of the 24 runs."""
+    k, total = 4, 24
+    gate = tmp_path / "gate"
+    sweep = tmp_path / "gated.toml"
+    sweep.write_text(f'name = "gated"\ntask = "fabricsim.sweep.testing:gated"\nseeds = {total}\n[base]\n'
+                     f"open_seeds = {k}\ngate = {json.dumps(str(gate))}\n")
     store = tmp_path / "store"
+    db = store / "results.sqlite"
     cmd = [sys.executable, "-m", "fabricsim.cli", "sweep", str(sweep), "--store", str(store), "--workers", "2", "--quiet"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    db = store / "results.sqlite"
-    deadline = time.time() + 60
-    done = 0
-    while time.time() < deadline:
-        if db.exists():
-            try:
-                done = sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0]
-            except sqlite3.OperationalError:
-                done = 0
-            if done >= 4:
-                break
-        time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, at once
-    proc.wait()
-    partial = sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0]
-    assert 4 <= partial < 24, f"the kill should land mid-sweep ({partial} of 24 stored)"
+    try:
+        deadline = time.monotonic() + 120  # worker start-up and K instant runs take seconds, even on a loaded machine
+        while (done := _stored_runs(db)) < k:
+            assert proc.poll() is None, f"the sweep exited (status {proc.returncode}) with {done} of {k} runs stored"
+            assert time.monotonic() < deadline, f"only {done} of {k} runs stored after 120 s: the sweep is stuck"
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, at once
+        proc.wait()
+    partial = _stored_runs(db)
+    assert partial == k, f"the gated seeds cannot finish before the gate opens ({partial} of {total} stored)"
+    gate.touch()
     out = subprocess.run(cmd[:-1] + ["--json"], capture_output=True, text=True, check=True)
     summary = json.loads(out.stdout)
-    assert summary["skipped"] == partial and summary["ran"] == 24 - partial
-    rows = sqlite3.connect(db).execute("SELECT seed, COUNT(*) FROM runs GROUP BY seed").fetchall()
-    assert sorted(s for s, _ in rows) == list(range(1, 25)) and all(n == 1 for _, n in rows)
+    assert summary["skipped"] == partial and summary["ran"] == total - partial
+    with closing(sqlite3.connect(db)) as con:
+        rows = con.execute("SELECT seed, COUNT(*) FROM runs GROUP BY seed").fetchall()
+    assert sorted(s for s, _ in rows) == list(range(1, total + 1)) and all(n == 1 for _, n in rows)
 
 
 def test_cli_sweep_errors_are_one_line(tmp_path, capsys):

@@ -34,15 +34,19 @@ def reproduce(ctx) -> None:
 def design_numbers(ctx, paper: dict) -> None:
     d = {"baseline": load("baseline"), "motion": load("motion")}
     js = {k: v.to_json() for k, v in d.items()}
+    # Rows with "role": "input" echo a preset setting (or a ratio of settings): shown as inputs, not scored.
     for p in paper["design"]:
+        role = p.get("role", "result")
         ctx.compare(f"design-{p['id']}", f"{p['design']}: {p['key']}", p["value"], js[p["design"]][p["key"]],
-                    abs=0, source=p["where"])
+                    abs=0, source=p["where"], role=role,
+                    note="preset input (fabricsim.cpo.PRESETS)" if role == "input" else "")
     rows = {r["quantity"]: r for r in compare(d["baseline"], d["motion"])}
     for p in paper["ratios"]:
         r = rows[p["key"]]
+        role = p.get("role", "result")
         ctx.compare(f"design-{p['id']}", f"MOTION vs baseline: {p['key']} ({'change, %' if p['kind'] == 'change_pct' else 'ratio'})",
-                    p["value"], r[p["kind"]], abs=p["abs"], source=p["where"],
-                    note=f"{r['baseline']:g} → {r['motion']:g}")
+                    p["value"], r[p["kind"]], abs=p["abs"], source=p["where"], role=role,
+                    note=f"{r['baseline']:g} → {r['motion']:g}" + (", ratio of preset inputs" if role == "input" else ""))
     e = paper["endpoints_min"]
     for k in d:
         ctx.compare(f"design-endpoints-{k}", f"{k}: more than 12K endpoints (1 = holds)", 1.0,
@@ -54,6 +58,12 @@ def design_numbers(ctx, paper: dict) -> None:
              "reaches every spine once; bisection = half the leaf-spine capacity (204.8 vs 819.2 Tb/s); endpoints "
              "= 2 per dual-homed server (12,288 in both). MOTION optics at < 2 pJ/bit (Table 1): "
              f"{js['motion'].get('optics_power_kw', 0):.1f} kW for {js['motion']['optical_ports']} co-packaged ports.")
+    own = {k: load(k, {"servers_per_group": None}).servers_per_group for k in d}
+    ctx.note("Inputs: the servers per group (48, 96) and the group counts (128, 64) are the study's settings, given "
+             "to the calculator by the presets, and the server bandwidth ratio is that of the 400G and 100G ports "
+             "(both dual-homed); these rows are listed as inputs and not scored. With servers_per_group unset, the "
+             "calculator's own rule (the most servers a leaf takes at 3:1, ⌊radix·3/4⌋) gives "
+             f"{own['baseline']} and {own['motion']}.")
 
 
 def locality(ctx, paper: dict) -> None:

@@ -35,7 +35,8 @@ def reproduce(ctx) -> None:
     overhead = calibrate(FatTree(20, 18), msg_bytes=msg)
     ctx.note(f"Calibration (0F, linear shift + Ftree, conflict-free): a per-phase synchronization overhead of "
              f"{overhead * 1e6:.2f} us after each barrier (1 MiB messages, 200 Gb/s: {msg * 8 / 200e9 * 1e6:.2f} us "
-             "transfer) gives the study's 141 Gb/s per server; it is held fixed for every other case.")
+             "transfer) gives the study's 141 Gb/s per server; it is held fixed for every other case. The 0F default "
+             "rows (141 Gb/s, 45.9 Tb/s) are therefore fits, listed as calibrated and not scored.")
     base = {"m0": 20, "m1": 18, "active": 326, "link_gbps": 200.0, "msg_bytes": msg, "overhead_s": overhead}
     points = [{"scenario": s, "scheme": sch} for s in SCENARIOS for sch in ("fors", default_scheme(s))]
     spec = SweepSpec(name="fig6", base=base, task=TASK, seeds=1, grid={}, points=points)
@@ -58,16 +59,25 @@ def reproduce(ctx) -> None:
                      "gbps": r["throughput_per_server_gbps"], "tbps": r["total_tbps"]})
     table = pd.DataFrame(rows)
     val = {(r["scheme"], r["scenario"]): r["gbps"] for r in rows}
+    # The default scheme without failures (linear shift + Ftree on 0F) is the calibration case: its per-server
+    # throughput is 141 Gb/s by construction and its total is 141 × 326 servers, so both rows are fits, shown as
+    # "calibrated" (checking that the fit reaches its target) and not scored.
+    def calibrated(p: dict) -> bool:
+        return (p["scheme"], p["scenario"]) == ("default", "0F")
+
+    fit_note = f"calibration target: the overhead ({overhead * 1e6:.2f} us per phase) is fitted to give 141 Gb/s here"
     for p in paper["per_server_gbps"]:
-        ours = val.get((p["scheme"], p["scenario"]))
-        calibrated = p["scenario"] == "0F"
+        ours, cal = val.get((p["scheme"], p["scenario"])), calibrated(p)
         ctx.compare(f"gbps-{p['scheme']}-{p['scenario']}", f"{p['scheme']} per-server throughput, {p['scenario']}"
-                    + (" (calibrated)" if calibrated else ""), p["gbps"], ours, "Gb/s", rel=0.01 if calibrated else 0.10,
-                    source=p["where"])
+                    + (" (calibrated)" if cal else ""), p["gbps"], ours, "Gb/s", rel=0.01 if cal else 0.10,
+                    source=p["where"], role="calibrated" if cal else "result", note=fit_note if cal else "")
     for p in paper["total_tbps"]:
         ours = table[(table["scheme"] == p["scheme"]) & (table["scenario"] == p["scenario"])]["tbps"]
-        ctx.compare(f"tbps-{p['scheme']}-{p['scenario']}", f"{p['scheme']} total throughput, {p['scenario']}", p["tbps"],
-                    float(ours.iloc[0]) if len(ours) else None, "Tb/s", rel=0.10, source="§3.2, §6.1")
+        cal = calibrated(p)
+        ctx.compare(f"tbps-{p['scheme']}-{p['scenario']}", f"{p['scheme']} total throughput, {p['scenario']}"
+                    + (" (calibrated)" if cal else ""), p["tbps"], float(ours.iloc[0]) if len(ours) else None, "Tb/s",
+                    rel=0.01 if cal else 0.10, source="§3.2, §6.1", role="calibrated" if cal else "result",
+                    note="141 Gb/s (calibrated) × 326 servers" if cal else "")
     for c in paper["claims"]:
         a, b = val.get(tuple(c["a"])), val.get(tuple(c["b"]))
         if a is None or b is None:

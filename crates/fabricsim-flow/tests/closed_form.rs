@@ -60,8 +60,9 @@ fn two_senders_share_the_bottleneck_then_the_survivor_speeds_up() {
 #[test]
 fn barriers_and_send_completion_order_messages() {
     // a (1 MB) then, after barrier "b" (a delivered), c; c also waits for d to be *sent* (not delivered).
-    // One 1 Gb/s link with 1 ms delay: a is delivered at 8 + 1 = 9 ms; d (sent from t = 0 in parallel with a)
-    // shares the NIC: both at 0.5 Gb/s, d (0.5 MB) sent at 8 ms; c starts at 9 ms and lands 8 + 1 ms later.
+    // One 1 Gb/s link with 1 ms delay: d (0.5 MB, sent from t = 0 in parallel with a) shares the NIC with a,
+    // both at 0.5 Gb/s, so d is sent at 8 ms and delivered at 9 ms; a, 0.5 MB sent by then, sends the rest
+    // at 1 Gb/s in 4 ms and is delivered at 12 + 1 = 13 ms; c (1 MB) starts at 13 ms and lands 8 + 1 ms later.
     let mut spec = chain(1, 1_000_000_000, 1_000_000_000, 0, 0);
     spec["barriers"] = json!([{"name": "b", "deps": [0]}]);
     let mut c = msg("c", 0, 1, 1_000_000, 1000, 0);
@@ -69,7 +70,7 @@ fn barriers_and_send_completion_order_messages() {
     c["sent_deps"] = json!([2]);
     let rec = run(spec, vec![msg("a", 0, 1, 1_000_000, 1000, 0), c, msg("d", 0, 1, 500_000, 1000, 0)]);
     let done = &rec.flows.complete_ps;
-    // a and d share the NIC until d is sent at 8 ms (0.5 MB each); a then finishes its last 0.5 MB at 12 ms.
+    // d delivered at 9 ms; a sent at 12 ms, delivered at 13 ms; c at 13 + 9 = 22 ms.
     assert_eq!(done[2], Some(9_000_000_000));
     assert_eq!(done[0], Some(13_000_000_000));
     assert_eq!(done[1], Some(13_000_000_000 + 9_000_000_000));

@@ -1,4 +1,7 @@
-"""The HTML reproduction report: every study's comparisons (paper, ours, difference, pass/miss), tables, figures inline."""
+"""The HTML reproduction report: every study's comparisons (paper, ours, difference, pass/miss), tables, figures inline.
+
+Only scored rows (role "result") count in the pass total; inputs and calibrated values are listed in the same
+table, labelled "input" or "calibrated", and counted apart."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}
 table{border-collapse:collapse;margin:0.6em 0 1.2em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
 th{background:#f3f3f3}td.l,th.l{text-align:left}.pass{color:#0a7d22;font-weight:600}.miss{color:#b3261e;font-weight:600}
+.unscored{color:#666;font-style:italic}
 figure{display:inline-block;margin:0.5em;max-width:520px}figure img{max-width:100%}figcaption{font-size:0.85em;color:#555}
 .summary{color:#444;white-space:pre-wrap}
 """
@@ -30,20 +34,26 @@ def render(reports: list[StudyReport], version: str) -> str:
              f"{_dt.datetime.now().isoformat(timespec='seconds')}.</p>"]
     total = sum(len(r.comparisons) for r in reports)
     passed = sum(c.passed for r in reports for c in r.comparisons)
-    parts.append(f"<p><b>{passed} of {total}</b> published numbers reproduced within the stated tolerance.</p>")
+    score = f"<p><b>{passed} of {total}</b> published numbers reproduced within the stated tolerance."
+    roles = [c.role for r in reports for c in r.unscored]
+    if roles:
+        score += (f" Not counted, and labelled so in the tables: inputs (values we set from the paper): "
+                  f"{roles.count('input')}; calibrated values (fitted to the paper's): {roles.count('calibrated')}.")
+    parts.append(score + "</p>")
     for r in reports:
         parts.append(f"<h2>{html.escape(r.title)}</h2><p class='summary'>{html.escape(r.summary)}</p>")
         parts.append(f"<p>{'quick setting' if r.quick else 'full setting'}; ran in {r.wall_s:.1f} s.</p>")
-        if r.comparisons:
+        if r.comparisons or r.unscored:
             parts.append("<table><tr><th class='l'>id</th><th class='l'>quantity</th><th>paper</th><th>ours</th>"
                          "<th>difference</th><th>tolerance</th><th>result</th><th class='l'>note</th></tr>")
-            for c in r.comparisons:
-                cls = "pass" if c.passed else "miss"
+            for c in r.comparisons + r.unscored:
+                cls = ("pass" if c.passed else "miss") if c.scored else "unscored"
+                label = cls if c.scored else c.role + ("" if c.passed else " (≠ paper)")
                 diff = "–" if c.diff is None else f"{c.diff:+.4g}" + (f" ({c.diff / c.paper * 100:+.1f}%)" if c.paper else "")
                 parts.append(
                     f"<tr><td class='l'>{html.escape(c.id)}</td><td class='l'>{html.escape(c.quantity)} "
                     f"{('[' + html.escape(c.unit) + ']') if c.unit else ''}</td><td>{_num(c.paper)}</td><td>{_num(c.ours)}</td>"
-                    f"<td>{diff}</td><td>{html.escape(c.tolerance)}</td><td class='{cls}'>{cls}</td>"
+                    f"<td>{diff}</td><td>{html.escape(c.tolerance)}</td><td class='{cls}'>{html.escape(label)}</td>"
                     f"<td class='l'>{html.escape(c.note)}</td></tr>")
             parts.append("</table>")
         for t in r.tables:

@@ -2,6 +2,10 @@
 
 A study's run.py defines `TITLE` and `reproduce(ctx)`; through `ctx` it runs sweeps, records comparisons
 (the paper's number, ours, a tolerance) and figures. Results go to experiments/<study>/outputs/.
+
+Every comparison has a role (ROLES): only "result" rows, numbers we compute, are scored pass/miss and counted.
+"input" rows (a value we set, e.g. a preset taken from the paper) and "calibrated" rows (a value fitted to the
+paper's) are shown beside the paper's number for reference and kept apart in `StudyReport.unscored`.
 """
 
 from __future__ import annotations
@@ -15,9 +19,18 @@ from pathlib import Path
 from typing import Any
 
 
+ROLES = ("result", "input", "calibrated")
+"""What a comparison row is. "result": a number the simulator or calculator produces, scored pass/miss.
+"input": a value we set (a preset or given copied from the paper), shown as an input, never scored.
+"calibrated": a value fitted to the paper's (it reproduces its target by construction), shown, never scored."""
+
+
 @dataclass
 class Comparison:
-    """A published number beside ours. Passes when |ours − paper| ≤ abs_tol or ≤ rel_tol·|paper|."""
+    """A published number beside ours. Passes when |ours − paper| ≤ abs_tol or ≤ rel_tol·|paper|.
+
+    Only rows with role "result" are scored; for "input" and "calibrated" rows `passed` just says whether the
+    value we set or fitted matches the paper's (a consistency check, not a reproduction)."""
 
     id: str
     quantity: str
@@ -28,6 +41,16 @@ class Comparison:
     abs_tol: float | None = None
     source: str = ""
     note: str = ""
+    role: str = "result"
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"role: must be one of {', '.join(ROLES)}, not '{self.role}'")
+
+    @property
+    def scored(self) -> bool:
+        """Whether the row counts in the pass/total score (only results do)."""
+        return self.role == "result"
 
     @property
     def diff(self) -> float | None:
@@ -61,22 +84,29 @@ class StudyReport:
     quick: bool
     summary: str = ""
     comparisons: list[Comparison] = field(default_factory=list)
+    unscored: list[Comparison] = field(default_factory=list)
     figures: list[dict[str, str]] = field(default_factory=list)
     tables: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     wall_s: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
+        """Scored rows carry `passed`; unscored ones carry `matches` (the consistency check) instead."""
         d = asdict(self)
         for c, cd in zip(self.comparisons, d["comparisons"]):
             cd.update(diff=c.diff, passed=c.passed, tolerance=c.tolerance)
+        for c, cd in zip(self.unscored, d["unscored"]):
+            cd.update(diff=c.diff, matches=c.passed, tolerance=c.tolerance)
         return d
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "StudyReport":
-        comps = [Comparison(**{k: v for k, v in c.items() if k not in ("diff", "passed", "tolerance")})
-                 for c in d.pop("comparisons", [])]
-        return cls(comparisons=comps, **d)
+        def rows(key: str) -> list[Comparison]:
+            return [Comparison(**{k: v for k, v in c.items() if k not in ("diff", "passed", "matches", "tolerance")})
+                    for c in d.pop(key, [])]
+
+        comps, unscored = rows("comparisons"), rows("unscored")
+        return cls(comparisons=comps, unscored=unscored, **d)
 
 
 class StudyContext:
@@ -108,9 +138,12 @@ class StudyContext:
         return f"{(self.study_dir / 'tasks.py').resolve()}:{function}"
 
     def compare(self, id: str, quantity: str, paper: float, ours: float | None, unit: str = "", *,
-                rel: float | None = None, abs: float | None = None, source: str = "", note: str = "") -> Comparison:
-        c = Comparison(id, quantity, float(paper), None if ours is None else float(ours), unit, rel, abs, source, note)
-        self.report.comparisons.append(c)
+                rel: float | None = None, abs: float | None = None, source: str = "", note: str = "",
+                role: str = "result") -> Comparison:
+        """Record a comparison; `role` "input" or "calibrated" shows it without scoring it (see ROLES)."""
+        c = Comparison(id, quantity, float(paper), None if ours is None else float(ours), unit, rel, abs, source, note,
+                       role)
+        (self.report.comparisons if c.scored else self.report.unscored).append(c)
         return c
 
     def figure(self, fig, name: str, caption: str) -> None:

@@ -1,4 +1,5 @@
-"""Tasks for testing executors and measuring their overhead (importable on every worker): trivial, slow, crashing."""
+"""Tasks for testing executors and measuring their overhead (importable on every worker): trivial, slow, gated,
+crashing."""
 
 from __future__ import annotations
 
@@ -16,6 +17,20 @@ def echo(payload: dict, seed: int) -> dict:
 def sleepy(payload: dict, seed: int) -> dict:
     """Sleep `payload["sleep_s"]` seconds, then echo: a run slow enough to be interrupted."""
     time.sleep(float(payload.get("sleep_s", 0.1)))
+    return echo(payload, seed)
+
+
+def gated(payload: dict, seed: int) -> dict:
+    """Echo at once for seeds ≤ `payload["open_seeds"]`; a later seed first waits until the file `payload["gate"]`
+    exists (polling, at most `payload["wait_s"]` seconds, default 120, then raises). Until the gate opens, a sweep
+    of more seeds than that can store exactly the open ones and no more: it is provably mid-sweep."""
+    if seed > int(payload["open_seeds"]):
+        gate = Path(payload["gate"])
+        deadline = time.monotonic() + float(payload.get("wait_s", 120))
+        while not gate.exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"gate {gate} still closed after {payload.get('wait_s', 120)} s (seed {seed})")
+            time.sleep(0.02)
     return echo(payload, seed)
 
 
