@@ -7,6 +7,7 @@ pub mod routing;
 pub mod spec;
 pub mod topology;
 pub mod units;
+pub mod workload;
 
 pub use error::{Error, Result};
 pub use units::{Bps, Bytes, Time};
