@@ -1,12 +1,14 @@
 //! The workload DAG executor shared by every engine: messages wait for deliveries, send completions and barriers.
 //!
-//! Nodes are the messages (0..M) and the barriers (M..M+B). A message becomes startable `delay` after the
+//! Nodes are the messages (0..M), the barriers (M..M+B) and the compute steps (M+B..M+B+C). A message becomes startable `delay` after the
 //! later of its `start` time and the completion of its last dependency; a barrier completes, carrying no
 //! traffic, as soon as its last dependency completes, and releases its own dependents at that instant.
 //! Engines report `delivered(m)` and `sent(m)` and start the messages the DAG hands back.
 
-use crate::spec::RunSpec;
 use crate::units::Time;
+use crate::workload::{Dep, Workload};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// CSR adjacency: the dependents of node x are `list[start[x]..start[x + 1]]`.
 #[derive(Clone, Debug, Default)]
@@ -41,72 +43,102 @@ impl Csr {
 }
 
 /// Dependency state of one run. Invariant: `left[x]` counts the dependencies of x not yet satisfied, and
-/// `ready[x]` is the latest time among x's own start time and its satisfied dependencies.
+/// `ready[x]` is the latest time among x's own start time and its satisfied dependencies. A compute step
+/// whose dependencies are met waits in its host's queue (lowest index first) until one of the host's
+/// streams is free; it completes `duration` after it starts.
 #[derive(Clone, Debug)]
 pub struct Dag {
     n_msgs: u32,
+    /// First compute node (M + B).
+    comp0: u32,
     left: Vec<u32>,
     ready: Vec<Time>,
     delay: Vec<Time>,
-    /// Dependents waiting for a node's completion (a message's delivery, a barrier's completion).
+    /// Dependents waiting for a node's completion (a message's delivery, a barrier's or compute step's end).
     on_done: Csr,
     /// Dependents waiting for a message to be fully sent.
     on_sent: Csr,
     /// Scratch stack for barrier cascades.
     stack: Vec<(u32, Time)>,
+    comp_host: Vec<u32>,
+    comp_dur: Vec<Time>,
+    /// Free compute streams per network node, and the ready steps waiting for one (min-heap of step index).
+    free: Vec<u32>,
+    waiting: Vec<BinaryHeap<Reverse<u32>>>,
+    dirty: Vec<u32>,
+    /// Start and end of every compute step (Time::MAX until known).
+    pub comp_start: Vec<Time>,
+    pub comp_end: Vec<Time>,
 }
 
+/// What an engine must do with an item the DAG hands back: `(x, t)` with x < M starts message x at t;
+/// x ≥ M is compute step `x − M` ending at t (the engine calls `compute_done` then).
+pub type Released = (u32, Time);
+
 impl Dag {
-    /// Build from a validated spec. O(messages + barriers + dependencies).
-    pub fn new(spec: &RunSpec) -> Dag {
-        let m = spec.messages.len() as u32;
-        let n = m as usize + spec.barriers.len();
-        let done_edges = spec
-            .messages
-            .iter()
-            .enumerate()
-            .flat_map(move |(i, msg)| {
-                msg.deps.iter().map(move |&d| (d, i as u32)).chain(msg.barriers.iter().map(move |&b| (m + b, i as u32)))
+    /// Build from a validated workload over a network of `n_nodes` nodes. O(messages + barriers + compute
+    /// steps + dependencies + nodes).
+    pub fn new(wl: &Workload, n_nodes: usize) -> Dag {
+        let m = wl.n_msgs() as u32;
+        let n = wl.n_nodes();
+        let comp0 = m + wl.n_barriers;
+        let node = |d: u32| wl.node_of(Dep::decode(d)) as u32;
+        let done_edges = (0..n as u32).flat_map(|x| {
+            wl.preds(x as usize).iter().filter(|&&d| !matches!(Dep::decode(d), Dep::Sent(_))).map(move |&d| (node(d), x))
+        });
+        let sent_edges = (0..m).flat_map(|x| {
+            wl.preds(x as usize).iter().filter_map(move |&d| match Dep::decode(d) {
+                Dep::Sent(i) => Some((i, x)),
+                _ => None,
             })
-            .chain(spec.barriers.iter().enumerate().flat_map(move |(i, b)| {
-                b.deps.iter().map(move |&d| (d, m + i as u32)).chain(b.barriers.iter().map(move |&x| (m + x, m + i as u32)))
-            }));
-        let sent_edges = spec.messages.iter().enumerate().flat_map(|(i, msg)| msg.sent_deps.iter().map(move |&d| (d, i as u32)));
-        let mut left: Vec<u32> = spec.messages.iter().map(|x| (x.deps.len() + x.sent_deps.len() + x.barriers.len()) as u32).collect();
-        left.extend(spec.barriers.iter().map(|b| (b.deps.len() + b.barriers.len()) as u32));
-        let mut ready: Vec<Time> = spec.messages.iter().map(|x| Time(x.start_ps)).collect();
+        });
+        let left: Vec<u32> = (0..n).map(|x| wl.preds(x).len() as u32).collect();
+        let mut ready: Vec<Time> = wl.start_ps.iter().map(|&t| Time(t)).collect();
         ready.resize(n, Time::ZERO);
-        let mut delay: Vec<Time> = spec.messages.iter().map(|x| Time(x.delay_ps)).collect();
-        delay.resize(n, Time::ZERO);
+        let delay: Vec<Time> = wl.delay_ps.iter().map(|&t| Time(t)).collect();
+        let has_compute = wl.n_compute() > 0;
         Dag {
             n_msgs: m,
+            comp0,
             left,
             ready,
             delay,
             on_done: Csr::build(n, done_edges),
             on_sent: Csr::build(m as usize, sent_edges),
             stack: Vec::new(),
+            comp_host: wl.compute_host.clone(),
+            comp_dur: wl.compute_ps.iter().map(|&t| Time(t)).collect(),
+            free: if has_compute { wl.streams_per_node(n_nodes) } else { vec![] },
+            waiting: if has_compute { (0..n_nodes).map(|_| BinaryHeap::new()).collect() } else { vec![] },
+            dirty: Vec::new(),
+            comp_start: vec![Time::MAX; wl.n_compute()],
+            comp_end: vec![Time::MAX; wl.n_compute()],
         }
     }
 
-    /// The messages startable from the beginning, with their start times (barriers without dependencies
-    /// complete at time 0 and release theirs). Call once.
-    pub fn initial(&mut self, out: &mut Vec<(u32, Time)>) {
+    /// The messages startable from the beginning with their start times, and the compute steps that start
+    /// at time 0 with their end times (barriers without dependencies complete at 0). Call once.
+    pub fn initial(&mut self, out: &mut Vec<Released>) {
         for x in 0..self.left.len() as u32 {
             if self.left[x as usize] == 0 {
                 if x < self.n_msgs {
                     out.push((x, self.ready[x as usize] + self.delay[x as usize]));
+                } else if x < self.comp0 {
+                    self.stack.push((x, Time::ZERO));
+                    self.drain(out);
                 } else {
-                    self.complete_barrier(x, Time::ZERO, out);
+                    self.enqueue_compute(x);
                 }
             }
         }
+        self.start_compute(Time::ZERO, out);
     }
 
-    /// Message m was delivered at `now`: append the messages that become startable, with start times.
-    pub fn delivered(&mut self, m: u32, now: Time, out: &mut Vec<(u32, Time)>) {
+    /// Message m was delivered at `now`: append what becomes startable.
+    pub fn delivered(&mut self, m: u32, now: Time, out: &mut Vec<Released>) {
         self.stack.push((m, now));
         self.drain(out);
+        self.start_compute(now, out);
     }
 
     /// Whether anything waits for message m to be fully sent (engines skip the call otherwise).
@@ -115,22 +147,57 @@ impl Dag {
         !self.on_sent.of(m).is_empty()
     }
 
-    /// Message m was fully handed to its NIC at `now`: append the messages that become startable.
-    pub fn sent(&mut self, m: u32, now: Time, out: &mut Vec<(u32, Time)>) {
+    /// Message m was fully handed to its NIC at `now`: append what becomes startable.
+    pub fn sent(&mut self, m: u32, now: Time, out: &mut Vec<Released>) {
         for i in self.on_sent.start[m as usize]..self.on_sent.start[m as usize + 1] {
             let d = self.on_sent.list[i as usize];
             self.satisfy(d, now, out);
         }
         self.drain(out);
+        self.start_compute(now, out);
     }
 
-    fn complete_barrier(&mut self, b: u32, now: Time, out: &mut Vec<(u32, Time)>) {
-        self.stack.push((b, now));
+    /// Compute step c (0-based among compute steps) ended at `now`: free its stream, release its dependents
+    /// and start the next waiting steps.
+    pub fn compute_done(&mut self, c: u32, now: Time, out: &mut Vec<Released>) {
+        let h = self.comp_host[c as usize];
+        self.free[h as usize] += 1;
+        self.dirty.push(h);
+        self.stack.push((self.comp0 + c, now));
         self.drain(out);
+        self.start_compute(now, out);
+    }
+
+    /// Number of messages (DAG items below this are messages, the rest compute completions).
+    #[inline]
+    pub fn n_msgs(&self) -> u32 {
+        self.n_msgs
+    }
+
+    fn enqueue_compute(&mut self, x: u32) {
+        let c = x - self.comp0;
+        let h = self.comp_host[c as usize];
+        self.waiting[h as usize].push(Reverse(c));
+        self.dirty.push(h);
+    }
+
+    /// Start waiting compute steps on every host touched since the last call, while streams are free.
+    fn start_compute(&mut self, now: Time, out: &mut Vec<Released>) {
+        while let Some(h) = self.dirty.pop() {
+            let h = h as usize;
+            while self.free[h] > 0 {
+                let Some(Reverse(c)) = self.waiting[h].pop() else { break };
+                self.free[h] -= 1;
+                let end = now + self.comp_dur[c as usize];
+                self.comp_start[c as usize] = now;
+                self.comp_end[c as usize] = end;
+                out.push((self.n_msgs + c, end));
+            }
+        }
     }
 
     /// Release the dependents of every completed node on the stack (barriers cascade). O(edges released).
-    fn drain(&mut self, out: &mut Vec<(u32, Time)>) {
+    fn drain(&mut self, out: &mut Vec<Released>) {
         while let Some((x, t)) = self.stack.pop() {
             for i in self.on_done.start[x as usize]..self.on_done.start[x as usize + 1] {
                 let d = self.on_done.list[i as usize];
@@ -140,7 +207,7 @@ impl Dag {
     }
 
     #[inline]
-    fn satisfy(&mut self, d: u32, t: Time, out: &mut Vec<(u32, Time)>) {
+    fn satisfy(&mut self, d: u32, t: Time, out: &mut Vec<Released>) {
         let di = d as usize;
         debug_assert!(self.left[di] > 0, "node {d} released more often than it has dependencies");
         self.left[di] -= 1;
@@ -148,8 +215,10 @@ impl Dag {
         if self.left[di] == 0 {
             if d < self.n_msgs {
                 out.push((d, self.ready[di] + self.delay[di]));
-            } else {
+            } else if d < self.comp0 {
                 self.stack.push((d, self.ready[di]));
+            } else {
+                self.enqueue_compute(d);
             }
         }
     }
@@ -191,7 +260,7 @@ mod tests {
             vec![msg(vec![], vec![], 0, 0), msg(vec![], vec![], 3, 0), msg(vec![], vec![0], 0, 5), msg(vec![1], vec![0], 0, 0), msg(vec![], vec![1], 7, 0)],
             vec![BarrierSpec { name: "b0".into(), deps: vec![0, 1], barriers: vec![] }, BarrierSpec { name: "b1".into(), deps: vec![], barriers: vec![] }],
         );
-        let mut dag = Dag::new(&s);
+        let mut dag = Dag::new(&Workload::from_rows(&s.messages, &s.barriers), 2);
         let mut out = vec![];
         dag.initial(&mut out);
         out.sort();

@@ -1,16 +1,45 @@
 //! Run records: per-flow statistics with ns-3 FlowMonitor's meaning, per-queue statistics and samples, as columns.
 
+use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
-/// Per-flow columns; row i is flow i (sources first, in spec order, then messages).
+/// What a flow is.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub enum FlowKind {
+    #[serde(rename = "cbr")]
+    Cbr,
+    #[serde(rename = "onoff")]
+    Onoff,
+    #[serde(rename = "message")]
+    Message,
+    #[serde(rename = "tcp")]
+    Tcp,
+    #[serde(rename = "tcp-ack")]
+    TcpAck,
+}
+
+impl FlowKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlowKind::Cbr => "cbr",
+            FlowKind::Onoff => "onoff",
+            FlowKind::Message => "message",
+            FlowKind::Tcp => "tcp",
+            FlowKind::TcpAck => "tcp-ack",
+        }
+    }
+}
+
+/// Per-flow columns; row i is flow i (sources, messages, TCP data flows, TCP ACK flows, in spec order).
 /// Times are ps; `first_*`/`last_*` are `None` when nothing was sent/received.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct FlowColumns {
-    pub name: Vec<String>,
-    /// "cbr", "onoff" or "message".
-    pub kind: Vec<String>,
-    pub src: Vec<String>,
-    pub dst: Vec<String>,
+    /// Index into `RunRecord::flow_names`, or u32::MAX for an unnamed message.
+    pub name: Vec<u32>,
+    pub kind: Vec<FlowKind>,
+    /// Source and destination nodes (indices into `RunRecord::node_names`).
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
     pub tx_packets: Vec<u64>,
     pub rx_packets: Vec<u64>,
     /// Packets of this flow dropped by a queue.
@@ -57,6 +86,130 @@ pub struct SampleColumns {
     pub bytes: Vec<u64>,
 }
 
+/// Compute steps: when each started and ended (`None` if it never ran).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ComputeColumns {
+    pub host: Vec<u32>,
+    pub start_ps: Vec<Option<u64>>,
+    pub end_ps: Vec<Option<u64>>,
+}
+
+/// Per-host busy time, for hosts that compute or communicate: `compute_ps` is the time at least one
+/// compute step runs, `comm_ps` the time at least one of its messages (sent or received) is between its
+/// start and its delivery, `exposed_comm_ps` the part of `comm_ps` with no compute running.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostColumns {
+    pub node: Vec<u32>,
+    pub compute_ps: Vec<u64>,
+    pub comm_ps: Vec<u64>,
+    pub exposed_comm_ps: Vec<u64>,
+}
+
+impl HostColumns {
+    /// Busy times from compute intervals and message intervals (each (host, start, end), end ≥ start), per
+    /// host in node order. O(k log k) for k intervals.
+    pub fn from_intervals(n_nodes: usize, compute: &[(u32, u64, u64)], comm: &[(u32, u64, u64)]) -> HostColumns {
+        let mut by_host: Vec<(Vec<(u64, u64)>, Vec<(u64, u64)>)> = vec![(vec![], vec![]); n_nodes];
+        for &(h, a, b) in compute {
+            by_host[h as usize].0.push((a, b));
+        }
+        for &(h, a, b) in comm {
+            by_host[h as usize].1.push((a, b));
+        }
+        let mut out = HostColumns::default();
+        for (h, (mut c, mut m)) in by_host.into_iter().enumerate() {
+            if c.is_empty() && m.is_empty() {
+                continue;
+            }
+            let cu = union(&mut c);
+            let mu = union(&mut m);
+            let total = |v: &[(u64, u64)]| v.iter().map(|&(a, b)| b - a).sum::<u64>();
+            // Overlap of two sorted disjoint interval lists, by a merge walk.
+            let (mut i, mut j, mut overlap) = (0, 0, 0u64);
+            while i < cu.len() && j < mu.len() {
+                let (a, b) = (cu[i].0.max(mu[j].0), cu[i].1.min(mu[j].1));
+                if b > a {
+                    overlap += b - a;
+                }
+                if cu[i].1 < mu[j].1 {
+                    i += 1;
+                } else {
+                    j += 1;
+                }
+            }
+            out.node.push(h as u32);
+            out.compute_ps.push(total(&cu));
+            out.comm_ps.push(total(&mu));
+            out.exposed_comm_ps.push(total(&mu) - overlap);
+        }
+        out
+    }
+}
+
+/// What a run did with its workload, for the record: every message's endpoints, start and delivery, and
+/// every compute step's host, start and end (`Time::MAX` when it never started).
+pub struct WorkTimes<'a> {
+    pub msgs: Vec<((u32, u32), Option<Time>, Option<Time>)>,
+    pub comp_host: &'a [u32],
+    pub comp_start: &'a [Time],
+    pub comp_end: &'a [Time],
+}
+
+impl WorkTimes<'_> {
+    /// (completion, compute columns, host busy times) at the end of a run at `now`: completion is the last
+    /// delivery or compute end when every message and step finished (`None` otherwise, or with no work);
+    /// unfinished intervals count up to `now`. O(work log work).
+    pub fn summarize(&self, n_nodes: usize, now: Time) -> (Option<u64>, ComputeColumns, HostColumns) {
+        let done = |t: Time| t != Time::MAX && t <= now;
+        let mut compute = ComputeColumns::default();
+        let mut c_iv = Vec::with_capacity(self.comp_host.len());
+        for (i, &h) in self.comp_host.iter().enumerate() {
+            let (a, b) = (self.comp_start[i], self.comp_end[i]);
+            compute.host.push(h);
+            compute.start_ps.push((a != Time::MAX).then_some(a.0));
+            compute.end_ps.push(done(b).then_some(b.0));
+            if a != Time::MAX {
+                c_iv.push((h, a.0, b.min(now).0));
+            }
+        }
+        let mut m_iv = Vec::with_capacity(2 * self.msgs.len());
+        for &((s, d), start, end) in &self.msgs {
+            if let Some(a) = start {
+                let b = end.unwrap_or(now).max(a);
+                m_iv.push((s, a.0, b.0));
+                if d != s {
+                    m_iv.push((d, a.0, b.0));
+                }
+            }
+        }
+        let all_msgs = self.msgs.iter().all(|m| m.2.is_some());
+        let all_comp = compute.end_ps.iter().all(|e| e.is_some());
+        let completion = if self.comp_host.is_empty() {
+            (!self.msgs.is_empty() && all_msgs).then(|| self.msgs.iter().filter_map(|m| m.2).max().map(|t| t.0)).flatten()
+        } else if all_msgs && all_comp {
+            let m = self.msgs.iter().filter_map(|m| m.2.map(|t| t.0)).max();
+            let c = compute.end_ps.iter().filter_map(|&e| e).max();
+            m.max(c)
+        } else {
+            None
+        };
+        (completion, compute, HostColumns::from_intervals(n_nodes, &c_iv, &m_iv))
+    }
+}
+
+/// Sorted disjoint union of intervals. O(k log k).
+fn union(v: &mut [(u64, u64)]) -> Vec<(u64, u64)> {
+    v.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+    for &(a, b) in v.iter() {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct PacketTotals {
     pub tx: u64,
@@ -71,7 +224,7 @@ pub struct RunRecord {
     pub seed: u64,
     /// Time of the last processed event.
     pub end_ps: u64,
-    /// When the last message completed; `None` if there are no messages or one did not complete.
+    /// When the last message (or compute step) completed; `None` if there are none or one did not complete.
     pub completion_ps: Option<u64>,
     pub events: u64,
     pub packets: PacketTotals,
@@ -80,6 +233,27 @@ pub struct RunRecord {
     pub flows: FlowColumns,
     pub queues: QueueColumns,
     pub samples: SampleColumns,
+    pub compute: ComputeColumns,
+    pub hosts: HostColumns,
+    /// Names of the network's nodes (flows' `src`/`dst` index it) and of the named flows.
+    pub node_names: Vec<String>,
+    pub flow_names: Vec<String>,
     /// Wall-clock seconds spent in the engine (the only non-deterministic field).
     pub wall_s: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Host 0 computes [0, 10) and [5, 20), and communicates [15, 30) and [40, 50): compute 20, comm 25,
+    /// overlap [15, 20) = 5, so 20 exposed. Host 1 only communicates [0, 7): 7 exposed. Host 2 is idle.
+    #[test]
+    fn busy_times_by_hand() {
+        let h = HostColumns::from_intervals(3, &[(0, 0, 10), (0, 5, 20)], &[(0, 15, 30), (0, 40, 50), (1, 0, 7)]);
+        assert_eq!(h.node, vec![0, 1]);
+        assert_eq!(h.compute_ps, vec![20, 0]);
+        assert_eq!(h.comm_ps, vec![25, 7]);
+        assert_eq!(h.exposed_comm_ps, vec![20, 7]);
+    }
 }

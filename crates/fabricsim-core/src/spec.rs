@@ -5,6 +5,7 @@
 //! `validate` rejects every impossible value with the dotted path of the offending field.
 
 use crate::error::{Error, Result};
+use crate::workload::collectives::CollectiveSpec;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -28,6 +29,9 @@ pub struct RunSpec {
     /// Synchronisation points of the workload DAG (see `BarrierSpec`).
     #[serde(default)]
     pub barriers: Vec<BarrierSpec>,
+    /// Collectives expanded into the workload by `compile`, after the message rows and columns.
+    #[serde(default)]
+    pub collectives: Vec<CollectiveSpec>,
     #[serde(default)]
     pub measure: MeasureSpec,
 }
@@ -372,6 +376,7 @@ impl RunSpec {
             messages: vec![],
             tcp: vec![],
             barriers: vec![],
+            collectives: vec![],
             measure: MeasureSpec::default(),
         }
     }
@@ -383,7 +388,8 @@ impl RunSpec {
         Ok(spec)
     }
 
-    /// Reject impossible values. O(nodes + links + sources + messages + deps).
+    /// Reject impossible values of the header (network, sources, TCP, measurement); the workload (message
+    /// and barrier rows, columns, collectives) is checked by `Workload::validate` in `compile`. O(nodes + links + flows).
     pub fn validate(&self) -> Result<()> {
         let n = self.network.nodes.len() as u32;
         if n == 0 {
@@ -397,13 +403,6 @@ impl RunSpec {
             if node.model == SwitchModel::InputBuffered {
                 if node.kind != NodeKind::Switch {
                     return Err(Error::spec(format!("network.nodes[{i}].model"), "only switches have a switch model"));
-                }
-                let largest = self.largest_packet();
-                if node.input_buffer_bytes < largest {
-                    return Err(Error::spec(
-                        format!("network.nodes[{i}].input_buffer_bytes"),
-                        format!("{} B cannot hold the largest packet of the scenario ({largest} B)", node.input_buffer_bytes),
-                    ));
                 }
             }
             if !names.insert(node.name.as_str()) {
@@ -478,43 +477,6 @@ impl RunSpec {
                 return Err(Error::spec(f("max_bytes"), "must be > 0 (omit it for no limit)"));
             }
         }
-        let m = self.messages.len() as u32;
-        for (i, msg) in self.messages.iter().enumerate() {
-            let f = |x: &str| format!("messages[{i}].{x}");
-            check_flow(&f, msg.src, msg.src_nic, msg.dst, msg.dst_nic)?;
-            if msg.size_bytes == 0 {
-                return Err(Error::spec(f("size_bytes"), "must be > 0"));
-            }
-            if msg.size_bytes > MAX_MESSAGE_BYTES {
-                return Err(Error::spec(f("size_bytes"), format!("{} exceeds the 1 TiB limit", msg.size_bytes)));
-            }
-            check_packet(&f("packet_bytes"), msg.packet_bytes, msg.header_bytes)?;
-            for (key, list) in [("deps", &msg.deps), ("sent_deps", &msg.sent_deps)] {
-                for (j, &d) in list.iter().enumerate() {
-                    if d >= m {
-                        return Err(Error::spec(format!("messages[{i}].{key}[{j}]"), format!("message index {d} out of range (0..{m})")));
-                    }
-                    if d as usize == i {
-                        return Err(Error::spec(format!("messages[{i}].{key}[{j}]"), "a message cannot depend on itself"));
-                    }
-                }
-            }
-            let nb = self.barriers.len() as u32;
-            for (j, &b) in msg.barriers.iter().enumerate() {
-                if b >= nb {
-                    return Err(Error::spec(format!("messages[{i}].barriers[{j}]"), format!("barrier index {b} out of range (0..{nb})")));
-                }
-            }
-        }
-        let nb = self.barriers.len() as u32;
-        for (i, b) in self.barriers.iter().enumerate() {
-            if let Some((j, &d)) = b.deps.iter().enumerate().find(|(_, &d)| d >= m) {
-                return Err(Error::spec(format!("barriers[{i}].deps[{j}]"), format!("message index {d} out of range (0..{m})")));
-            }
-            if let Some((j, &d)) = b.barriers.iter().enumerate().find(|(_, &d)| d >= nb) {
-                return Err(Error::spec(format!("barriers[{i}].barriers[{j}]"), format!("barrier index {d} out of range (0..{nb})")));
-            }
-        }
         for (i, t) in self.tcp.iter().enumerate() {
             let f = |x: &str| format!("tcp[{i}].{x}");
             check_flow(&f, t.src, t.src_nic, t.dst, t.dst_nic)?;
@@ -546,15 +508,6 @@ impl RunSpec {
                 }
             }
         }
-        if let Some(at) = find_cycle(self) {
-            let (field, name) = if at < self.messages.len() {
-                (format!("messages[{at}].deps"), format!("message '{}'", self.messages[at].name))
-            } else {
-                let b = at - self.messages.len();
-                (format!("barriers[{b}].deps"), format!("barrier '{}'", self.barriers[b].name))
-            };
-            return Err(Error::spec(field, format!("dependency cycle through {name}")));
-        }
         if self.measure.queue_sample_ps == Some(0) {
             return Err(Error::spec("measure.queue_sample_ps", "must be > 0"));
         }
@@ -567,14 +520,6 @@ impl RunSpec {
             }
         }
         Ok(())
-    }
-
-    /// The largest packet any flow sends (payload + header), in bytes.
-    pub fn largest_packet(&self) -> u64 {
-        let s = self.sources.iter().map(|x| x.packet_bytes + x.header_bytes);
-        let m = self.messages.iter().map(|x| x.packet_bytes.min(x.size_bytes) + x.header_bytes);
-        let t = self.tcp.iter().map(|x| x.mss_bytes + x.header_bytes + 40);
-        s.chain(m).chain(t).max().unwrap_or(0)
     }
 
     /// Number of ports of each node (links incident to it).
@@ -651,51 +596,4 @@ fn check_packet(field: &str, payload: u64, header: u64) -> Result<()> {
         return Err(Error::spec(field, format!("packet of {} B exceeds the {MAX_PACKET_BYTES} B limit", payload + header)));
     }
     Ok(())
-}
-
-/// Index of a DAG node on a dependency cycle, if any: messages are 0..M, barriers M..M+B, and every kind
-/// of dependency (delivery, send completion, barrier) counts. Iterative DFS, O(messages + barriers + deps).
-fn find_cycle(spec: &RunSpec) -> Option<usize> {
-    let m = spec.messages.len();
-    let n = m + spec.barriers.len();
-    let preds = |v: usize| -> Vec<usize> {
-        if v < m {
-            let msg = &spec.messages[v];
-            msg.deps.iter().chain(&msg.sent_deps).map(|&d| d as usize).chain(msg.barriers.iter().map(|&b| m + b as usize)).collect()
-        } else {
-            let b = &spec.barriers[v - m];
-            b.deps.iter().map(|&d| d as usize).chain(b.barriers.iter().map(|&x| m + x as usize)).collect()
-        }
-    };
-    // 0 = unvisited, 1 = on stack, 2 = done
-    let mut state = vec![0u8; n];
-    for root in 0..n {
-        if state[root] != 0 {
-            continue;
-        }
-        let mut stack: Vec<(usize, Vec<usize>, usize)> = vec![(root, preds(root), 0)];
-        state[root] = 1;
-        while let Some((v, ps, k)) = stack.last_mut() {
-            if *k < ps.len() {
-                let w = ps[*k];
-                *k += 1;
-                if w >= n {
-                    continue;
-                }
-                match state[w] {
-                    0 => {
-                        state[w] = 1;
-                        let pw = preds(w);
-                        stack.push((w, pw, 0));
-                    }
-                    1 => return Some(w),
-                    _ => {}
-                }
-            } else {
-                state[*v] = 2;
-                stack.pop();
-            }
-        }
-    }
-    None
 }

@@ -25,6 +25,8 @@ pub enum Ev {
     SrcStop(u32),
     /// Message m becomes active at its sender's NIC.
     MsgStart(u32),
+    /// Compute step c ends (its host's stream becomes free).
+    ComputeDone(u32),
     /// Periodic queue-depth sample.
     Sample,
     /// TCP connection c opens (BulkSend start).

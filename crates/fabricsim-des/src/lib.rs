@@ -5,6 +5,7 @@ pub mod events;
 pub mod queues;
 pub mod sim;
 
+use fabricsim_core::compile::Compiled;
 use fabricsim_core::record::RunRecord;
 use fabricsim_core::spec::RunSpec;
 use fabricsim_core::Result;
@@ -14,6 +15,11 @@ pub use sim::Sim;
 /// Simulate `spec` to the end (or its stop time) and return the record.
 pub fn run(spec: &RunSpec) -> Result<RunRecord> {
     Sim::new(spec)?.run()
+}
+
+/// Simulate a compiled scenario (see `fabricsim_core::compile`).
+pub fn run_compiled(c: Compiled) -> Result<RunRecord> {
+    Sim::new_compiled(c)?.run()
 }
 
 /// Validate `spec` completely (fields, topology, reachability, paths) without simulating.

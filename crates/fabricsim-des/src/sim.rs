@@ -13,9 +13,11 @@ mod tcp;
 use crate::events::{Ev, EventId, EventQueue};
 use tcp::{TcpConn, TcpHdr};
 use crate::queues::Egress;
+use fabricsim_core::compile::{compile, Compiled};
 use fabricsim_core::dag::Dag;
-use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RunRecord, SampleColumns};
-use fabricsim_core::routing::{ecmp_index, flow_salt, message_salt, mix64, Fib, PathTable};
+use fabricsim_core::record::{FlowColumns, FlowKind, PacketTotals, QueueColumns, RunRecord, SampleColumns, WorkTimes};
+use fabricsim_core::routing::{ecmp_index, mix64, Fib, PathTable};
+use fabricsim_core::workload::Workload;
 use fabricsim_core::spec::{EcmpMode, RunSpec, SourceKind};
 use fabricsim_core::topology::{Topology, NONE};
 use fabricsim_core::{Bps, Error, Result, Time};
@@ -130,6 +132,8 @@ struct FlowStat {
 
 /// Per-flow routing state shared by sources and messages (flow id = source index, or n_sources + message index).
 struct FlowRt {
+    src: u32,
+    dst: u32,
     src_port: u32,
     dst_ep: u32,
     path: u32,
@@ -193,7 +197,10 @@ pub struct Sim {
     sample_every: Option<Time>,
     sample_ports: Vec<u32>,
     samples: SampleColumns,
-    flow_names: Vec<(String, String, String, String)>,
+    flow_kind: Vec<FlowKind>,
+    flow_name: Vec<u32>,
+    flow_names: Vec<String>,
+    comp_host: Vec<u32>,
     /// Set when a run must stop with an error (checked only where it can be set).
     failure: Option<Error>,
     /// TCP connections; connection c's data flow is `tcps[c].data_flow`, its ACK flow `tcps[c].ack_flow`.
@@ -206,13 +213,22 @@ pub struct Sim {
 pub const MAX_SAMPLE_ROWS: usize = 50_000_000;
 
 impl Sim {
-    /// Build a simulation from a validated spec: compile topology, forwarding tables and paths, and check
-    /// that every flow can reach its destination. O(endpoints × (nodes + ports) + flows).
+    /// Build a simulation from a spec (compiled and validated here; see `new_compiled`).
     pub fn new(spec: &RunSpec) -> Result<Sim> {
-        spec.validate()?;
-        let topo = Topology::build(&spec.network)?;
-        let fib = Fib::build(&topo);
-        let mut paths = PathTable::default();
+        Sim::new_compiled(compile(spec.clone(), Workload::default())?)
+    }
+
+    /// Build a simulation from a compiled scenario. O(ports + flows + workload).
+    pub fn new_compiled(c: Compiled) -> Result<Sim> {
+        let Compiled { spec, wl, topo, fib, paths, flows: routes, n_src: _, n_msg: _, n_tcp, flow_names, flow_name } = c;
+        let flow_kind: Vec<FlowKind> = {
+            let (s, m) = (spec.sources.len(), wl.n_msgs());
+            let mut k: Vec<FlowKind> = spec.sources.iter().map(|x| if x.kind == SourceKind::Cbr { FlowKind::Cbr } else { FlowKind::Onoff }).collect();
+            k.resize(s + m, FlowKind::Message);
+            k.resize(s + m + n_tcp as usize, FlowKind::Tcp);
+            k.resize(s + m + 2 * n_tcp as usize, FlowKind::TcpAck);
+            k
+        };
         let ports: Vec<PortState> = topo
             .ports
             .iter()
@@ -240,65 +256,12 @@ impl Sim {
                 voq: topo.is_lossless(p.node).then(|| Voq::new(topo.ports_of(p.node).len())),
             })
             .collect();
-
-        let mut flows = Vec::with_capacity(spec.sources.len() + spec.messages.len());
-        let mut flow_names = Vec::with_capacity(flows.capacity());
-        let mut add_flow = |field: String,
-                            src: u32,
-                            src_nic: u32,
-                            dst: u32,
-                            dst_nic: u32,
-                            path: &Option<Vec<u32>>|
-         -> Result<FlowRt> {
-            let src_port = topo.nic_port(src, src_nic);
-            let dst_port = topo.nic_port(dst, dst_nic);
-            let dst_ep = topo.port_ep[dst_port as usize];
-            let path_id = match path {
-                Some(nodes) => paths.add(&topo, &format!("{field}.path"), nodes, src_port, dst_port)?,
-                None => {
-                    if !fib.reachable(&topo, src_port, dst_ep) {
-                        return Err(Error::spec(
-                            format!("{field}.dst"),
-                            format!(
-                                "'{}' (NIC {dst_nic}) is unreachable from '{}' (NIC {src_nic}): the network is disconnected",
-                                topo.names[dst as usize], topo.names[src as usize]
-                            ),
-                        ));
-                    }
-                    NONE
-                }
-            };
-            Ok(FlowRt { src_port, dst_ep, path: path_id, salt: 0 })
-        };
-        for (i, s) in spec.sources.iter().enumerate() {
-            flows.push(add_flow(format!("sources[{i}]"), s.src, s.src_nic, s.dst, s.dst_nic, &s.path)?);
-            let kind = match s.kind {
-                SourceKind::Cbr => "cbr",
-                SourceKind::Onoff => "onoff",
-            };
-            flow_names.push((s.name.clone(), kind.into(), topo.names[s.src as usize].clone(), topo.names[s.dst as usize].clone()));
-        }
-        for (i, m) in spec.messages.iter().enumerate() {
-            flows.push(add_flow(format!("messages[{i}]"), m.src, m.src_nic, m.dst, m.dst_nic, &m.path)?);
-            flow_names.push((m.name.clone(), "message".into(), topo.names[m.src as usize].clone(), topo.names[m.dst as usize].clone()));
-        }
-        let n_tcp = spec.tcp.len() as u32;
-        let tcp_base = flows.len() as u32;
-        for (i, t) in spec.tcp.iter().enumerate() {
-            flows.push(add_flow(format!("tcp[{i}]"), t.src, t.src_nic, t.dst, t.dst_nic, &t.path)?);
-            flow_names.push((t.name.clone(), "tcp".into(), topo.names[t.src as usize].clone(), topo.names[t.dst as usize].clone()));
-        }
-        for (i, t) in spec.tcp.iter().enumerate() {
-            let rev = t.path.as_ref().map(|p| p.iter().rev().copied().collect::<Vec<u32>>());
-            flows.push(add_flow(format!("tcp[{i}]"), t.dst, t.dst_nic, t.src, t.src_nic, &rev)?);
-            flow_names.push((format!("{}/ack", t.name), "tcp-ack".into(), topo.names[t.dst as usize].clone(), topo.names[t.src as usize].clone()));
-        }
+        let flows: Vec<FlowRt> = routes.iter().map(|r| FlowRt { src: r.src, dst: r.dst, src_port: r.src_port, dst_ep: r.dst_ep, path: r.path, salt: r.salt }).collect();
+        let tcp_base = (spec.sources.len() + wl.n_msgs()) as u32;
+        let n_nodes = topo.n_nodes();
         let tcps: Vec<TcpConn> =
             spec.tcp.iter().enumerate().map(|(i, t)| TcpConn::new(t, tcp_base + i as u32, tcp_base + n_tcp + i as u32)).collect();
         let n_src = spec.sources.len() as u32;
-        for (f, flow) in flows.iter_mut().enumerate() {
-            flow.salt = if spec.routing.ecmp == EcmpMode::PerMessage { message_salt(spec.seed, f as u32) } else { flow_salt(spec.seed, f as u32) };
-        }
         let srcs = spec
             .sources
             .iter()
@@ -319,16 +282,13 @@ impl Sim {
                 toggle_ev: None,
             })
             .collect();
-        let msgs: Vec<MsgRt> = spec
-            .messages
-            .iter()
-            .enumerate()
-            .map(|(i, m)| MsgRt {
+        let msgs: Vec<MsgRt> = (0..wl.n_msgs())
+            .map(|i| MsgRt {
                 flow: n_src + i as u32,
-                size: m.size_bytes,
-                payload: m.packet_bytes as u32,
-                header: m.header_bytes as u32,
-                remaining: m.size_bytes,
+                size: wl.size[i],
+                payload: wl.packet[i],
+                header: wl.header[i],
+                remaining: wl.size[i],
                 received: 0,
                 started: None,
                 complete: None,
@@ -357,7 +317,7 @@ impl Sim {
             stats: vec![FlowStat::default(); n_flows],
             srcs,
             msgs,
-            dag: Dag::new(spec),
+            dag: Dag::new(&wl, n_nodes),
             dag_out: Vec::new(),
             msgs_done: 0,
             totals: PacketTotals::default(),
@@ -366,7 +326,10 @@ impl Sim {
             sample_every: spec.measure.queue_sample_ps.map(Time),
             sample_ports,
             samples: SampleColumns::default(),
+            flow_kind,
+            flow_name,
             flow_names,
+            comp_host: wl.compute_host.clone(),
             failure: None,
             tcps,
             hdrs: Vec::new(),
@@ -385,11 +348,7 @@ impl Sim {
         }
         let mut out = std::mem::take(&mut sim.dag_out);
         sim.dag.initial(&mut out);
-        for &(m, at) in &out {
-            sim.q.schedule(at, Ev::MsgStart(m));
-        }
-        out.clear();
-        sim.dag_out = out;
+        sim.start_released(&mut out);
         if let Some(dt) = sim.sample_every {
             sim.q.schedule(Time::ZERO + dt, Ev::Sample);
         }
@@ -427,6 +386,11 @@ impl Sim {
                 }
                 Ev::SrcStop(s) => self.src_cancel(s),
                 Ev::MsgStart(m) => self.msg_start(m),
+                Ev::ComputeDone(c) => {
+                    let mut out = std::mem::take(&mut self.dag_out);
+                    self.dag.compute_done(c, self.now, &mut out);
+                    self.start_released(&mut out);
+                }
                 Ev::TcpStart(c) => self.tcp_start(c),
                 Ev::TcpStop(c) => self.tcp_stop(c),
                 Ev::TcpRto(c) => self.tcp_rto(c),
@@ -821,10 +785,13 @@ impl Sim {
         self.start_released(&mut out);
     }
 
-    /// Schedule the messages the DAG released (and hand the scratch buffer back, emptied).
+    /// Schedule the messages the DAG released and the ends of the compute steps it started (and hand the
+    /// scratch buffer back, emptied).
     fn start_released(&mut self, out: &mut Vec<(u32, Time)>) {
+        let m = self.dag.n_msgs();
         for &(d, at) in out.iter() {
-            self.q.schedule(at, Ev::MsgStart(d));
+            let ev = if d < m { Ev::MsgStart(d) } else { Ev::ComputeDone(d - m) };
+            self.q.schedule(at, ev);
         }
         out.clear();
         self.dag_out = std::mem::take(out);
@@ -946,11 +913,11 @@ impl Sim {
         }
         let mut flows = FlowColumns::default();
         let n_src = self.srcs.len();
-        for (i, (st, names)) in self.stats.iter().zip(self.flow_names.iter()).enumerate() {
-            flows.name.push(names.0.clone());
-            flows.kind.push(names.1.clone());
-            flows.src.push(names.2.clone());
-            flows.dst.push(names.3.clone());
+        for (i, st) in self.stats.iter().enumerate() {
+            flows.name.push(self.flow_name[i]);
+            flows.kind.push(self.flow_kind[i]);
+            flows.src.push(self.flows[i].src);
+            flows.dst.push(self.flows[i].dst);
             flows.tx_packets.push(st.tx_packets);
             flows.rx_packets.push(st.rx_packets);
             flows.lost_packets.push(st.lost);
@@ -985,11 +952,13 @@ impl Sim {
             queues.peak_packets.push(ps.peak_packets);
             queues.peak_bytes.push(ps.peak_bytes);
         }
-        let completion_ps = if !self.msgs.is_empty() && self.msgs_done == self.msgs.len() {
-            self.msgs.iter().filter_map(|m| m.complete).max().map(|t| t.0)
-        } else {
-            None
+        let work = WorkTimes {
+            msgs: self.msgs.iter().zip(&self.flows[n_src..]).map(|(m, f)| ((f.src, f.dst), m.started, m.complete)).collect(),
+            comp_host: &self.comp_host,
+            comp_start: &self.dag.comp_start,
+            comp_end: &self.dag.comp_end,
         };
+        let (completion_ps, compute, hosts) = work.summarize(self.topo.n_nodes(), self.now);
         Ok(RunRecord {
             fidelity: "packet".into(),
             seed: self.seed,
@@ -1001,6 +970,10 @@ impl Sim {
             flows,
             queues,
             samples: self.samples,
+            compute,
+            hosts,
+            node_names: self.topo.names,
+            flow_names: self.flow_names,
             wall_s,
         })
     }

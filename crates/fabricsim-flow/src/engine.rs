@@ -11,9 +11,11 @@
 //! rejected with an error naming the field).
 
 use crate::maxmin::MaxMin;
+use fabricsim_core::compile::{compile, Compiled};
 use fabricsim_core::dag::Dag;
-use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RunRecord, SampleColumns};
-use fabricsim_core::routing::{ecmp_index, flow_salt, message_salt, Fib, PathTable};
+use fabricsim_core::record::{FlowColumns, FlowKind, PacketTotals, QueueColumns, RunRecord, SampleColumns, WorkTimes};
+use fabricsim_core::routing::{ecmp_index, Fib, PathTable};
+use fabricsim_core::workload::Workload;
 use fabricsim_core::spec::{EcmpMode, RunSpec, SourceKind};
 use fabricsim_core::topology::{Topology, NONE};
 use fabricsim_core::{Error, Result, Time};
@@ -26,6 +28,8 @@ enum Ev {
     /// (flow, version): valid only while the flow's version is unchanged.
     TxDone(u32, u32),
     Delivered(u32),
+    /// Compute step c ends.
+    ComputeDone(u32),
     SrcStart(u32),
     SrcStop(u32),
 }
@@ -33,6 +37,8 @@ enum Ev {
 /// One flow (a CBR source or a message). Bits are wire bits (payload + headers).
 #[derive(Clone, Debug, Default)]
 struct FlowRt {
+    src: u32,
+    dst: u32,
     src_port: u32,
     dst_ep: u32,
     path: u32,
@@ -73,12 +79,13 @@ pub struct FlowSim {
     paths: PathTable,
     mm: MaxMin,
     flows: Vec<FlowRt>,
-    names: Vec<(String, String, String, String)>,
+    flow_names: Vec<String>,
+    flow_name: Vec<u32>,
+    comp_host: Vec<u32>,
     n_src: u32,
     dag: Dag,
     dag_out: Vec<(u32, Time)>,
     msgs_done: usize,
-    n_msgs: usize,
     events: u64,
     seed_flows: Vec<u32>,
     seed_res: Vec<u32>,
@@ -89,10 +96,14 @@ fn unsupported(field: impl Into<String>, what: &str) -> Error {
 }
 
 impl FlowSim {
-    /// Build from a validated spec: topology, forwarding tables, paths, the DAG; reject what the flow model
-    /// cannot represent. O(endpoints × (nodes + ports) + flows).
+    /// Build from a spec (compiled and validated here; see `new_compiled`).
     pub fn new(spec: &RunSpec) -> Result<FlowSim> {
-        spec.validate()?;
+        FlowSim::new_compiled(compile(spec.clone(), Workload::default())?)
+    }
+
+    /// Build from a compiled scenario; reject what the flow model cannot represent. O(flows + workload).
+    pub fn new_compiled(c: Compiled) -> Result<FlowSim> {
+        let spec = &c.spec;
         if !spec.tcp.is_empty() {
             return Err(unsupported("tcp[0]", "TCP (congestion control, loss recovery)"));
         }
@@ -105,31 +116,13 @@ impl FlowSim {
         if let Some(i) = spec.network.links.iter().position(|l| !l.a_end.drop_packets.is_empty() || !l.b_end.drop_packets.is_empty()) {
             return Err(unsupported(format!("network.links[{i}].drop_packets"), "an error model (the flow model has no loss)"));
         }
-        let topo = Topology::build(&spec.network)?;
-        let fib = Fib::build(&topo);
-        let mut paths = PathTable::default();
-        let n_src = spec.sources.len() as u32;
-        let mut flows = Vec::with_capacity(spec.sources.len() + spec.messages.len());
-        let mut names = Vec::with_capacity(flows.capacity());
-        let mut add = |field: String, src: u32, src_nic: u32, dst: u32, dst_nic: u32, path: &Option<Vec<u32>>| -> Result<FlowRt> {
-            let src_port = topo.nic_port(src, src_nic);
-            let dst_port = topo.nic_port(dst, dst_nic);
-            let dst_ep = topo.port_ep[dst_port as usize];
-            let path = match path {
-                Some(nodes) => paths.add(&topo, &format!("{field}.path"), nodes, src_port, dst_port)?,
-                None if fib.reachable(&topo, src_port, dst_ep) => NONE,
-                None => {
-                    return Err(Error::spec(
-                        format!("{field}.dst"),
-                        format!("'{}' (NIC {dst_nic}) is unreachable from '{}' (NIC {src_nic}): the network is disconnected",
-                                topo.names[dst as usize], topo.names[src as usize]),
-                    ))
-                }
-            };
-            Ok(FlowRt { src_port, dst_ep, path, ..Default::default() })
-        };
+        let Compiled { spec, wl, topo, fib, paths, flows: routes, n_src, n_msg: _, n_tcp: _, flow_names, flow_name } = c;
+        let mut flows: Vec<FlowRt> = routes
+            .iter()
+            .map(|r| FlowRt { src: r.src, dst: r.dst, src_port: r.src_port, dst_ep: r.dst_ep, path: r.path, salt: r.salt, ..Default::default() })
+            .collect();
         for (i, s) in spec.sources.iter().enumerate() {
-            let mut f = add(format!("sources[{i}]"), s.src, s.src_nic, s.dst, s.dst_nic, &s.path)?;
+            let f = &mut flows[i];
             let pkt = s.packet_bytes + s.header_bytes;
             f.pkt_payload = s.packet_bytes;
             f.header = s.header_bytes;
@@ -137,25 +130,23 @@ impl FlowSim {
             f.cap = Some(s.rate_bps as f64 * pkt as f64 / s.packet_bytes as f64);
             f.n_pkts = s.max_bytes.map_or(0, |b| b.div_ceil(s.packet_bytes));
             f.total = s.max_bytes.map_or(f64::INFINITY, |b| (b.div_ceil(s.packet_bytes) * pkt * 8) as f64);
-            flows.push(f);
-            names.push((s.name.clone(), "cbr".to_string(), topo.names[s.src as usize].clone(), topo.names[s.dst as usize].clone()));
         }
-        for (i, m) in spec.messages.iter().enumerate() {
-            let mut f = add(format!("messages[{i}]"), m.src, m.src_nic, m.dst, m.dst_nic, &m.path)?;
-            let n_pkts = m.size_bytes.div_ceil(m.packet_bytes);
-            f.pkt_payload = m.packet_bytes;
-            f.header = m.header_bytes;
-            f.first_pkt = m.packet_bytes.min(m.size_bytes) + m.header_bytes;
-            f.last_pkt = m.size_bytes - (n_pkts - 1) * m.packet_bytes + m.header_bytes;
+        for i in 0..wl.n_msgs() {
+            let f = &mut flows[n_src as usize + i];
+            let (size, packet, header) = (wl.size[i], wl.packet[i] as u64, wl.header[i] as u64);
+            let n_pkts = size.div_ceil(packet);
+            f.pkt_payload = packet;
+            f.header = header;
+            f.first_pkt = packet.min(size) + header;
+            f.last_pkt = size - (n_pkts - 1) * packet + header;
             f.n_pkts = n_pkts;
-            f.total = ((m.size_bytes + n_pkts * m.header_bytes) * 8) as f64;
-            flows.push(f);
-            names.push((m.name.clone(), "message".to_string(), topo.names[m.src as usize].clone(), topo.names[m.dst as usize].clone()));
+            f.total = ((size + n_pkts * header) * 8) as f64;
         }
-        for (i, f) in flows.iter_mut().enumerate() {
-            f.salt = if spec.routing.ecmp == EcmpMode::PerMessage { message_salt(spec.seed, i as u32) } else { flow_salt(spec.seed, i as u32) };
+        for f in flows.iter_mut() {
             f.remaining = f.total;
         }
+        let topo_nodes = topo.n_nodes();
+        let comp_host = wl.compute_host.clone();
         let cap: Vec<f64> = topo.ports.iter().map(|p| p.rate_cap.map_or(p.rate.0, |c| c.0.min(p.rate.0)) as f64).collect();
         let mm = MaxMin::new(cap, flows.len());
         let mut sim = FlowSim {
@@ -170,12 +161,13 @@ impl FlowSim {
             paths,
             mm,
             flows,
-            names,
+            flow_names,
+            flow_name,
             n_src,
-            dag: Dag::new(spec),
+            dag: Dag::new(&wl, topo_nodes),
             dag_out: Vec::new(),
             msgs_done: 0,
-            n_msgs: spec.messages.len(),
+            comp_host,
             events: 0,
             seed_flows: Vec::new(),
             seed_res: Vec::new(),
@@ -188,9 +180,7 @@ impl FlowSim {
         }
         let mut out = Vec::new();
         sim.dag.initial(&mut out);
-        for &(m, at) in &out {
-            sim.schedule(at, Ev::MsgStart(m));
-        }
+        sim.release(&mut out);
         Ok(sim)
     }
 
@@ -265,6 +255,11 @@ impl FlowSim {
                     }
                 }
             }
+            Ev::ComputeDone(c) => {
+                let mut out = std::mem::take(&mut self.dag_out);
+                self.dag.compute_done(c, self.now, &mut out);
+                self.release(&mut out);
+            }
             Ev::Delivered(m) => {
                 let f = (self.n_src + m) as usize;
                 self.flows[f].complete = Some(self.now);
@@ -276,9 +271,12 @@ impl FlowSim {
         }
     }
 
+    /// Schedule the messages the DAG released and the ends of the compute steps it started.
     fn release(&mut self, out: &mut Vec<(u32, Time)>) {
+        let n = self.dag.n_msgs();
         for &(m, at) in out.iter() {
-            self.schedule(at.max(self.now), Ev::MsgStart(m));
+            let ev = if m < n { Ev::MsgStart(m) } else { Ev::ComputeDone(m - n) };
+            self.schedule(at.max(self.now), ev);
         }
         out.clear();
         self.dag_out = std::mem::take(out);
@@ -398,7 +396,7 @@ impl FlowSim {
         let mut hops: Vec<u64> = Vec::new();
         let n_ports = self.topo.ports.len();
         let (mut q_bytes, mut q_pkts) = (vec![0f64; n_ports], vec![0f64; n_ports]);
-        for (i, (fl, names)) in self.flows.iter().zip(&self.names).enumerate() {
+        for (i, fl) in self.flows.iter().enumerate() {
             let pkt_bits = (fl.pkt_payload + fl.header) as f64 * 8.0;
             let delivered = fl.complete.is_some() || (i < self.n_src as usize && fl.tx_done.is_some_and(|t| t + fl.tail <= self.now));
             let (tx_pkts, rx_pkts, tx_bytes, rx_bytes) = if fl.started.is_none() {
@@ -429,10 +427,10 @@ impl FlowSim {
                 q_pkts[r as usize] += w * tx_pkts as f64;
             }
             let last_tx = fl.tx_done.or(fl.started.map(|_| self.now));
-            cols.name.push(names.0.clone());
-            cols.kind.push(names.1.clone());
-            cols.src.push(names.2.clone());
-            cols.dst.push(names.3.clone());
+            cols.name.push(self.flow_name[i]);
+            cols.kind.push(if i < self.n_src as usize { FlowKind::Cbr } else { FlowKind::Message });
+            cols.src.push(fl.src);
+            cols.dst.push(fl.dst);
             cols.tx_packets.push(tx_pkts);
             cols.rx_packets.push(rx_pkts);
             cols.lost_packets.push(0);
@@ -463,9 +461,13 @@ impl FlowSim {
             queues.peak_packets.push(0);
             queues.peak_bytes.push(0);
         }
-        let completion_ps = (self.n_msgs > 0 && self.msgs_done == self.n_msgs)
-            .then(|| self.flows[self.n_src as usize..].iter().filter_map(|f| f.complete).max().map(|t| t.0))
-            .flatten();
+        let work = WorkTimes {
+            msgs: self.flows[self.n_src as usize..].iter().map(|f| ((f.src, f.dst), f.started, f.complete)).collect(),
+            comp_host: &self.comp_host,
+            comp_start: &self.dag.comp_start,
+            comp_end: &self.dag.comp_end,
+        };
+        let (completion_ps, compute, hosts) = work.summarize(self.topo.n_nodes(), self.now);
         RunRecord {
             fidelity: "flow".into(),
             seed: self.seed,
@@ -477,6 +479,10 @@ impl FlowSim {
             flows: cols,
             queues,
             samples: SampleColumns::default(),
+            compute,
+            hosts,
+            node_names: self.topo.names.clone(),
+            flow_names: self.flow_names.clone(),
             wall_s,
         }
     }

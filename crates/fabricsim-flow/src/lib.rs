@@ -3,6 +3,7 @@
 mod engine;
 pub mod maxmin;
 
+use fabricsim_core::compile::Compiled;
 use fabricsim_core::record::RunRecord;
 use fabricsim_core::spec::RunSpec;
 use fabricsim_core::Result;
@@ -12,6 +13,11 @@ pub use engine::FlowSim;
 /// Simulate `spec` at flow fidelity to the end (or its stop time) and return the record.
 pub fn run(spec: &RunSpec) -> Result<RunRecord> {
     FlowSim::new(spec)?.run()
+}
+
+/// Simulate a compiled scenario at flow fidelity.
+pub fn run_compiled(c: Compiled) -> Result<RunRecord> {
+    FlowSim::new_compiled(c)?.run()
 }
 
 /// Validate `spec` for the flow engine (everything the packet engine checks, plus what flows cannot model).

@@ -1,28 +1,36 @@
-//! The one mapping from core errors (and caught panics) to Python exceptions.
+//! The one mapping from core errors (and caught panics) to the package's typed Python exceptions.
+//!
+//! The exception classes live in `fabricsim.errors` (pure Python, deriving from `FabricsimError`); a spec
+//! error carries `field` and `reason` attributes, so no caller splits message strings.
 
 use fabricsim_core::Error;
-use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
 use pyo3::PyErr;
 
-create_exception!(_core, SpecError, PyValueError, "The spec is malformed or impossible; the message is 'field: reason'.");
-create_exception!(_core, ConservationError, PyRuntimeError, "Packet accounting did not balance at the end of a run.");
-create_exception!(_core, SimulationError, PyRuntimeError, "The engine failed (including a caught internal panic).");
+/// Instantiate `fabricsim.errors.<class>(*args)` as a PyErr (a RuntimeError if the package is unimportable).
+fn raise(py: Python<'_>, class: &str, args: impl IntoPyObject<'_, Target = pyo3::types::PyTuple> + Clone) -> PyErr {
+    let made = py.import("fabricsim.errors").and_then(|m| m.getattr(class)).and_then(|c| c.call1(args));
+    match made {
+        Ok(v) => PyErr::from_value(v),
+        Err(e) => PyRuntimeError::new_err(format!("cannot raise fabricsim.errors.{class}: {e}")),
+    }
+}
 
-pub fn to_py(e: Error) -> PyErr {
+pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
     match e {
-        Error::Spec { field, reason } => SpecError::new_err(format!("{field}: {reason}")),
-        Error::Conservation(m) => ConservationError::new_err(m),
-        Error::Sim(m) => SimulationError::new_err(m),
+        Error::Spec { field, reason } => raise(py, "SpecError", (field, reason)),
+        Error::Conservation(m) => raise(py, "ConservationError", (m,)),
+        Error::Sim(m) => raise(py, "SimulationError", (m,)),
     }
 }
 
 /// Turn a caught panic payload into a SimulationError; no panic ever crosses into Python.
-pub fn panic_to_py(payload: Box<dyn std::any::Any + Send>) -> PyErr {
+pub fn panic_to_py(py: Python<'_>, payload: Box<dyn std::any::Any + Send>) -> PyErr {
     let msg = payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into());
-    SimulationError::new_err(format!("internal error: {msg}"))
+    raise(py, "SimulationError", (format!("internal error: {msg}"),))
 }

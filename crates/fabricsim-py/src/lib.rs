@@ -1,55 +1,214 @@
-//! fabricsim._core: the private native module; thin functions over the Rust engines, GIL released while simulating.
+//! fabricsim._core: the private native module; thin functions over the Rust engines, numpy columns in and out, GIL released while simulating.
 
 mod error;
 
+use fabricsim_core::compile::{compile, Compiled};
+use fabricsim_core::record::RunRecord;
 use fabricsim_core::spec::RunSpec;
+use fabricsim_core::workload::Workload;
+use numpy::{Element, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Run `f` without the GIL, converting core errors and panics to Python exceptions.
+/// Run `f` without the GIL, converting core errors and panics to the package's Python exceptions.
 fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> fabricsim_core::Result<T> + Send) -> PyResult<T> {
     match py.detach(move || catch_unwind(AssertUnwindSafe(f))) {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(error::to_py(e)),
-        Err(payload) => Err(error::panic_to_py(payload)),
+        Ok(Err(e)) => Err(error::to_py(py, e)),
+        Err(payload) => Err(error::panic_to_py(py, payload)),
     }
+}
+
+fn spec_err(py: Python<'_>, field: impl Into<String>, reason: impl Into<String>) -> PyErr {
+    error::to_py(py, fabricsim_core::Error::spec(field, reason))
 }
 
 /// Which engine: "packet" (the discrete-event engine) or "flow" (max-min fluid flows).
-fn flow_fidelity(fidelity: &str) -> PyResult<bool> {
+fn flow_fidelity(py: Python<'_>, fidelity: &str) -> PyResult<bool> {
     match fidelity {
         "packet" => Ok(false),
         "flow" => Ok(true),
-        other => Err(error::to_py(fabricsim_core::Error::spec("fidelity", format!("must be 'packet' or 'flow', not '{other}'")))),
+        other => Err(spec_err(py, "fidelity", format!("must be 'packet' or 'flow', not '{other}'"))),
     }
 }
 
-/// Simulate a wire RunSpec (JSON) at the given fidelity; returns the RunRecord as JSON.
-#[pyfunction]
-#[pyo3(signature = (spec_json, fidelity = "packet"))]
-fn run(py: Python<'_>, spec_json: &str, fidelity: &str) -> PyResult<String> {
-    let flow = flow_fidelity(fidelity)?;
-    let spec_json = spec_json.to_owned();
-    guarded(py, move || {
-        let spec = RunSpec::from_json(&spec_json)?;
-        let record = if flow { fabricsim_flow::run(&spec)? } else { fabricsim_des::run(&spec)? };
-        serde_json::to_string(&record).map_err(|e| fabricsim_core::Error::Sim(e.to_string()))
+/// Column `key` of `cols` as a Vec (empty if absent); the field name in errors is `label`.
+fn column<T: Element + Copy>(py: Python<'_>, cols: &Bound<'_, PyDict>, key: &str, label: &str) -> PyResult<Vec<T>> {
+    let Some(obj) = cols.get_item(key)? else { return Ok(Vec::new()) };
+    let arr: PyReadonlyArray1<T> = obj.extract().map_err(|_| {
+        let got = obj.getattr("dtype").map(|d| d.to_string()).unwrap_or_else(|_| obj.get_type().to_string());
+        spec_err(py, label, format!("expected a 1-D {} array, got {got}", std::any::type_name::<T>()))
+    })?;
+    Ok(match arr.as_slice() {
+        Ok(s) => s.to_vec(),
+        Err(_) => arr.as_array().iter().copied().collect(),
     })
 }
 
-/// Validate a wire RunSpec (fields, topology, reachability, paths, what the fidelity can model) without simulating.
+/// The workload columns handed over by `fabricsim.Workload` (numpy arrays; see `_core.pyi`).
+fn workload(py: Python<'_>, cols: Option<&Bound<'_, PyDict>>) -> PyResult<Workload> {
+    let Some(c) = cols else { return Ok(Workload::default()) };
+    let hosts: Vec<u32> = column(py, c, "streams_host", "streams.host")?;
+    let counts: Vec<u32> = column(py, c, "streams_count", "streams.streams")?;
+    if hosts.len() != counts.len() {
+        return Err(spec_err(py, "streams", "host and count columns differ in length"));
+    }
+    let names: Vec<String> = match c.get_item("names")? {
+        Some(v) => v.extract().map_err(|_| spec_err(py, "workload.names", "expected a list of str"))?,
+        None => Vec::new(),
+    };
+    let n_barriers: u32 = match c.get_item("n_barriers")? {
+        Some(v) => v.extract().map_err(|_| spec_err(py, "workload.n_barriers", "expected a count"))?,
+        None => 0,
+    };
+    Ok(Workload {
+        src: column(py, c, "src", "messages.src")?,
+        src_nic: column(py, c, "src_nic", "messages.src_nic")?,
+        dst: column(py, c, "dst", "messages.dst")?,
+        dst_nic: column(py, c, "dst_nic", "messages.dst_nic")?,
+        size: column(py, c, "size", "messages.size")?,
+        packet: column(py, c, "packet", "messages.packet_size")?,
+        header: column(py, c, "header", "messages.header")?,
+        start_ps: column(py, c, "start_ps", "messages.start")?,
+        delay_ps: column(py, c, "delay_ps", "messages.delay")?,
+        path: column(py, c, "path", "messages.path")?,
+        n_barriers,
+        compute_host: column(py, c, "compute_host", "compute.host")?,
+        compute_ps: column(py, c, "compute_ps", "compute.duration")?,
+        streams: hosts.into_iter().zip(counts).collect(),
+        pred_start: column(py, c, "pred_start", "workload.pred_start")?,
+        pred: column(py, c, "pred", "workload.pred")?,
+        path_start: column(py, c, "path_start", "workload.path_start")?,
+        path_nodes: column(py, c, "path_nodes", "workload.path_nodes")?,
+        names,
+        msg_name: column(py, c, "msg_name", "workload.msg_name")?,
+        barrier_name: column(py, c, "barrier_name", "workload.barrier_name")?,
+        compute_name: column(py, c, "compute_name", "workload.compute_name")?,
+    })
+}
+
+/// Parse the header and compile it with the workload columns (the one validator).
+fn compiled(header_json: &str, wl: Workload) -> fabricsim_core::Result<Compiled> {
+    let spec: RunSpec = serde_json::from_str(header_json).map_err(|e| fabricsim_core::Error::spec("spec", e.to_string()))?;
+    compile(spec, wl)
+}
+
+const MISSING: u64 = u64::MAX;
+
+fn opt(v: Vec<Option<u64>>) -> Vec<u64> {
+    v.into_iter().map(|x| x.unwrap_or(MISSING)).collect()
+}
+
+fn arr<'py, T: Element>(py: Python<'py>, v: Vec<T>) -> Bound<'py, PyArray1<T>> {
+    PyArray1::from_vec(py, v)
+}
+
+/// The record as (scalars, columns): scalars is a dict of plain values, columns a dict of numpy arrays
+/// (`flows.*`, `queues.*`, `samples.*`, `compute.*`, `hosts.*`; missing times are 2^64 − 1).
+fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let s = PyDict::new(py);
+    s.set_item("fidelity", r.fidelity)?;
+    s.set_item("seed", r.seed)?;
+    s.set_item("end_ps", r.end_ps)?;
+    s.set_item("completion_ps", r.completion_ps)?;
+    s.set_item("events", r.events)?;
+    let p = PyDict::new(py);
+    p.set_item("tx", r.packets.tx)?;
+    p.set_item("rx", r.packets.rx)?;
+    p.set_item("dropped", r.packets.dropped)?;
+    p.set_item("in_flight", r.packets.in_flight)?;
+    s.set_item("packets", p)?;
+    s.set_item("hops", PyList::new(py, r.hops)?)?;
+    s.set_item("wall_s", r.wall_s)?;
+    s.set_item("node_names", PyList::new(py, r.node_names)?)?;
+    s.set_item("flow_names", PyList::new(py, r.flow_names)?)?;
+    s.set_item("queue_names", PyList::new(py, r.queues.name)?)?;
+    let c = PyDict::new(py);
+    let f = r.flows;
+    c.set_item("flows.name", arr(py, f.name))?;
+    c.set_item("flows.kind", arr(py, f.kind.iter().map(|k| *k as u8).collect::<Vec<u8>>()))?;
+    c.set_item("flows.src", arr(py, f.src))?;
+    c.set_item("flows.dst", arr(py, f.dst))?;
+    c.set_item("flows.tx_packets", arr(py, f.tx_packets))?;
+    c.set_item("flows.rx_packets", arr(py, f.rx_packets))?;
+    c.set_item("flows.lost_packets", arr(py, f.lost_packets))?;
+    c.set_item("flows.tx_bytes", arr(py, f.tx_bytes))?;
+    c.set_item("flows.rx_bytes", arr(py, f.rx_bytes))?;
+    c.set_item("flows.rx_payload_bytes", arr(py, f.rx_payload_bytes))?;
+    c.set_item("flows.first_tx_ps", arr(py, opt(f.first_tx_ps)))?;
+    c.set_item("flows.last_tx_ps", arr(py, opt(f.last_tx_ps)))?;
+    c.set_item("flows.first_rx_ps", arr(py, opt(f.first_rx_ps)))?;
+    c.set_item("flows.last_rx_ps", arr(py, opt(f.last_rx_ps)))?;
+    c.set_item("flows.delay_sum_ps", arr(py, f.delay_sum_ps))?;
+    c.set_item("flows.max_delay_ps", arr(py, f.max_delay_ps))?;
+    c.set_item("flows.complete_ps", arr(py, opt(f.complete_ps)))?;
+    c.set_item("flows.start_ps", arr(py, opt(f.start_ps)))?;
+    let q = r.queues;
+    c.set_item("queues.node", arr(py, q.node))?;
+    c.set_item("queues.port", arr(py, q.port))?;
+    c.set_item("queues.tx_packets", arr(py, q.tx_packets))?;
+    c.set_item("queues.tx_bytes", arr(py, q.tx_bytes))?;
+    c.set_item("queues.drops", arr(py, q.drops))?;
+    c.set_item("queues.peak_packets", arr(py, q.peak_packets))?;
+    c.set_item("queues.peak_bytes", arr(py, q.peak_bytes))?;
+    let sm = r.samples;
+    c.set_item("samples.t_ps", arr(py, sm.t_ps))?;
+    c.set_item("samples.port", arr(py, sm.port))?;
+    c.set_item("samples.packets", arr(py, sm.packets))?;
+    c.set_item("samples.bytes", arr(py, sm.bytes))?;
+    c.set_item("compute.host", arr(py, r.compute.host))?;
+    c.set_item("compute.start_ps", arr(py, opt(r.compute.start_ps)))?;
+    c.set_item("compute.end_ps", arr(py, opt(r.compute.end_ps)))?;
+    c.set_item("hosts.node", arr(py, r.hosts.node))?;
+    c.set_item("hosts.compute_ps", arr(py, r.hosts.compute_ps))?;
+    c.set_item("hosts.comm_ps", arr(py, r.hosts.comm_ps))?;
+    c.set_item("hosts.exposed_comm_ps", arr(py, r.hosts.exposed_comm_ps))?;
+    Ok((s, c))
+}
+
+/// Simulate a scenario: `header_json` is the wire RunSpec header (network, routing, sources, TCP,
+/// collectives, measurement; messages/barriers rows optional), `columns` the workload as numpy arrays.
+/// Returns (scalars dict, columns dict of numpy arrays).
 #[pyfunction]
-#[pyo3(signature = (spec_json, fidelity = "packet"))]
-fn validate(py: Python<'_>, spec_json: &str, fidelity: &str) -> PyResult<()> {
-    let flow = flow_fidelity(fidelity)?;
-    let spec_json = spec_json.to_owned();
-    guarded(py, move || {
-        let spec = RunSpec::from_json(&spec_json)?;
+#[pyo3(signature = (header_json, columns = None, fidelity = "packet"))]
+fn run<'py>(
+    py: Python<'py>,
+    header_json: &str,
+    columns: Option<&Bound<'py, PyDict>>,
+    fidelity: &str,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let flow = flow_fidelity(py, fidelity)?;
+    let wl = workload(py, columns)?;
+    let header = header_json.to_owned();
+    let record = guarded(py, move || {
+        let c = compiled(&header, wl)?;
         if flow {
-            fabricsim_flow::validate(&spec)
+            fabricsim_flow::run_compiled(c)
         } else {
-            fabricsim_des::validate(&spec)
+            fabricsim_des::run_compiled(c)
         }
+    })?;
+    record_to_py(py, record)
+}
+
+/// Validate a scenario (fields, workload, topology, reachability, paths, what the fidelity can model)
+/// without simulating. Returns the number of messages after collectives are expanded.
+#[pyfunction]
+#[pyo3(signature = (header_json, columns = None, fidelity = "packet"))]
+fn validate<'py>(py: Python<'py>, header_json: &str, columns: Option<&Bound<'py, PyDict>>, fidelity: &str) -> PyResult<usize> {
+    let flow = flow_fidelity(py, fidelity)?;
+    let wl = workload(py, columns)?;
+    let header = header_json.to_owned();
+    guarded(py, move || {
+        let c = compiled(&header, wl)?;
+        let n = c.wl.n_msgs();
+        if flow {
+            fabricsim_flow::FlowSim::new_compiled(c)?;
+        } else {
+            fabricsim_des::Sim::new_compiled(c)?;
+        }
+        Ok(n)
     })
 }
 
@@ -88,13 +247,10 @@ fn version() -> &'static str {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(maxmin, m)?)?;
-    m.add("SpecError", py.get_type::<error::SpecError>())?;
-    m.add("ConservationError", py.get_type::<error::ConservationError>())?;
-    m.add("SimulationError", py.get_type::<error::SimulationError>())?;
+    m.add("MISSING", MISSING)?;
     Ok(())
 }

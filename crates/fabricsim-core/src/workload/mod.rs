@@ -118,18 +118,28 @@ impl Workload {
     /// Concatenate `other` after `self`, shifting every index it holds (messages, barriers, compute steps,
     /// paths, names). The predecessor CSR keeps node order: messages, barriers, compute steps. O(size of both).
     pub fn append(&mut self, other: Workload) {
+        self.append_impl(other, true);
+    }
+
+    /// Concatenate a fragment whose dependency references are already absolute (collective generators get
+    /// the current counts as their base); paths and names are still shifted. O(size of both).
+    pub fn append_absolute(&mut self, other: Workload) {
+        self.append_impl(other, false);
+    }
+
+    fn append_impl(&mut self, other: Workload, shift_deps: bool) {
         if other.n_nodes() == 0 {
             return;
         }
         let (m0, b0, c0) = (self.n_msgs() as u32, self.n_barriers, self.n_compute() as u32);
         let (p0, n0) = (self.path_start.len().saturating_sub(1) as u32, self.names.len() as u32);
-        let shift = |x: u32| match Dep::decode(x) {
+        let shift = |x: u32| if !shift_deps { x } else { match Dep::decode(x) {
             Dep::Msg(i) => Dep::Msg(i + m0),
             Dep::Sent(i) => Dep::Sent(i + m0),
             Dep::Barrier(i) => Dep::Barrier(i + b0),
             Dep::Compute(i) => Dep::Compute(i + c0),
         }
-        .encode();
+        .encode() };
         // Predecessor lists per node kind, old then new, rebuilt in node order.
         let lists = |w: &Workload, range: std::ops::Range<usize>| -> Vec<Vec<u32>> { range.map(|x| w.preds(x).to_vec()).collect() };
         let (sm, sb) = (self.n_msgs(), self.n_barriers as usize);
@@ -137,7 +147,7 @@ impl Workload {
         let has_preds = !self.pred_start.is_empty() || !other.pred_start.is_empty();
         let mut rows: Vec<Vec<u32>> = Vec::new();
         if has_preds {
-            let mut shifted = |v: Vec<Vec<u32>>| v.into_iter().map(|l| l.into_iter().map(shift).collect()).collect::<Vec<Vec<u32>>>();
+            let shifted = |v: Vec<Vec<u32>>| v.into_iter().map(|l| l.into_iter().map(shift).collect()).collect::<Vec<Vec<u32>>>();
             let (a_m, a_b, a_c) = (lists(self, 0..sm), lists(self, sm..sm + sb), lists(self, sm + sb..self.n_nodes()));
             let (b_m, b_b, b_c) = (
                 shifted(lists(&other, 0..om)),
@@ -200,7 +210,7 @@ impl Workload {
     pub fn from_rows(messages: &[MessageSpec], barriers: &[BarrierSpec]) -> Workload {
         let mut w = Workload { n_barriers: barriers.len() as u32, ..Workload::default() };
         let mut intern: HashMap<&str, u32> = HashMap::new();
-        let mut name = |w: &mut Workload, s: &str| -> u32 {
+        fn name<'a>(w: &mut Workload, intern: &mut HashMap<&'a str, u32>, s: &'a str) -> u32 {
             if s.is_empty() {
                 return NONE;
             }
@@ -208,7 +218,7 @@ impl Workload {
                 w.names.push(s.to_string());
                 w.names.len() as u32 - 1
             })
-        };
+        }
         let mut paths: Vec<&Vec<u32>> = Vec::new();
         w.pred_start.push(0);
         for m in messages {
@@ -228,7 +238,7 @@ impl Workload {
                 }
                 None => NONE,
             });
-            let k = name(&mut w, &m.name);
+            let k = name(&mut w, &mut intern, &m.name);
             w.msg_name.push(k);
             w.pred.extend(m.deps.iter().map(|&d| Dep::Msg(d).encode()));
             w.pred.extend(m.sent_deps.iter().map(|&d| Dep::Sent(d).encode()));
@@ -236,7 +246,7 @@ impl Workload {
             w.pred_start.push(w.pred.len() as u32);
         }
         for b in barriers {
-            let k = name(&mut w, &b.name);
+            let k = name(&mut w, &mut intern, &b.name);
             w.barrier_name.push(k);
             w.pred.extend(b.deps.iter().map(|&d| Dep::Msg(d).encode()));
             w.pred.extend(b.barriers.iter().map(|&x| Dep::Barrier(x).encode()));
