@@ -24,3 +24,22 @@ class ScenarioError(FabricsimError, ValueError):
 
 class UserError(Exception):
     """A command-line error to report as one line and exit code 2."""
+
+
+class SpecError(FabricsimError, ValueError):
+    """The engine rejected a spec: `field` is the dotted path (`messages[12345].dst`), `reason` what is wrong.
+
+    Raised by the native module; the public API re-raises it as a ScenarioError that names the file."""
+
+    def __init__(self, field: str, reason: str):
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}" if field else reason)
+
+
+class ConservationError(FabricsimError, RuntimeError):
+    """Packet accounting did not balance at the end of a run (an engine bug, never a user error)."""
+
+
+class SimulationError(FabricsimError, RuntimeError):
+    """The engine failed, including a caught internal panic."""
