@@ -30,7 +30,7 @@ def main() -> None:
     t0 = time.perf_counter()
     rec = run(sc)
     dt = time.perf_counter() - t0
-    ev = rec.raw.get("events")
+    ev = rec.events
     rate = f", {ev / dt / 1e6:.2f} M events/s including Python" if ev else ""
     print(f"largest cell (32 KiB messages in 256 B packets, spread): {dt * 1e3:.0f} ms{rate}")
     t0 = time.perf_counter()

@@ -49,7 +49,7 @@ def fake_record() -> RunRecord:
               "tx_bytes": [0, 0], "drops": [0, 10], "peak_packets": [3, 150], "peak_bytes": [0, 0]}
     samples = {"t_ps": [100 * MS, 100 * MS, 150 * MS, 200 * MS], "port": [1, 0, 1, 1], "packets": [120, 1, 180, 90],
                "bytes": [0, 0, 0, 0]}
-    return RunRecord({"fidelity": "packet", "seed": 1, "end_ps": 5 * S, "completion_ps": None, "events": 0,
+    return RunRecord.from_legacy({"fidelity": "packet", "seed": 1, "end_ps": 5 * S, "completion_ps": None, "events": 0,
                       "packets": {"tx": 25, "rx": 15, "dropped": 10, "in_flight": 0}, "hops": [], "flows": flows,
                       "queues": queues, "samples": samples, "wall_s": 0.0})
 

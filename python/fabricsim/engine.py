@@ -1,27 +1,39 @@
-"""run(scenario) -> RunRecord: the single entry point every command, sweep and study calls."""
+"""run(scenario) -> RunRecord: the single entry point every command, sweep and study calls.
+
+The scenario's header (network, routing, sources, TCP, collectives, hand-written message rows) goes to the
+engine as one small JSON document; bulk workloads (`fabricsim.Workload`) go as numpy columns. The engine
+validates both once and compiles one scenario for either fidelity.
+"""
 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from . import _core
-from .errors import ScenarioError
+from .errors import ScenarioError, SpecError
 from .record import RunRecord
 from .spec import Scenario
 
-
-def _wire_json(scenario: Scenario, seed: int | None) -> str:
-    if seed is not None:
-        scenario = scenario.with_seed(seed)
-    return json.dumps(scenario.to_wire())
-
-
-def _split(msg: str) -> tuple[str, str]:
-    field, sep, reason = str(msg).partition(": ")
-    return (field, reason) if sep else ("", field)
-
+if TYPE_CHECKING:
+    from .workload import Workload
 
 FIDELITIES = ("packet", "flow")
+
+_USER_FIELDS = {
+    "size_bytes": "size", "packet_bytes": "packet_size", "header_bytes": "header", "start_ps": "start",
+    "delay_ps": "delay", "deps": "after", "sent_deps": "after_sent", "queue_sample_ps": "queue_interval",
+    "rate_bps": "rate", "on_ps": "on", "off_ps": "off", "stop_ps": "stop", "mss_bytes": "mss",
+}
+"""Wire field names → the names a scenario file uses, so an engine error names the user's key."""
+
+
+def _user_field(field: str) -> str:
+    head, dot, last = field.rpartition(".")
+    base, bracket, rest = last.partition("[")
+    if base in _USER_FIELDS:
+        return f"{head}{dot}{_USER_FIELDS[base]}{bracket}{rest}"
+    return field
 
 
 def _fidelity(scenario: Scenario, fidelity: str | None) -> str:
@@ -31,26 +43,36 @@ def _fidelity(scenario: Scenario, fidelity: str | None) -> str:
     return f
 
 
-def validate(scenario: Scenario, fidelity: str | None = None) -> None:
-    """Check the scenario completely, including what only the engine knows (reachability, paths, and what the
-    chosen fidelity can model)."""
-    try:
-        _core.validate(_wire_json(scenario, None), _fidelity(scenario, fidelity))
-    except _core.SpecError as e:
-        raise ScenarioError(scenario.source, *_split(str(e))) from None
+def _header(scenario: Scenario, seed: int | None) -> str:
+    if seed is not None:
+        scenario = scenario.with_seed(seed)
+    return json.dumps(scenario.to_wire())
 
 
-def run(scenario: Scenario, seed: int | None = None, fidelity: str | None = None) -> RunRecord:
-    """Simulate `scenario` (with `seed` overriding its seed) with the packet engine or, with
-    `fidelity="flow"` (or the scenario's `fidelity`), the flow-level engine; the GIL is released. The record
-    carries the fidelity used."""
+def validate(scenario: Scenario, fidelity: str | None = None, workload: "Workload | None" = None) -> int:
+    """Check the scenario (and `workload`) completely, including what only the engine knows (reachability,
+    paths, dependency cycles, what the chosen fidelity can model). Returns the number of messages."""
     try:
-        raw = _core.run(_wire_json(scenario, seed), _fidelity(scenario, fidelity))
-    except _core.SpecError as e:
-        raise ScenarioError(scenario.source, *_split(str(e))) from None
-    return RunRecord(json.loads(raw))
+        return _core.validate(_header(scenario, None), workload.columns() if workload else None,
+                              _fidelity(scenario, fidelity))
+    except SpecError as e:
+        raise ScenarioError(scenario.source, _user_field(e.field), e.reason) from None
+
+
+def run(scenario: Scenario, seed: int | None = None, fidelity: str | None = None,
+        workload: "Workload | None" = None) -> RunRecord:
+    """Simulate `scenario` (with `seed` overriding its seed) plus an optional bulk `workload`, with the packet
+    engine or, with `fidelity="flow"` (or the scenario's `fidelity`), the flow-level engine; the GIL is
+    released. The record carries the fidelity used."""
+    try:
+        scalars, columns = _core.run(_header(scenario, seed), workload.columns() if workload else None,
+                                     _fidelity(scenario, fidelity))
+    except SpecError as e:
+        raise ScenarioError(scenario.source, _user_field(e.field), e.reason) from None
+    return RunRecord(scalars, columns)
 
 
 def run_wire(wire: dict, fidelity: str = "packet") -> RunRecord:
-    """Simulate a resolved wire spec (the dict `Scenario.to_wire()` returns)."""
-    return RunRecord(json.loads(_core.run(json.dumps(wire), fidelity)))
+    """Simulate a resolved wire spec (the dict `Scenario.to_wire()` returns; message rows included)."""
+    scalars, columns = _core.run(json.dumps(wire), None, fidelity)
+    return RunRecord(scalars, columns)

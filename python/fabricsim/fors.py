@@ -14,7 +14,6 @@ the study's measured 141 Gb/s per server (§3.2). Every failure case then comes 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,7 +142,7 @@ def evaluate(ft: FatTree, scheme: str, *, active: int = 326, link_gbps: float = 
              packet_bytes: int = 4096, overhead_s: float | None = None, fidelity: str | None = None) -> Evaluation:
     """Simulate one synchronized all-to-all (every phase of the scheme) and report per-server throughput
     (bytes each active server sends / completion). `overhead_s` None = the calibrated value (`calibrate`)."""
-    from . import _core
+    from .engine import run_wire
 
     if overhead_s is None:
         overhead_s = calibrate(FatTree(ft.m0, ft.m1), active=active, link_gbps=link_gbps, msg_bytes=msg_bytes,
@@ -155,7 +154,7 @@ def evaluate(ft: FatTree, scheme: str, *, active: int = 326, link_gbps: float = 
     adaptive = scheme == "ftree-ar"
     fidelity = fidelity or ("packet" if adaptive else "flow")
     wire = _wire(ft, sched, routing, aset, msg_bytes, packet_bytes, int(link_gbps * 1e9), round(overhead_s * 1e12), adaptive)
-    rec = json.loads(_core.run(json.dumps(wire), fidelity))
+    rec = run_wire(wire, fidelity).scalars
     t = rec["completion_ps"] * 1e-12
     per_server = (len(act) - 1) * msg_bytes * 8 / t / 1e9
     worst = max_flows_per_link(ft, routing, aset)

@@ -1,73 +1,201 @@
-"""RunRecord: the engine's result (FlowMonitor-like per-flow columns, queues, samples, totals) with helpers."""
+"""RunRecord: the engine's result as numpy columns (per flow, queue, sample, compute step and host), with pandas/Parquet views."""
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
+import numpy as np
+
 PS = 1e-12
+MISSING = np.iinfo(np.uint64).max
+"""A missing time in a uint64 column (nothing sent or received, never completed)."""
+
+FLOW_KINDS = ("cbr", "onoff", "message", "tcp", "tcp-ack")
+"""`flows.kind` codes, in the engine's order."""
+
+_TIME_COLS = ("first_tx_ps", "last_tx_ps", "first_rx_ps", "last_rx_ps", "complete_ps", "start_ps")
 
 
 class RunRecord:
-    """One run's record. `raw` is the engine's record dict (times in ps); properties give SI units."""
+    """One run's record. `scalars` holds totals and names; `columns` numpy arrays keyed `flows.*`,
+    `queues.*`, `samples.*`, `compute.*`, `hosts.*` (times in ps, missing times = `MISSING`). Properties
+    give SI units; `frame()` is a pandas DataFrame of the flows (messages included)."""
 
-    def __init__(self, raw: dict[str, Any]):
-        self.raw = raw
+    def __init__(self, scalars: dict[str, Any], columns: dict[str, np.ndarray]):
+        self.scalars = scalars
+        self.columns = columns
+
+    @classmethod
+    def from_legacy(cls, raw: dict[str, Any]) -> "RunRecord":
+        """A record from the engine's original JSON shape (hand-made records in tests, stored records)."""
+        f, q, sm = raw["flows"], raw["queues"], raw.get("samples") or {}
+        nodes = list(dict.fromkeys(list(f["src"]) + list(f["dst"])))
+        at = {n: i for i, n in enumerate(nodes)}
+        u64 = lambda v: np.asarray([MISSING if x is None else x for x in v], dtype=np.uint64)  # noqa: E731
+        cols: dict[str, np.ndarray] = {
+            "flows.name": np.arange(len(f["name"]), dtype=np.uint32),
+            "flows.kind": np.asarray([FLOW_KINDS.index(k) for k in f["kind"]], dtype=np.uint8),
+            "flows.src": np.asarray([at[x] for x in f["src"]], dtype=np.uint32),
+            "flows.dst": np.asarray([at[x] for x in f["dst"]], dtype=np.uint32),
+        }
+        for k in ("tx_packets", "rx_packets", "lost_packets", "tx_bytes", "rx_bytes", "rx_payload_bytes",
+                  "delay_sum_ps", "max_delay_ps", *_TIME_COLS):
+            cols[f"flows.{k}"] = u64(f[k])
+        for k in ("node", "port"):
+            cols[f"queues.{k}"] = np.asarray(q[k], dtype=np.uint32)
+        for k in ("tx_packets", "tx_bytes", "drops", "peak_packets", "peak_bytes"):
+            cols[f"queues.{k}"] = u64(q[k])
+        cols["samples.t_ps"] = u64(sm.get("t_ps", []))
+        cols["samples.port"] = np.asarray(sm.get("port", []), dtype=np.uint32)
+        cols["samples.packets"] = u64(sm.get("packets", []))
+        cols["samples.bytes"] = u64(sm.get("bytes", []))
+        scalars = {k: raw[k] for k in ("fidelity", "seed", "end_ps", "completion_ps", "events", "packets", "hops", "wall_s")}
+        scalars.update(node_names=nodes, flow_names=list(f["name"]), queue_names=list(q["name"]))
+        return cls(scalars, cols)
 
     @property
     def seed(self) -> int:
-        return self.raw["seed"]
+        return self.scalars["seed"]
 
     @property
     def fidelity(self) -> str:
-        return self.raw["fidelity"]
+        return self.scalars["fidelity"]
 
     @property
     def events(self) -> int:
-        return self.raw["events"]
+        return self.scalars["events"]
 
     @property
     def wall_s(self) -> float:
         """Engine wall-clock seconds (the only field that differs between identical runs)."""
-        return self.raw["wall_s"]
+        return self.scalars["wall_s"]
 
     @property
     def completion_time_s(self) -> float | None:
-        """When the last message completed; None without messages or if one never completed (loss)."""
-        c = self.raw["completion_ps"]
+        """When the last message (or compute step) completed; None without work or if something never
+        completed (a loss on a lossy fabric: messages have no retransmission)."""
+        c = self.scalars["completion_ps"]
         return None if c is None else c * PS
 
     @property
     def end_time_s(self) -> float:
-        return self.raw["end_ps"] * PS
+        return self.scalars["end_ps"] * PS
 
     @property
     def packets(self) -> dict[str, int]:
         """Totals: tx = rx + dropped + in_flight (checked by the engine)."""
-        return dict(self.raw["packets"])
+        return dict(self.scalars["packets"])
 
     @property
     def hops(self) -> dict[int, int]:
         """Received packets by number of switches crossed (nonzero entries only)."""
-        return {k: n for k, n in enumerate(self.raw["hops"]) if n}
+        return {k: n for k, n in enumerate(self.scalars["hops"]) if n}
 
-    @property
-    def flow_columns(self) -> dict[str, list]:
-        return self.raw["flows"]
+    def _cols(self, prefix: str) -> dict[str, np.ndarray]:
+        n = len(prefix) + 1
+        return {k[n:]: v for k, v in self.columns.items() if k.startswith(prefix + ".")}
+
+    @cached_property
+    def flow_columns(self) -> dict[str, Any]:
+        """Per-flow columns with the engine's original meaning: names as lists of str, times as lists with
+        None for missing (the legacy view; `frame()` is the fast one)."""
+        c = self._cols("flows")
+        nodes, names = self.scalars["node_names"], self.scalars["flow_names"]
+        none = np.iinfo(np.uint32).max
+        out: dict[str, Any] = {
+            "name": [names[k] if k != none else "" for k in c["name"].tolist()],
+            "kind": [FLOW_KINDS[k] for k in c["kind"].tolist()],
+            "src": [nodes[k] for k in c["src"].tolist()],
+            "dst": [nodes[k] for k in c["dst"].tolist()],
+        }
+        for k in ("tx_packets", "rx_packets", "lost_packets", "tx_bytes", "rx_bytes", "rx_payload_bytes"):
+            out[k] = c[k].tolist()
+        for k in ("first_tx_ps", "last_tx_ps", "first_rx_ps", "last_rx_ps"):
+            out[k] = _opt(c[k])
+        out["delay_sum_ps"] = c["delay_sum_ps"].tolist()
+        out["max_delay_ps"] = c["max_delay_ps"].tolist()
+        out["complete_ps"] = _opt(c["complete_ps"])
+        out["start_ps"] = _opt(c["start_ps"])
+        return out
 
     @property
     def queue_columns(self) -> dict[str, list]:
-        return self.raw["queues"]
+        c = self._cols("queues")
+        out: dict[str, list] = {"name": list(self.scalars["queue_names"])}
+        out.update({k: v.tolist() for k, v in c.items()})
+        return out
 
     @property
     def samples(self) -> dict[str, list]:
         """Queue-depth samples: columns t_ps, port (index into queues), packets, bytes."""
-        return self.raw["samples"]
+        return {k: v.tolist() for k, v in self._cols("samples").items()}
+
+    def message_completion_s(self) -> np.ndarray:
+        """Completion time (s) of every message, in workload order; NaN for one that never completed."""
+        c = self._cols("flows")
+        msg = c["kind"] == FLOW_KINDS.index("message")
+        t = c["complete_ps"][msg]
+        return np.where(t == MISSING, np.nan, t.astype(np.float64) * PS)
+
+    def frame(self):
+        """Per-flow pandas DataFrame (sources, messages, TCP flows in record order): names as categoricals,
+        missing times as nullable UInt64, plus throughput_bps and mean_delay_s."""
+        import pandas as pd
+
+        c = self._cols("flows")
+        node_cat = self.scalars["node_names"]
+        names = list(self.scalars["flow_names"]) + [""]
+        name_codes = c["name"].astype(np.int64)
+        name_codes[c["name"] == np.iinfo(np.uint32).max] = len(names) - 1
+        unique = len(set(names)) == len(names)
+        df = pd.DataFrame({
+            "name": pd.Categorical.from_codes(name_codes, categories=names) if unique
+            else pd.Categorical(np.asarray(names, dtype=object)[name_codes]),
+            "kind": pd.Categorical.from_codes(c["kind"].astype(np.int8), categories=list(FLOW_KINDS)),
+            "src": pd.Categorical.from_codes(c["src"].astype(np.int64), categories=node_cat),
+            "dst": pd.Categorical.from_codes(c["dst"].astype(np.int64), categories=node_cat),
+        })
+        for k in ("tx_packets", "rx_packets", "lost_packets", "tx_bytes", "rx_bytes", "rx_payload_bytes",
+                  "delay_sum_ps", "max_delay_ps"):
+            df[k] = c[k]
+        for k in _TIME_COLS:
+            v = c[k]
+            df[k] = pd.arrays.IntegerArray(v.copy(), v == MISSING).astype("UInt64") if len(v) else pd.array([], dtype="UInt64")
+        span = (df["last_rx_ps"].astype("Float64") - df["first_tx_ps"].astype("Float64")) * PS
+        df["throughput_bps"] = (df["rx_bytes"] * 8 / span.where(span > 0)).fillna(0.0).astype(np.float64)
+        df["mean_delay_s"] = (df["delay_sum_ps"] * PS / df["rx_packets"].where(df["rx_packets"] > 0)).astype(np.float64)
+        return df
+
+    def to_parquet(self, path) -> None:
+        """Write `frame()` to a Parquet file (pyarrow)."""
+        self.frame().to_parquet(path, index=False)
+
+    def compute_frame(self):
+        """Compute steps: host, start and end (ps, nullable)."""
+        import pandas as pd
+
+        c = self._cols("compute")
+        return pd.DataFrame({
+            "host": pd.Categorical.from_codes(c["host"].astype(np.int64), categories=self.scalars["node_names"]),
+            "start_ps": pd.arrays.IntegerArray(c["start_ps"].copy(), c["start_ps"] == MISSING),
+            "end_ps": pd.arrays.IntegerArray(c["end_ps"].copy(), c["end_ps"] == MISSING),
+        })
+
+    def host_busy(self) -> list[dict[str, Any]]:
+        """Per host that computes or communicates: compute, communication and exposed communication (the
+        communication no compute overlaps) in seconds."""
+        c = self._cols("hosts")
+        nodes = self.scalars["node_names"]
+        return [{"host": nodes[h], "compute_s": cp * PS, "comm_s": cm * PS, "exposed_comm_s": ex * PS}
+                for h, cp, cm, ex in zip(c["node"].tolist(), c["compute_ps"].tolist(), c["comm_ps"].tolist(),
+                                         c["exposed_comm_ps"].tolist())]
 
     def flows(self) -> list[dict[str, Any]]:
         """Per-flow rows with FlowMonitor's meaning, in SI units.
 
         throughput_bps = rx_bytes * 8 / (last_rx - first_tx), the usual FlowMonitor reduction."""
-        c = self.raw["flows"]
+        c = self.flow_columns
         rows = []
         for i in range(len(c["name"])):
             rx = c["rx_packets"][i]
@@ -95,7 +223,7 @@ class RunRecord:
 
     def queues(self, only_active: bool = True) -> list[dict[str, Any]]:
         """Per-egress-queue rows (name 'node->peer'); by default only queues that carried or dropped packets."""
-        c = self.raw["queues"]
+        c = self.queue_columns
         rows = []
         for i in range(len(c["name"])):
             if only_active and not (c["tx_packets"][i] or c["drops"][i]):
@@ -103,9 +231,30 @@ class RunRecord:
             rows.append({k: c[k][i] for k in ("name", "tx_packets", "tx_bytes", "drops", "peak_packets", "peak_bytes")})
         return rows
 
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The whole record as plain Python values (the engine's original JSON shape)."""
+        return self.legacy_dict()
+
+    def legacy_dict(self) -> dict[str, Any]:
+        """The record in the engine's original JSON shape (the regression corpus hashes this)."""
+        return {
+            "fidelity": self.fidelity,
+            "seed": self.seed,
+            "end_ps": self.scalars["end_ps"],
+            "completion_ps": self.scalars["completion_ps"],
+            "events": self.events,
+            "packets": self.packets,
+            "hops": list(self.scalars["hops"]),
+            "flows": self.flow_columns,
+            "queues": self.queue_columns,
+            "samples": self.samples,
+            "wall_s": self.wall_s,
+        }
+
     def to_json_dict(self) -> dict[str, Any]:
         """The CLI's --json object."""
-        return {
+        out = {
             "fidelity": self.fidelity,
             "seed": self.seed,
             "completion_time_s": self.completion_time_s,
@@ -117,12 +266,19 @@ class RunRecord:
             "events": self.events,
             "wall_s": self.wall_s,
         }
+        if len(self.columns.get("hosts.node", ())) and len(self.columns.get("compute.host", ())):
+            out["hosts"] = self.host_busy()
+        return out
 
     def __repr__(self) -> str:
         p = self.packets
         return (f"RunRecord(seed={self.seed}, completion_time_s={self.completion_time_s}, tx={p['tx']}, "
                 f"rx={p['rx']}, dropped={p['dropped']}, events={self.events})")
 
-    def legacy_dict(self) -> dict[str, Any]:
-        """The record in the engine's original JSON shape (the regression corpus hashes this)."""
-        return self.raw
+
+def _opt(v: np.ndarray) -> list:
+    """uint64 times with MISSING → list of int or None."""
+    out = v.tolist()
+    if (v == MISSING).any():
+        return [None if x == MISSING else x for x in out]
+    return out

@@ -9,7 +9,10 @@ use pyo3::prelude::*;
 use pyo3::PyErr;
 
 /// Instantiate `fabricsim.errors.<class>(*args)` as a PyErr (a RuntimeError if the package is unimportable).
-fn raise(py: Python<'_>, class: &str, args: impl IntoPyObject<'_, Target = pyo3::types::PyTuple> + Clone) -> PyErr {
+fn raise<'py, A>(py: Python<'py>, class: &str, args: A) -> PyErr
+where
+    A: pyo3::call::PyCallArgs<'py>,
+{
     let made = py.import("fabricsim.errors").and_then(|m| m.getattr(class)).and_then(|c| c.call1(args));
     match made {
         Ok(v) => PyErr::from_value(v),

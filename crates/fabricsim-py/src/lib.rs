@@ -5,6 +5,7 @@ mod error;
 use fabricsim_core::compile::{compile, Compiled};
 use fabricsim_core::record::RunRecord;
 use fabricsim_core::spec::RunSpec;
+use fabricsim_core::workload::collectives::{expand, Base, CollectiveSpec};
 use fabricsim_core::workload::Workload;
 use numpy::{Element, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -123,7 +124,8 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
     s.set_item("wall_s", r.wall_s)?;
     s.set_item("node_names", PyList::new(py, r.node_names)?)?;
     s.set_item("flow_names", PyList::new(py, r.flow_names)?)?;
-    s.set_item("queue_names", PyList::new(py, r.queues.name)?)?;
+    let q = r.queues;
+    s.set_item("queue_names", PyList::new(py, q.name)?)?;
     let c = PyDict::new(py);
     let f = r.flows;
     c.set_item("flows.name", arr(py, f.name))?;
@@ -144,7 +146,6 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
     c.set_item("flows.max_delay_ps", arr(py, f.max_delay_ps))?;
     c.set_item("flows.complete_ps", arr(py, opt(f.complete_ps)))?;
     c.set_item("flows.start_ps", arr(py, opt(f.start_ps)))?;
-    let q = r.queues;
     c.set_item("queues.node", arr(py, q.node))?;
     c.set_item("queues.port", arr(py, q.port))?;
     c.set_item("queues.tx_packets", arr(py, q.tx_packets))?;
@@ -239,6 +240,35 @@ fn maxmin(py: Python<'_>, capacity: Vec<f64>, uses: Vec<Vec<(u32, f64)>>, caps: 
     })
 }
 
+/// Expand one collective (the JSON of a `CollectiveSpec`) appended to a workload that already has
+/// `msgs` messages, `barriers` barriers and `compute` compute steps; returns its columns (references
+/// absolute), as `Workload.collective` appends them.
+#[pyfunction]
+fn expand_collective<'py>(py: Python<'py>, spec_json: &str, msgs: u32, barriers: u32, compute: u32) -> PyResult<Bound<'py, PyDict>> {
+    let spec_json = spec_json.to_owned();
+    let w = guarded(py, move || {
+        let c: CollectiveSpec = serde_json::from_str(&spec_json).map_err(|e| fabricsim_core::Error::spec("collectives[0]", e.to_string()))?;
+        expand(&c, 0, Base { msgs, barriers, compute })
+    })?;
+    let n = w.n_nodes();
+    let d = PyDict::new(py);
+    d.set_item("src", arr(py, w.src))?;
+    d.set_item("src_nic", arr(py, w.src_nic))?;
+    d.set_item("dst", arr(py, w.dst))?;
+    d.set_item("dst_nic", arr(py, w.dst_nic))?;
+    d.set_item("size", arr(py, w.size))?;
+    d.set_item("packet", arr(py, w.packet))?;
+    d.set_item("header", arr(py, w.header))?;
+    d.set_item("start_ps", arr(py, w.start_ps))?;
+    d.set_item("delay_ps", arr(py, w.delay_ps))?;
+    d.set_item("path", arr(py, w.path))?;
+    d.set_item("n_barriers", w.n_barriers)?;
+    let ps = if w.pred_start.is_empty() { vec![0u32; n + 1] } else { w.pred_start };
+    d.set_item("pred_start", arr(py, ps))?;
+    d.set_item("pred", arr(py, w.pred))?;
+    Ok(d)
+}
+
 /// Version of the native engine.
 #[pyfunction]
 fn version() -> &'static str {
@@ -251,6 +281,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(maxmin, m)?)?;
+    m.add_function(wrap_pyfunction!(expand_collective, m)?)?;
+    let errors = m.py().import("fabricsim.errors")?;
+    for name in ["SpecError", "ConservationError", "SimulationError"] {
+        m.add(name, errors.getattr(name)?)?;
+    }
     m.add("MISSING", MISSING)?;
     Ok(())
 }

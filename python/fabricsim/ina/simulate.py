@@ -35,7 +35,6 @@ beat the claim on such links (`bidirectional_links` lists them; ATRO's layered p
 
 from __future__ import annotations
 
-import json
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -174,7 +173,7 @@ def simulate(plan: Plan, *, chunk_bytes: int = 1 << 20, chunks: int = 64, broadc
     """Run `plan`'s pipelined All-Reduce in the flow-level engine and compare the steady-state per-worker rate
     with the evaluator's claim. Raises ValueError if the plan is infeasible or the arguments are out of range.
     Cost: segments × chunks × (1 + broadcast) messages, one max-min re-solve per start/finish instant."""
-    from .. import _core
+    from ..engine import run_wire
 
     if chunks < 2:
         raise ValueError(f"chunks: must be at least 2, not {chunks}")
@@ -189,8 +188,9 @@ def simulate(plan: Plan, *, chunk_bytes: int = 1 << 20, chunks: int = 64, broadc
     wire, lay = build_wire(plan, chunk_bytes=chunk_bytes, chunks=chunks, broadcast=broadcast,
                            packet_bytes=packet_bytes, alu_speedup=alu_speedup,
                            link_delay_ps=round(link_delay_ns * 1e3))
-    rec = json.loads(_core.run(json.dumps(wire), "flow"))
-    done = rec["flows"]["complete_ps"]
+    record = run_wire(wire, "flow")
+    rec = record.scalars
+    done = record.flow_columns["complete_ps"]
     if rec["completion_ps"] is None or any(t is None for t in done):
         raise RuntimeError("the engine left a message undelivered (a dependency that never completes?)")
     ps = next(n for n, k in plan.kinds.items() if k == "ps")

@@ -1,0 +1,336 @@
+"""Workload: messages, barriers, compute steps and collectives built in bulk as numpy columns, handed to the engine in one call.
+
+A `Workload` is bound to a scenario (it resolves node names against its network). Every method appends in
+bulk from arrays or scalars and returns *references*: uint32 ids that other rows may wait for (`after=`).
+A reference encodes its kind in its top two bits (message delivered, message fully sent, barrier, compute
+step), so a reference array can mix kinds. Units are explicit in the argument names: sizes in bytes,
+times in picoseconds (`start_ps`, `delay_ps`, `duration_ps`).
+
+Validation happens once, in the engine, over the columns; an error names the row (`messages[12345].dst`).
+Name resolution happens here, vectorized: an unknown node name is reported with its row.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .errors import ScenarioError
+
+U32 = np.uint32
+_MSG, _SENT, _BARRIER, _COMPUTE = 0, 1 << 30, 2 << 30, 3 << 30
+_INDEX = (1 << 30) - 1
+NONE = np.iinfo(np.uint32).max
+
+KINDS = ("all_to_all", "all_gather", "all_reduce", "reduce_scatter", "broadcast", "reduce")
+ALGORITHMS = ("ring", "direct", "halving_doubling", "shift", "hierarchical")
+ORDERS = ("sent", "delivered", "parallel")
+
+
+def sent(refs) -> np.ndarray:
+    """Turn message references into "fully sent" references: wait until the message's last packet has been
+    handed to its NIC, not until it is delivered."""
+    r = np.asarray(refs, dtype=np.uint32)
+    if np.any(r >> 30 != 0):
+        raise ValueError("sent(): only message references can be waited for as sent")
+    return r | U32(_SENT)
+
+
+class Workload:
+    """Columns of messages, barriers and compute steps over the network of `scenario`.
+
+    Cost: appending n rows is O(n) numpy work; `columns()` concatenates once. Memory ≈ 60 bytes per message
+    plus 4 bytes per dependency."""
+
+    def __init__(self, scenario):
+        self._scenario = scenario
+        wire_nodes = scenario.topology.network().nodes
+        self._node_names = [n.name for n in wire_nodes]
+        self._host = np.array([n.kind == "host" for n in wire_nodes], dtype=bool)
+        self._index: dict[str, int] = {n: i for i, n in enumerate(self._node_names)}
+        self._m: dict[str, list[np.ndarray]] = {k: [] for k in
+                                                 ("src", "src_nic", "dst", "dst_nic", "size", "packet", "header",
+                                                  "start_ps", "delay_ps", "path")}
+        self._n_msgs = 0
+        self._n_barriers = 0
+        self._compute_host: list[np.ndarray] = []
+        self._compute_ps: list[np.ndarray] = []
+        self._n_compute = 0
+        # Dependencies per kind, as (row counts, flat refs) chunks in row order.
+        self._deps: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {"msg": [], "barrier": [], "compute": []}
+        self._streams: dict[int, int] = {}
+        self._names: list[str] = []
+        self._named: dict[str, list[tuple[int, int, int]]] = {"msg": [], "barrier": [], "compute": []}
+        self._paths: list[list[int]] = []
+        self._collectives: list[dict[str, Any]] = []
+
+    # ---- resolution -----------------------------------------------------------------------------------
+
+    def _nodes(self, v, field: str, n: int) -> np.ndarray:
+        """Node names or indices → uint32 indices of length n; unknown names name their row."""
+        a = np.asarray(v)
+        if a.ndim == 0:
+            a = np.full(n, a.item() if a.dtype.kind in "iu" else a.item(), dtype=a.dtype if a.dtype.kind in "iu" else object)
+        if len(a) != n:
+            raise self._err(f"{field}", f"has {len(a)} rows; expected {n}")
+        if a.dtype.kind in "iu":
+            if n and (a.min() < 0 or a.max() >= len(self._node_names)):
+                row = int(np.argmax((a < 0) | (a >= len(self._node_names))))
+                raise self._err(f"{field}[{row}]", f"node index {a[row]} out of range (0..{len(self._node_names)})")
+            return a.astype(U32)
+        import pandas as pd
+
+        idx = pd.Index(self._node_names).get_indexer(a.astype(object))
+        if n and idx.min() < 0:
+            row = int(np.argmax(idx < 0))
+            raise self._err(f"{field}[{row}]", f"unknown node {a[row]!r}")
+        return idx.astype(U32)
+
+    def _err(self, field: str, reason: str) -> ScenarioError:
+        return ScenarioError(self._scenario.source, field, reason)
+
+    def _ints(self, v, field: str, n: int, dtype, default=None) -> np.ndarray:
+        """An integer column (scalar broadcast), non-negative and within dtype; errors name the row."""
+        if v is None:
+            v = default
+        a = np.asarray(v)
+        if a.ndim == 0:
+            a = np.full(n, a.item())
+        if len(a) != n:
+            raise self._err(field, f"has {len(a)} rows; expected {n}")
+        if a.dtype.kind not in "iu" and not (a.dtype.kind == "f" and n and np.all(np.mod(a, 1) == 0)) and n:
+            raise self._err(field, f"expected integers, got dtype {a.dtype}")
+        if n:
+            if a.min() < 0:
+                row = int(np.argmax(a < 0))
+                raise self._err(f"{field}[{row}]", f"must be >= 0, got {a[row]}")
+            if a.max() > np.iinfo(dtype).max:
+                row = int(np.argmax(a > np.iinfo(dtype).max))
+                raise self._err(f"{field}[{row}]", f"{a[row]} is too large")
+        return a.astype(dtype)
+
+    def _refs(self, after, field: str, n: int, sent_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Per-row dependencies → (counts per row, flat refs). `after` is None, one reference (all rows wait
+        for it), a 1-D array of one reference per row (NONE = no dependency), or a sequence of per-row
+        sequences."""
+        if after is None:
+            return np.zeros(n, dtype=U32), np.zeros(0, dtype=U32)
+        if isinstance(after, (int, np.integer)):
+            counts = np.ones(n, dtype=U32)
+            flat = np.full(n, after, dtype=U32)
+        else:
+            a = after if isinstance(after, np.ndarray) else None
+            if a is None:
+                try:
+                    a = np.asarray(after, dtype=np.int64)
+                    if a.ndim != 1:
+                        a = None
+                except (ValueError, TypeError):
+                    a = None
+            if a is not None and a.ndim == 1:
+                if len(a) != n:
+                    raise self._err(field, f"has {len(a)} rows; expected {n}")
+                a = a.astype(np.int64)
+                keep = a != NONE
+                counts = keep.astype(U32)
+                flat = a[keep].astype(U32)
+            else:
+                rows = list(after)
+                if len(rows) != n:
+                    raise self._err(field, f"has {len(rows)} rows; expected {n}")
+                counts = np.fromiter((len(r) for r in rows), dtype=U32, count=n)
+                flat = np.fromiter((x for r in rows for x in r), dtype=np.int64).astype(U32)
+        if sent_only:
+            bad = flat >> 30 != 0
+            if bad.any():
+                raise self._err(field, "after_sent takes message references only")
+            flat = flat | U32(_SENT)
+        return counts, flat
+
+    # ---- building -------------------------------------------------------------------------------------
+
+    def messages(self, src, dst, size, *, src_nic=0, dst_nic=0, packet_size=1024, header=0, start_ps=0, delay_ps=0,
+                 after=None, after_sent=None, names: Sequence[str] | None = None) -> np.ndarray:
+        """Append messages (one per element of `size`; scalars broadcast). `src`/`dst` are node names or
+        indices; `size` payload bytes; `packet_size` payload bytes per packet; `header` bytes per packet.
+        A message starts `delay_ps` after the later of `start_ps` and its dependencies (`after`: references
+        it waits to be delivered/completed; `after_sent`: message references it waits to be fully sent).
+        Returns the new messages' references."""
+        size_a = np.asarray(size)
+        n = 1 if size_a.ndim == 0 else len(size_a)
+        base = self._n_msgs
+        f = f"messages[{base}:]"
+        cols = self._m
+        cols["size"].append(self._ints(size_a, "messages.size", n, np.uint64))
+        cols["src"].append(self._nodes(src, "messages.src", n))
+        cols["dst"].append(self._nodes(dst, "messages.dst", n))
+        cols["src_nic"].append(self._ints(src_nic, "messages.src_nic", n, U32))
+        cols["dst_nic"].append(self._ints(dst_nic, "messages.dst_nic", n, U32))
+        cols["packet"].append(self._ints(packet_size, "messages.packet_size", n, U32))
+        cols["header"].append(self._ints(header, "messages.header", n, U32))
+        cols["start_ps"].append(self._ints(start_ps, "messages.start_ps", n, np.uint64))
+        cols["delay_ps"].append(self._ints(delay_ps, "messages.delay_ps", n, np.uint64))
+        cols["path"].append(np.full(n, NONE, dtype=U32))
+        c1, r1 = self._refs(after, f + ".after", n)
+        c2, r2 = self._refs(after_sent, f + ".after_sent", n, sent_only=True)
+        if len(r2):
+            counts = c1 + c2
+            # Interleave per row: a row's delivered deps, then its sent deps.
+            o1 = np.concatenate([[0], np.cumsum(c1)])
+            o2 = np.concatenate([[0], np.cumsum(c2)])
+            flat = np.empty(len(r1) + len(r2), dtype=U32)
+            starts = np.concatenate([[0], np.cumsum(counts)])[:-1]
+            pos1 = np.repeat(starts, c1) + (np.arange(len(r1)) - np.repeat(o1[:-1], c1))
+            pos2 = np.repeat(starts + c1, c2) + (np.arange(len(r2)) - np.repeat(o2[:-1], c2))
+            flat[pos1] = r1
+            flat[pos2] = r2
+        else:
+            counts, flat = c1, r1
+        self._deps["msg"].append((counts, flat))
+        if names is not None:
+            self._name("msg", base, names, n)
+        self._n_msgs += n
+        return np.arange(base, base + n, dtype=U32)
+
+    def path(self, nodes: Sequence[str | int]) -> int:
+        """Register an explicit path (node names or indices, from source host to destination host); returns
+        its id for `set_paths`."""
+        self._paths.append([int(x) for x in self._nodes(np.asarray(list(nodes), dtype=object if isinstance(nodes[0], str) else np.int64), "path", len(nodes))])
+        return len(self._paths) - 1
+
+    def set_paths(self, refs, path_ids) -> None:
+        """Send the messages `refs` along explicit paths (ids from `path`)."""
+        refs = np.asarray(refs, dtype=np.int64)
+        ids = np.broadcast_to(np.asarray(path_ids, dtype=np.int64), refs.shape)
+        col = np.concatenate(self._m["path"]) if len(self._m["path"]) > 1 else self._m["path"][0]
+        col[refs] = ids
+        self._m["path"] = [col]
+
+    def barrier(self, after=(), name: str | None = None) -> int:
+        """Append one barrier completing when every reference in `after` has; returns its reference."""
+        refs = np.asarray(list(after) if not isinstance(after, np.ndarray) else after, dtype=np.int64).astype(U32)
+        self._deps["barrier"].append((np.array([len(refs)], dtype=U32), refs))
+        b = self._n_barriers
+        if name is not None:
+            self._name("barrier", b, [name], 1)
+        self._n_barriers += 1
+        return _BARRIER | b
+
+    def compute(self, host, duration_ps, *, after=None, names: Sequence[str] | None = None) -> np.ndarray:
+        """Append compute steps (one per element of `duration_ps`): a delay local to `host` that messages,
+        barriers and other steps may wait for. A host runs one step at a time unless `streams` says more;
+        ready steps wait in workload order. Returns the steps' references."""
+        d = np.asarray(duration_ps)
+        n = 1 if d.ndim == 0 else len(d)
+        hosts = self._nodes(host, "compute.host", n)
+        if n and not self._host[hosts].all():
+            row = int(np.argmax(~self._host[hosts]))
+            raise self._err(f"compute[{self._n_compute + row}].host", f"'{self._node_names[hosts[row]]}' is a switch; compute runs on hosts")
+        self._compute_host.append(hosts)
+        self._compute_ps.append(self._ints(d, "compute.duration_ps", n, np.uint64))
+        self._deps["compute"].append(self._refs(after, f"compute[{self._n_compute}:].after", n))
+        base = self._n_compute
+        if names is not None:
+            self._name("compute", base, names, n)
+        self._n_compute += n
+        return (np.arange(base, base + n, dtype=U32) | U32(_COMPUTE))
+
+    def streams(self, host, count: int) -> None:
+        """Let `host` run `count` compute steps at once (default 1)."""
+        h = int(self._nodes(host, "streams.host", 1)[0])
+        if count < 1:
+            raise self._err("streams.count", f"must be >= 1, got {count}")
+        self._streams[h] = int(count)
+
+    def collective(self, kind: str, ranks: Iterable, size: int, *, algorithm: str = "ring", packet_size: int = 1024,
+                   header: int = 0, chunks: int = 1, order: str | None = None, ag_order: str | None = None,
+                   barrier: bool = False, root: int = 0, start_ps: int = 0, after=None) -> int:
+        """Append a collective generated in the engine: `kind` over `ranks` (endpoints: node name, or
+        (node, nic) pairs), `size` bytes per rank (see the README's table for each kind and algorithm).
+        Returns a barrier reference completing when every message of the collective is delivered."""
+        eps = []
+        for k, r in enumerate(ranks):
+            node, nic = (r, 0) if isinstance(r, (str, int, np.integer)) else r
+            eps.append((int(self._nodes(np.asarray([node]), f"collectives.ranks[{k}]", 1)[0]), int(nic)))
+        spec = {"kind": kind, "algorithm": algorithm, "ranks": eps, "size_bytes": int(size), "packet_bytes": int(packet_size),
+                "header_bytes": int(header), "chunks": int(chunks), "order": order, "ag_order": ag_order,
+                "barrier": bool(barrier), "root": int(root), "start_ps": int(start_ps),
+                "after": [int(x) for x in np.atleast_1d(np.asarray(after if after is not None else [], dtype=np.int64))]}
+        from . import _core
+
+        try:
+            cols = _core.expand_collective(_json(spec), self._n_msgs, self._n_barriers, self._n_compute)
+        except Exception as e:
+            field = getattr(e, "field", "")
+            raise self._err(field.replace("collectives[0]", f"collective ({kind}, {algorithm})") if field else "collective",
+                            getattr(e, "reason", str(e))) from None
+        n = len(cols["size"])
+        m0 = self._n_msgs
+        for k in ("src", "src_nic", "dst", "dst_nic", "size", "packet", "header", "start_ps", "delay_ps", "path"):
+            self._m[k].append(cols[k])
+        ps, pred = cols["pred_start"], cols["pred"]
+        counts = np.diff(ps).astype(U32)
+        self._deps["msg"].append((counts[:n], pred[: ps[n]]))
+        nb = int(cols["n_barriers"])
+        for j in range(nb):
+            self._deps["barrier"].append((counts[n + j: n + j + 1], pred[ps[n + j]: ps[n + j + 1]]))
+        self._n_msgs += n
+        self._n_barriers += nb
+        return self.barrier(np.arange(m0, m0 + n, dtype=U32))
+
+    def _name(self, kind: str, base: int, names: Sequence[str], n: int) -> None:
+        names = list(names)
+        if len(names) != n:
+            raise self._err(f"{kind}.names", f"has {len(names)} rows; expected {n}")
+        k0 = len(self._names)
+        self._names.extend(str(x) for x in names)
+        self._named[kind].append((base, k0, n))
+
+    # ---- hand-over ------------------------------------------------------------------------------------
+
+    @property
+    def n_messages(self) -> int:
+        return self._n_msgs
+
+    def columns(self) -> dict[str, Any]:
+        """The columns the engine reads (numpy arrays of fixed dtypes; see `fabricsim._core.run`)."""
+        cat = lambda chunks, dt: np.concatenate(chunks).astype(dt, copy=False) if chunks else np.zeros(0, dtype=dt)  # noqa: E731
+        out: dict[str, Any] = {}
+        dts = {"src": U32, "src_nic": U32, "dst": U32, "dst_nic": U32, "size": np.uint64, "packet": U32,
+               "header": U32, "start_ps": np.uint64, "delay_ps": np.uint64, "path": U32}
+        for k, dt in dts.items():
+            out[k] = cat(self._m[k], dt)
+        out["n_barriers"] = self._n_barriers
+        out["compute_host"] = cat(self._compute_host, U32)
+        out["compute_ps"] = cat(self._compute_ps, np.uint64)
+        out["streams_host"] = np.fromiter(self._streams.keys(), dtype=U32, count=len(self._streams))
+        out["streams_count"] = np.fromiter(self._streams.values(), dtype=U32, count=len(self._streams))
+        counts = [c for kind in ("msg", "barrier", "compute") for c, _ in self._deps[kind]]
+        flats = [f for kind in ("msg", "barrier", "compute") for _, f in self._deps[kind]]
+        if any(len(f) for f in flats):
+            ps = np.zeros(self._n_msgs + self._n_barriers + self._n_compute + 1, dtype=np.uint64)
+            np.cumsum(cat(counts, np.uint64), out=ps[1:])
+            if ps[-1] > np.iinfo(U32).max:
+                raise self._err("workload", "more than 2^32 dependencies")
+            out["pred_start"] = ps.astype(U32)
+            out["pred"] = cat(flats, U32)
+        if self._paths:
+            out["path_start"] = np.concatenate([[0], np.cumsum([len(p) for p in self._paths])]).astype(U32)
+            out["path_nodes"] = np.fromiter((x for p in self._paths for x in p), dtype=U32)
+        if self._names:
+            out["names"] = self._names
+            for kind, total, key in (("msg", self._n_msgs, "msg_name"), ("barrier", self._n_barriers, "barrier_name"),
+                                     ("compute", self._n_compute, "compute_name")):
+                if self._named[kind]:
+                    col = np.full(total, NONE, dtype=U32)
+                    for base, k0, cnt in self._named[kind]:
+                        col[base: base + cnt] = np.arange(k0, k0 + cnt, dtype=U32)
+                    out[key] = col
+        return out
+
+
+def _json(d: dict) -> str:
+    import json
+
+    return json.dumps(d)
