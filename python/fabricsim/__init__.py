@@ -8,6 +8,7 @@ from .engine import run, validate
 from .errors import FabricsimError, ScenarioError
 from .record import RunRecord
 from .spec import Scenario, load_scenario, scenario_from_dict
+from .workload import Workload
 
 try:
     __version__ = _pkg_version("fabricsim")
@@ -16,5 +17,5 @@ except PackageNotFoundError:  # running from a source tree without an install
 
 __all__ = [
     "Scenario", "load_scenario", "scenario_from_dict", "run", "validate", "RunRecord",
-    "FabricsimError", "ScenarioError", "topology", "__version__",
+    "FabricsimError", "ScenarioError", "topology", "Workload", "__version__",
 ]

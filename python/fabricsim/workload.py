@@ -67,8 +67,11 @@ class Workload:
 
     # ---- resolution -----------------------------------------------------------------------------------
 
-    def _nodes(self, v, field: str, n: int) -> np.ndarray:
-        """Node names or indices → uint32 indices of length n; unknown names name their row."""
+    def _nodes(self, v, field: str, n: int, base: int = 0) -> np.ndarray:
+        """Node names or indices → uint32 indices of length n; unknown names name their row. `field` is
+        "kind.key" and a bad row r is reported as `kind[base + r].key`."""
+        kind, _, key = field.partition(".")
+        row_field = lambda r: f"{kind}[{base + r}].{key}" if key else f"{kind}[{base + r}]"  # noqa: E731
         a = np.asarray(v)
         if a.ndim == 0:
             a = np.full(n, a.item() if a.dtype.kind in "iu" else a.item(), dtype=a.dtype if a.dtype.kind in "iu" else object)
@@ -77,21 +80,24 @@ class Workload:
         if a.dtype.kind in "iu":
             if n and (a.min() < 0 or a.max() >= len(self._node_names)):
                 row = int(np.argmax((a < 0) | (a >= len(self._node_names))))
-                raise self._err(f"{field}[{row}]", f"node index {a[row]} out of range (0..{len(self._node_names)})")
+                raise self._err(row_field(row), f"node index {a[row]} out of range (0..{len(self._node_names)})")
             return a.astype(U32)
         import pandas as pd
 
         idx = pd.Index(self._node_names).get_indexer(a.astype(object))
         if n and idx.min() < 0:
             row = int(np.argmax(idx < 0))
-            raise self._err(f"{field}[{row}]", f"unknown node {a[row]!r}")
+            raise self._err(row_field(row), f"unknown node {a[row]!r}")
         return idx.astype(U32)
 
     def _err(self, field: str, reason: str) -> ScenarioError:
         return ScenarioError(self._scenario.source, field, reason)
 
-    def _ints(self, v, field: str, n: int, dtype, default=None) -> np.ndarray:
-        """An integer column (scalar broadcast), non-negative and within dtype; errors name the row."""
+    def _ints(self, v, field: str, n: int, dtype, default=None, base: int = 0) -> np.ndarray:
+        """An integer column (scalar broadcast), non-negative and within dtype; errors name the row
+        (`kind[base + r].key` for `field` = "kind.key")."""
+        kind, _, key = field.partition(".")
+        row_field = lambda r: f"{kind}[{base + r}].{key}"  # noqa: E731
         if v is None:
             v = default
         a = np.asarray(v)
@@ -104,10 +110,10 @@ class Workload:
         if n:
             if a.min() < 0:
                 row = int(np.argmax(a < 0))
-                raise self._err(f"{field}[{row}]", f"must be >= 0, got {a[row]}")
+                raise self._err(row_field(row), f"must be >= 0, got {a[row]}")
             if a.max() > np.iinfo(dtype).max:
                 row = int(np.argmax(a > np.iinfo(dtype).max))
-                raise self._err(f"{field}[{row}]", f"{a[row]} is too large")
+                raise self._err(row_field(row), f"{a[row]} is too large")
         return a.astype(dtype)
 
     def _refs(self, after, field: str, n: int, sent_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -158,35 +164,40 @@ class Workload:
         it waits to be delivered/completed; `after_sent`: message references it waits to be fully sent).
         Returns the new messages' references."""
         size_a = np.asarray(size)
-        n = 1 if size_a.ndim == 0 else len(size_a)
+        lens = [len(x) for x in (size_a, np.asarray(src, dtype=object), np.asarray(dst, dtype=object)) if x.ndim == 1]
+        n = lens[0] if lens else 1
         base = self._n_msgs
         f = f"messages[{base}:]"
-        cols = self._m
-        cols["size"].append(self._ints(size_a, "messages.size", n, np.uint64))
-        cols["src"].append(self._nodes(src, "messages.src", n))
-        cols["dst"].append(self._nodes(dst, "messages.dst", n))
-        cols["src_nic"].append(self._ints(src_nic, "messages.src_nic", n, U32))
-        cols["dst_nic"].append(self._ints(dst_nic, "messages.dst_nic", n, U32))
-        cols["packet"].append(self._ints(packet_size, "messages.packet_size", n, U32))
-        cols["header"].append(self._ints(header, "messages.header", n, U32))
-        cols["start_ps"].append(self._ints(start_ps, "messages.start_ps", n, np.uint64))
-        cols["delay_ps"].append(self._ints(delay_ps, "messages.delay_ps", n, np.uint64))
-        cols["path"].append(np.full(n, NONE, dtype=U32))
+        new: dict[str, np.ndarray] = {}
+        new["size"] = self._ints(size_a, "messages.size", n, np.uint64, base=base)
+        new["src"] = self._nodes(src, "messages.src", n, base)
+        new["dst"] = self._nodes(dst, "messages.dst", n, base)
+        new["src_nic"] = self._ints(src_nic, "messages.src_nic", n, U32, base=base)
+        new["dst_nic"] = self._ints(dst_nic, "messages.dst_nic", n, U32, base=base)
+        new["packet"] = self._ints(packet_size, "messages.packet_size", n, U32, base=base)
+        new["header"] = self._ints(header, "messages.header", n, U32, base=base)
+        new["start_ps"] = self._ints(start_ps, "messages.start_ps", n, np.uint64, base=base)
+        new["delay_ps"] = self._ints(delay_ps, "messages.delay_ps", n, np.uint64, base=base)
+        new["path"] = np.full(n, NONE, dtype=U32)
         c1, r1 = self._refs(after, f + ".after", n)
         c2, r2 = self._refs(after_sent, f + ".after_sent", n, sent_only=True)
         if len(r2):
             counts = c1 + c2
             # Interleave per row: a row's delivered deps, then its sent deps.
-            o1 = np.concatenate([[0], np.cumsum(c1)])
-            o2 = np.concatenate([[0], np.cumsum(c2)])
+            cum = lambda c: np.concatenate([np.zeros(1, np.int64), np.cumsum(c, dtype=np.int64)])  # noqa: E731
+            o1, o2 = cum(c1), cum(c2)
             flat = np.empty(len(r1) + len(r2), dtype=U32)
-            starts = np.concatenate([[0], np.cumsum(counts)])[:-1]
-            pos1 = np.repeat(starts, c1) + (np.arange(len(r1)) - np.repeat(o1[:-1], c1))
-            pos2 = np.repeat(starts + c1, c2) + (np.arange(len(r2)) - np.repeat(o2[:-1], c2))
+            starts = cum(counts)[:-1]
+            pos1 = np.repeat(starts, c1) + (np.arange(len(r1), dtype=np.int64) - np.repeat(o1[:-1], c1))
+            pos2 = np.repeat(starts + c1, c2) + (np.arange(len(r2), dtype=np.int64) - np.repeat(o2[:-1], c2))
             flat[pos1] = r1
             flat[pos2] = r2
         else:
             counts, flat = c1, r1
+        if names is not None and len(list(names)) != n:
+            raise self._err("messages.names", f"has {len(list(names))} rows; expected {n}")
+        for k, v in new.items():
+            self._m[k].append(v)
         self._deps["msg"].append((counts, flat))
         if names is not None:
             self._name("msg", base, names, n)
@@ -223,12 +234,12 @@ class Workload:
         ready steps wait in workload order. Returns the steps' references."""
         d = np.asarray(duration_ps)
         n = 1 if d.ndim == 0 else len(d)
-        hosts = self._nodes(host, "compute.host", n)
+        hosts = self._nodes(host, "compute.host", n, self._n_compute)
         if n and not self._host[hosts].all():
             row = int(np.argmax(~self._host[hosts]))
             raise self._err(f"compute[{self._n_compute + row}].host", f"'{self._node_names[hosts[row]]}' is a switch; compute runs on hosts")
         self._compute_host.append(hosts)
-        self._compute_ps.append(self._ints(d, "compute.duration_ps", n, np.uint64))
+        self._compute_ps.append(self._ints(d, "compute.duration_ps", n, np.uint64, base=self._n_compute))
         self._deps["compute"].append(self._refs(after, f"compute[{self._n_compute}:].after", n))
         base = self._n_compute
         if names is not None:
