@@ -81,41 +81,44 @@ def max_flows_per_link(ft: FatTree, routing, active: set[int]) -> int:
     return worst
 
 
-def _wire(ft: FatTree, schedule, routing, active: set[int], msg_bytes: int, packet_bytes: int, rate_bps: int,
-          overhead_ps: int, adaptive: bool) -> dict[str, Any]:
-    """The engine's wire spec: FT(2;M0,M1) without its failed links, one message per active pair and phase on
-    its route (explicit path), a barrier after every phase, each phase starting `overhead_ps` after the last."""
+def _build(ft: FatTree, schedule, routing, active: set[int], msg_bytes: int, packet_bytes: int, rate_bps: int,
+           overhead_ps: int, adaptive: bool):
+    """(scenario, workload): FT(2;M0,M1) without its failed links, one message per active pair and phase on its
+    route (explicit path), a barrier after every phase, each phase starting `overhead_ps` after the last.
+    O(phases × servers) numpy work; one engine call."""
+    import numpy as np
+
+    from .spec import scenario_from_dict
+    from .workload import Workload
+
     P, m0, m1 = ft.servers, ft.m0, ft.m1
     leaf0, spine0 = P, P + m1
     nodes = [{"name": f"h{i}", "kind": "host"} for i in range(P)]
-    sw = {"kind": "switch"}
+    sw: dict[str, Any] = {"kind": "switch"}
     if adaptive:
-        sw = {"kind": "switch", "model": "input_buffered", "input_buffer_bytes": 128 * 1024}
+        sw = {"kind": "switch", "model": "input_buffered", "input_buffer": 128 * 1024}
     nodes += [{"name": f"leaf{l}", **sw} for l in range(m1)] + [{"name": f"spine{s}", **sw} for s in range(m0)]
-    links = [{"a": h, "b": leaf0 + ft.leaf(h), "rate_bps": rate_bps} for h in range(P)]
-    links += [{"a": leaf0 + l, "b": spine0 + s, "rate_bps": rate_bps} for l in range(m1) for s in range(m0) if ft.alive(l, s)]
-    messages, barriers = [], []
+    links = [{"a": f"h{h}", "b": f"leaf{ft.leaf(h)}", "rate": rate_bps} for h in range(P)]
+    links += [{"a": f"leaf{l}", "b": f"spine{s}", "rate": rate_bps} for l in range(m1) for s in range(m0) if ft.alive(l, s)]
+    sc = scenario_from_dict({"seed": 1, "topology": {"kind": "custom", "nodes": nodes, "links": links},
+                             "routing": {"ecmp": "adaptive" if adaptive else "per_flow"}})
+    wl = Workload(sc)
     prev = None
     for p, phase in enumerate(schedule):
         routes = routing[p] if routing is not None else [(s, d, None) for s, d in phase]
-        first = len(messages)
-        for s, d, sp in routes:
-            if s not in active or d not in active:
-                continue
-            m = {"name": f"p{p}.{s}to{d}", "src": s, "dst": d, "size_bytes": msg_bytes, "packet_bytes": packet_bytes,
-                 "header_bytes": 0}
-            if prev is not None:
-                m["barriers"] = [prev]
-                m["delay_ps"] = overhead_ps
-            if sp is not None:
-                ls, ld = leaf0 + ft.leaf(s), leaf0 + ft.leaf(d)
-                m["path"] = [s, ls, d] if sp < 0 else [s, ls, spine0 + sp, ld, d]
-            messages.append(m)
-        if len(messages) > first:
-            barriers.append({"name": f"phase{p}", "deps": list(range(first, len(messages)))})
-            prev = len(barriers) - 1
-    return {"seed": 1, "network": {"nodes": nodes, "links": links},
-            "routing": {"ecmp": "adaptive" if adaptive else "per_flow"}, "messages": messages, "barriers": barriers}
+        rows = [(s, d, sp) for s, d, sp in routes if s in active and d in active]
+        if not rows:
+            continue
+        src = np.fromiter((s for s, _, _ in rows), dtype=np.uint32, count=len(rows))
+        dst = np.fromiter((d for _, d, _ in rows), dtype=np.uint32, count=len(rows))
+        paths = None
+        if routing is not None:
+            paths = [[s, leaf0 + ft.leaf(s), d] if sp < 0 else [s, leaf0 + ft.leaf(s), spine0 + sp, leaf0 + ft.leaf(d), d]
+                     for s, d, sp in rows]
+        refs = wl.messages(src, dst, msg_bytes, packet_size=packet_bytes, after=prev,
+                           delay_ps=overhead_ps if prev is not None else 0, paths=paths)
+        prev = wl.barrier(refs)
+    return sc, wl
 
 
 @dataclass
@@ -142,7 +145,7 @@ def evaluate(ft: FatTree, scheme: str, *, active: int = 326, link_gbps: float = 
              packet_bytes: int = 4096, overhead_s: float | None = None, fidelity: str | None = None) -> Evaluation:
     """Simulate one synchronized all-to-all (every phase of the scheme) and report per-server throughput
     (bytes each active server sends / completion). `overhead_s` None = the calibrated value (`calibrate`)."""
-    from .engine import run_wire
+    from .engine import run
 
     if overhead_s is None:
         overhead_s = calibrate(FatTree(ft.m0, ft.m1), active=active, link_gbps=link_gbps, msg_bytes=msg_bytes,
@@ -153,8 +156,8 @@ def evaluate(ft: FatTree, scheme: str, *, active: int = 326, link_gbps: float = 
     aset = set(act)
     adaptive = scheme == "ftree-ar"
     fidelity = fidelity or ("packet" if adaptive else "flow")
-    wire = _wire(ft, sched, routing, aset, msg_bytes, packet_bytes, int(link_gbps * 1e9), round(overhead_s * 1e12), adaptive)
-    rec = run_wire(wire, fidelity).scalars
+    sc, wl = _build(ft, sched, routing, aset, msg_bytes, packet_bytes, int(link_gbps * 1e9), round(overhead_s * 1e12), adaptive)
+    rec = run(sc, fidelity=fidelity, workload=wl).scalars
     t = rec["completion_ps"] * 1e-12
     per_server = (len(act) - 1) * msg_bytes * 8 / t / 1e9
     worst = max_flows_per_link(ft, routing, aset)

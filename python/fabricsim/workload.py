@@ -62,7 +62,7 @@ class Workload:
         self._streams: dict[int, int] = {}
         self._names: list[str] = []
         self._named: dict[str, list[tuple[int, int, int]]] = {"msg": [], "barrier": [], "compute": []}
-        self._paths: list[list[int]] = []
+        self._paths: list[Sequence[int]] = []
         self._collectives: list[dict[str, Any]] = []
 
     # ---- resolution -----------------------------------------------------------------------------------
@@ -157,12 +157,14 @@ class Workload:
     # ---- building -------------------------------------------------------------------------------------
 
     def messages(self, src, dst, size, *, src_nic=0, dst_nic=0, packet_size=1024, header=0, start_ps=0, delay_ps=0,
-                 after=None, after_sent=None, names: Sequence[str] | None = None) -> np.ndarray:
+                 after=None, after_sent=None, paths: Sequence[Sequence[int] | None] | None = None,
+                 names: Sequence[str] | None = None) -> np.ndarray:
         """Append messages (one per element of `size`; scalars broadcast). `src`/`dst` are node names or
         indices; `size` payload bytes; `packet_size` payload bytes per packet; `header` bytes per packet.
         A message starts `delay_ps` after the later of `start_ps` and its dependencies (`after`: references
         it waits to be delivered/completed; `after_sent`: message references it waits to be fully sent).
-        Returns the new messages' references."""
+        `paths` gives each row an explicit path (node indices from source host to destination host, or None
+        for the forwarding tables). Returns the new messages' references."""
         size_a = np.asarray(size)
         lens = [len(x) for x in (size_a, np.asarray(src, dtype=object), np.asarray(dst, dtype=object)) if x.ndim == 1]
         n = lens[0] if lens else 1
@@ -179,6 +181,15 @@ class Workload:
         new["start_ps"] = self._ints(start_ps, "messages.start_ps", n, np.uint64, base=base)
         new["delay_ps"] = self._ints(delay_ps, "messages.delay_ps", n, np.uint64, base=base)
         new["path"] = np.full(n, NONE, dtype=U32)
+        new_paths: list[Sequence[int]] = []
+        if paths is not None:
+            paths = list(paths)
+            if len(paths) != n:
+                raise self._err("messages.paths", f"has {len(paths)} rows; expected {n}")
+            for r, p in enumerate(paths):
+                if p is not None:
+                    new["path"][r] = len(self._paths) + len(new_paths)
+                    new_paths.append(p)
         c1, r1 = self._refs(after, f + ".after", n)
         c2, r2 = self._refs(after_sent, f + ".after_sent", n, sent_only=True)
         if len(r2):
@@ -198,6 +209,7 @@ class Workload:
             raise self._err("messages.names", f"has {len(list(names))} rows; expected {n}")
         for k, v in new.items():
             self._m[k].append(v)
+        self._paths.extend(new_paths)
         self._deps["msg"].append((counts, flat))
         if names is not None:
             self._name("msg", base, names, n)
@@ -328,7 +340,7 @@ class Workload:
             out["pred"] = cat(flats, U32)
         if self._paths:
             out["path_start"] = np.concatenate([[0], np.cumsum([len(p) for p in self._paths])]).astype(U32)
-            out["path_nodes"] = np.fromiter((x for p in self._paths for x in p), dtype=U32)
+            out["path_nodes"] = np.fromiter((x for p in self._paths for x in p), dtype=U32, count=int(out["path_start"][-1]))
         if self._names:
             out["names"] = self._names
             for kind, total, key in (("msg", self._n_msgs, "msg_name"), ("barrier", self._n_barriers, "barrier_name"),
