@@ -26,6 +26,8 @@ NONE = np.iinfo(np.uint32).max
 KINDS = ("all_to_all", "all_gather", "all_reduce", "reduce_scatter", "broadcast", "reduce")
 ALGORITHMS = ("ring", "direct", "halving_doubling", "shift", "hierarchical")
 ORDERS = ("sent", "delivered", "parallel")
+DEFAULT_ALGORITHM = {"all_to_all": "direct"}
+"""The algorithm a collective uses when none is given: ring, except all-to-all (direct)."""
 
 
 def sent(refs) -> np.ndarray:
@@ -266,12 +268,14 @@ class Workload:
             raise self._err("streams.count", f"must be >= 1, got {count}")
         self._streams[h] = int(count)
 
-    def collective(self, kind: str, ranks: Iterable, size: int, *, algorithm: str = "ring", packet_size: int = 1024,
+    def collective(self, kind: str, ranks: Iterable, size: int, *, algorithm: str | None = None, packet_size: int = 1024,
                    header: int = 0, chunks: int = 1, order: str | None = None, ag_order: str | None = None,
                    barrier: bool = False, root: int = 0, start_ps: int = 0, after=None) -> int:
         """Append a collective generated in the engine: `kind` over `ranks` (endpoints: node name, or
         (node, nic) pairs), `size` bytes per rank (see the README's table for each kind and algorithm).
-        Returns a barrier reference completing when every message of the collective is delivered."""
+        `algorithm` defaults to ring (direct for all_to_all). Returns a barrier reference completing when
+        every message of the collective is delivered."""
+        algorithm = algorithm or DEFAULT_ALGORITHM.get(kind, "ring")
         eps = []
         for k, r in enumerate(ranks):
             node, nic = (r, 0) if isinstance(r, (str, int, np.integer)) else r

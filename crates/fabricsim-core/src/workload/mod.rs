@@ -128,7 +128,11 @@ impl Workload {
     }
 
     fn append_impl(&mut self, other: Workload, shift_deps: bool) {
-        if other.n_nodes() == 0 {
+        if other.n_nodes() == 0 && other.path_start.is_empty() && other.streams.is_empty() {
+            return;
+        }
+        if self.n_nodes() == 0 && self.path_start.is_empty() && self.streams.is_empty() && self.names.is_empty() && shift_deps {
+            *self = other;
             return;
         }
         let (m0, b0, c0) = (self.n_msgs() as u32, self.n_barriers, self.n_compute() as u32);
@@ -140,21 +144,34 @@ impl Workload {
             Dep::Compute(i) => Dep::Compute(i + c0),
         }
         .encode() };
-        // Predecessor lists per node kind, old then new, rebuilt in node order.
-        let lists = |w: &Workload, range: std::ops::Range<usize>| -> Vec<Vec<u32>> { range.map(|x| w.preds(x).to_vec()).collect() };
+        // The predecessor CSR in node order: messages (old, new), barriers (old, new), compute (old, new).
         let (sm, sb) = (self.n_msgs(), self.n_barriers as usize);
         let (om, ob) = (other.n_msgs(), other.n_barriers as usize);
         let has_preds = !self.pred_start.is_empty() || !other.pred_start.is_empty();
-        let mut rows: Vec<Vec<u32>> = Vec::new();
+        let mut csr: Option<(Vec<u32>, Vec<u32>)> = None;
         if has_preds {
-            let shifted = |v: Vec<Vec<u32>>| v.into_iter().map(|l| l.into_iter().map(shift).collect()).collect::<Vec<Vec<u32>>>();
-            let (a_m, a_b, a_c) = (lists(self, 0..sm), lists(self, sm..sm + sb), lists(self, sm + sb..self.n_nodes()));
-            let (b_m, b_b, b_c) = (
-                shifted(lists(&other, 0..om)),
-                shifted(lists(&other, om..om + ob)),
-                shifted(lists(&other, om + ob..other.n_nodes())),
-            );
-            rows = a_m.into_iter().chain(b_m).chain(a_b).chain(b_b).chain(a_c).chain(b_c).collect();
+            let mut start = Vec::with_capacity(self.n_nodes() + other.n_nodes() + 1);
+            let mut pred = Vec::with_capacity(self.pred.len() + other.pred.len());
+            start.push(0u32);
+            let ranges = [
+                (false, 0..sm),
+                (true, 0..om),
+                (false, sm..sm + sb),
+                (true, om..om + ob),
+                (false, sm + sb..self.n_nodes()),
+                (true, om + ob..other.n_nodes()),
+            ];
+            for (is_other, range) in ranges {
+                for x in range {
+                    if is_other {
+                        pred.extend(other.preds(x).iter().map(|&d| shift(d)));
+                    } else {
+                        pred.extend_from_slice(self.preds(x));
+                    }
+                    start.push(pred.len() as u32);
+                }
+            }
+            csr = Some((start, pred));
         }
         let name_of = |col: &Vec<u32>, n: usize| -> Vec<u32> { if col.is_empty() { vec![NONE; n] } else { col.clone() } };
         let shift_names = |col: &Vec<u32>, n: usize| -> Vec<u32> { name_of(col, n).into_iter().map(|k| if k == NONE { NONE } else { k + n0 }).collect() };
@@ -194,14 +211,7 @@ impl Workload {
         }
         self.names.extend(other.names);
         (self.msg_name, self.barrier_name, self.compute_name) = (mn, bn, cn);
-        if has_preds {
-            let mut start = Vec::with_capacity(rows.len() + 1);
-            let mut pred = Vec::new();
-            start.push(0u32);
-            for r in rows {
-                pred.extend(r);
-                start.push(pred.len() as u32);
-            }
+        if let Some((start, pred)) = csr {
             (self.pred_start, self.pred) = (start, pred);
         }
     }
