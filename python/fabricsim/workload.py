@@ -89,7 +89,7 @@ class Workload:
         idx = pd.Index(self._node_names).get_indexer(a.astype(object))
         if n and idx.min() < 0:
             row = int(np.argmax(idx < 0))
-            raise self._err(row_field(row), f"unknown node {a[row]!r}")
+            raise self._err(row_field(row), f"unknown node {str(a[row])!r}")
         return idx.astype(U32)
 
     def _err(self, field: str, reason: str) -> ScenarioError:
@@ -279,7 +279,8 @@ class Workload:
         eps = []
         for k, r in enumerate(ranks):
             node, nic = (r, 0) if isinstance(r, (str, int, np.integer)) else r
-            eps.append((int(self._nodes(np.asarray([node]), f"collectives.ranks[{k}]", 1)[0]), int(nic)))
+            eps.append((int(self._nodes(np.asarray([node], dtype=object if isinstance(node, str) else np.int64),
+                                        f"collective.ranks", 1, k)[0]), int(nic)))
         spec = {"kind": kind, "algorithm": algorithm, "ranks": eps, "size_bytes": int(size), "packet_bytes": int(packet_size),
                 "header_bytes": int(header), "chunks": int(chunks), "order": order, "ag_order": ag_order,
                 "barrier": bool(barrier), "root": int(root), "start_ps": int(start_ps),
