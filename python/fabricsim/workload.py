@@ -50,7 +50,7 @@ class Workload:
         wire_nodes = scenario.topology.network().nodes
         self._node_names = [n.name for n in wire_nodes]
         self._host = np.array([n.kind == "host" for n in wire_nodes], dtype=bool)
-        self._index: dict[str, int] = {n: i for i, n in enumerate(self._node_names)}
+        self._at: dict[str, int] | None = None
         self._m: dict[str, list[np.ndarray]] = {k: [] for k in
                                                  ("src", "src_nic", "dst", "dst_nic", "size", "packet", "header",
                                                   "start_ps", "delay_ps", "path")}
@@ -84,13 +84,18 @@ class Workload:
                 row = int(np.argmax((a < 0) | (a >= len(self._node_names))))
                 raise self._err(row_field(row), f"node index {a[row]} out of range (0..{len(self._node_names)})")
             return a.astype(U32)
-        import pandas as pd
-
-        idx = pd.Index(self._node_names).get_indexer(a.astype(object))
+        at = self._name_index()
+        idx = np.fromiter((at.get(x, -1) for x in a.tolist()), dtype=np.int64, count=len(a))
         if n and idx.min() < 0:
             row = int(np.argmax(idx < 0))
             raise self._err(row_field(row), f"unknown node {str(a[row])!r}")
         return idx.astype(U32)
+
+    def _name_index(self) -> dict[str, int]:
+        """Node name → index, built once."""
+        if self._at is None:
+            self._at = {n: i for i, n in enumerate(self._node_names)}
+        return self._at
 
     def _err(self, field: str, reason: str) -> ScenarioError:
         return ScenarioError(self._scenario.source, field, reason)
@@ -276,11 +281,11 @@ class Workload:
         `algorithm` defaults to ring (direct for all_to_all). Returns a barrier reference completing when
         every message of the collective is delivered."""
         algorithm = algorithm or DEFAULT_ALGORITHM.get(kind, "ring")
-        eps = []
-        for k, r in enumerate(ranks):
-            node, nic = (r, 0) if isinstance(r, (str, int, np.integer)) else r
-            eps.append((int(self._nodes(np.asarray([node], dtype=object if isinstance(node, str) else np.int64),
-                                        f"collective.ranks", 1, k)[0]), int(nic)))
+        ranks = list(ranks)
+        pairs = [(r, 0) if isinstance(r, (str, int, np.integer)) else tuple(r) for r in ranks]
+        names = np.asarray([p[0] for p in pairs], dtype=object if any(isinstance(p[0], str) for p in pairs) else np.int64)
+        nodes = self._nodes(names, "collective.ranks", len(pairs))
+        eps = [(int(v), int(p[1])) for v, p in zip(nodes.tolist(), pairs)]
         spec = {"kind": kind, "algorithm": algorithm, "ranks": eps, "size_bytes": int(size), "packet_bytes": int(packet_size),
                 "header_bytes": int(header), "chunks": int(chunks), "order": order, "ag_order": ag_order,
                 "barrier": bool(barrier), "root": int(root), "start_ps": int(start_ps),

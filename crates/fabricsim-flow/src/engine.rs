@@ -95,6 +95,23 @@ fn unsupported(field: impl Into<String>, what: &str) -> Error {
     Error::spec(field, format!("{what} is not modelled at flow fidelity; use fidelity = \"packet\""))
 }
 
+/// Reject what the flow model cannot represent (TCP, OnOff sources, queue sampling, error models). O(flows + links).
+pub fn check_supported(spec: &RunSpec) -> Result<()> {
+    if !spec.tcp.is_empty() {
+        return Err(unsupported("tcp[0]", "TCP (congestion control, loss recovery)"));
+    }
+    if let Some(i) = spec.sources.iter().position(|s| s.kind == SourceKind::Onoff) {
+        return Err(unsupported(format!("sources[{i}].kind"), "an OnOff source"));
+    }
+    if spec.measure.queue_sample_ps.is_some() {
+        return Err(unsupported("measure.queue_sample_ps", "queue sampling (the flow model has no queues)"));
+    }
+    if let Some(i) = spec.network.links.iter().position(|l| !l.a_end.drop_packets.is_empty() || !l.b_end.drop_packets.is_empty()) {
+        return Err(unsupported(format!("network.links[{i}].drop_packets"), "an error model (the flow model has no loss)"));
+    }
+    Ok(())
+}
+
 impl FlowSim {
     /// Build from a spec (compiled and validated here; see `new_compiled`).
     pub fn new(spec: &RunSpec) -> Result<FlowSim> {
@@ -103,19 +120,7 @@ impl FlowSim {
 
     /// Build from a compiled scenario; reject what the flow model cannot represent. O(flows + workload).
     pub fn new_compiled(c: Compiled) -> Result<FlowSim> {
-        let spec = &c.spec;
-        if !spec.tcp.is_empty() {
-            return Err(unsupported("tcp[0]", "TCP (congestion control, loss recovery)"));
-        }
-        if let Some(i) = spec.sources.iter().position(|s| s.kind == SourceKind::Onoff) {
-            return Err(unsupported(format!("sources[{i}].kind"), "an OnOff source"));
-        }
-        if spec.measure.queue_sample_ps.is_some() {
-            return Err(unsupported("measure.queue_sample_ps", "queue sampling (the flow model has no queues)"));
-        }
-        if let Some(i) = spec.network.links.iter().position(|l| !l.a_end.drop_packets.is_empty() || !l.b_end.drop_packets.is_empty()) {
-            return Err(unsupported(format!("network.links[{i}].drop_packets"), "an error model (the flow model has no loss)"));
-        }
+        check_supported(&c.spec)?;
         let Compiled { spec, wl, topo, fib, paths, flows: routes, n_src, n_msg: _, n_tcp: _, flow_names, flow_name } = c;
         let mut flows: Vec<FlowRt> = routes
             .iter()

@@ -8,7 +8,7 @@ use fabricsim_core::record::RunRecord;
 use fabricsim_core::spec::RunSpec;
 use fabricsim_core::Result;
 
-pub use engine::FlowSim;
+pub use engine::{check_supported, FlowSim};
 
 /// Simulate `spec` at flow fidelity to the end (or its stop time) and return the record.
 pub fn run(spec: &RunSpec) -> Result<RunRecord> {
