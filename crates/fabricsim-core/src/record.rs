@@ -94,7 +94,7 @@ pub struct ComputeColumns {
     pub end_ps: Vec<Option<u64>>,
 }
 
-/// Per-host busy time, for hosts that compute or communicate: `compute_ps` is the time at least one
+/// Per-host busy time (for workloads with compute steps), for hosts that compute or communicate: `compute_ps` is the time at least one
 /// compute step runs, `comm_ps` the time at least one of its messages (sent or received) is between its
 /// start and its delivery, `exposed_comm_ps` the part of `comm_ps` with no compute running.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -103,6 +103,32 @@ pub struct HostColumns {
     pub compute_ps: Vec<u64>,
     pub comm_ps: Vec<u64>,
     pub exposed_comm_ps: Vec<u64>,
+}
+
+impl FlowColumns {
+    /// Empty columns with room for `n` flows.
+    pub fn with_capacity(n: usize) -> FlowColumns {
+        FlowColumns {
+            name: Vec::with_capacity(n),
+            kind: Vec::with_capacity(n),
+            src: Vec::with_capacity(n),
+            dst: Vec::with_capacity(n),
+            tx_packets: Vec::with_capacity(n),
+            rx_packets: Vec::with_capacity(n),
+            lost_packets: Vec::with_capacity(n),
+            tx_bytes: Vec::with_capacity(n),
+            rx_bytes: Vec::with_capacity(n),
+            rx_payload_bytes: Vec::with_capacity(n),
+            first_tx_ps: Vec::with_capacity(n),
+            last_tx_ps: Vec::with_capacity(n),
+            first_rx_ps: Vec::with_capacity(n),
+            last_rx_ps: Vec::with_capacity(n),
+            delay_sum_ps: Vec::with_capacity(n),
+            max_delay_ps: Vec::with_capacity(n),
+            complete_ps: Vec::with_capacity(n),
+            start_ps: Vec::with_capacity(n),
+        }
+    }
 }
 
 impl HostColumns {
@@ -158,7 +184,8 @@ pub struct WorkTimes<'a> {
 impl WorkTimes<'_> {
     /// (completion, compute columns, host busy times) at the end of a run at `now`: completion is the last
     /// delivery or compute end when every message and step finished (`None` otherwise, or with no work);
-    /// unfinished intervals count up to `now`. O(work log work).
+    /// unfinished intervals count up to `now`. Host busy times are computed only for workloads with compute
+    /// steps (where the split matters). O(work log work).
     pub fn summarize(&self, n_nodes: usize, now: Time) -> (Option<u64>, ComputeColumns, HostColumns) {
         let done = |t: Time| t != Time::MAX && t <= now;
         let mut compute = ComputeColumns::default();
@@ -172,8 +199,8 @@ impl WorkTimes<'_> {
                 c_iv.push((h, a.0, b.min(now).0));
             }
         }
-        let mut m_iv = Vec::with_capacity(2 * self.msgs.len());
-        for &((s, d), start, end) in &self.msgs {
+        let mut m_iv = Vec::with_capacity(if self.comp_host.is_empty() { 0 } else { 2 * self.msgs.len() });
+        for &((s, d), start, end) in self.msgs.iter().filter(|_| !self.comp_host.is_empty()) {
             if let Some(a) = start {
                 let b = end.unwrap_or(now).max(a);
                 m_iv.push((s, a.0, b.0));
@@ -193,7 +220,8 @@ impl WorkTimes<'_> {
         } else {
             None
         };
-        (completion, compute, HostColumns::from_intervals(n_nodes, &c_iv, &m_iv))
+        let hosts = if self.comp_host.is_empty() { HostColumns::default() } else { HostColumns::from_intervals(n_nodes, &c_iv, &m_iv) };
+        (completion, compute, hosts)
     }
 }
 

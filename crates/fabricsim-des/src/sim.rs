@@ -911,7 +911,7 @@ impl Sim {
                 t.tx, t.rx, t.dropped
             )));
         }
-        let mut flows = FlowColumns::default();
+        let mut flows = FlowColumns::with_capacity(self.flows.len());
         let n_src = self.srcs.len();
         for (i, st) in self.stats.iter().enumerate() {
             flows.name.push(self.flow_name[i]);

@@ -396,7 +396,7 @@ impl FlowSim {
     }
 
     fn finish(self, wall_s: f64) -> RunRecord {
-        let mut cols = FlowColumns::default();
+        let mut cols = FlowColumns::with_capacity(self.flows.len());
         let mut totals = PacketTotals::default();
         let mut hops: Vec<u64> = Vec::new();
         let n_ports = self.topo.ports.len();
