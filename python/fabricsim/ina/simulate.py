@@ -1,6 +1,6 @@
 """Cross-check of a plan's claimed rate: its pipelined All-Reduce run in the flow-level engine.
 
-Model (`build_wire`). Workers and the PS are hosts on their one link; common switches are switches; an
+Model (`build`). Workers and the PS are hosts on their one link; common switches are switches; an
 aggregator is a switch (so segments that merely pass through it are forwarded untouched) plus an attached
 "ALU" host on a link `alu_speedup` × faster than the fabric's, which is where the segments ending at the
 aggregator are delivered and where its own output segment starts. Every link is full duplex (the engine
@@ -97,13 +97,16 @@ class _Layout:
 
 
 def _alu(agg: str) -> str:
-    return f"{agg}#alu"
+    return f"alu.{agg}"
 
 
-def build_wire(plan: Plan, *, chunk_bytes: int, chunks: int, broadcast: bool = True, packet_bytes: int = 4096,
-               alu_speedup: float = 1000.0, link_delay_ps: int = 0) -> tuple[dict[str, Any], _Layout]:
-    """The engine's wire spec of `plan`'s pipelined All-Reduce (see the module docstring) and its message
-    layout. The plan must be feasible (`evaluate`). O(nodes + links + segments × chunks)."""
+def build(plan: Plan, *, chunk_bytes: int, chunks: int, broadcast: bool = True, packet_bytes: int = 4096,
+          alu_speedup: float = 1000.0, link_delay_ps: int = 0):
+    """(scenario, workload, layout) of `plan`'s pipelined All-Reduce (see the module docstring). The plan must
+    be feasible (`evaluate`). O(nodes + links + segments × chunks)."""
+    from ..spec import scenario_from_dict
+    from ..workload import Workload
+
     kinds = plan.kinds
     endpoints = {n for seg in plan.segments for n in (seg[0], seg[-1]) if kinds[n] == "agg"}
     names = list(kinds) + [_alu(a) for a in sorted(endpoints)]
@@ -112,9 +115,10 @@ def build_wire(plan: Plan, *, chunk_bytes: int, chunks: int, broadcast: bool = T
     idx = {n: i for i, n in enumerate(names)}
     nodes = [{"name": n, "kind": "switch" if kinds.get(n) in ("cs", "agg") else "host"} for n in names]
     rate = round(plan.link_gbps * 1e9)
-    links = [{"a": idx[a], "b": idx[b], "rate_bps": rate, "delay_ps": link_delay_ps} for a, b in plan.links]
-    links += [{"a": idx[_alu(a)], "b": idx[a], "rate_bps": round(rate * alu_speedup)}
-              for a in sorted(endpoints)]
+    delay = f"{link_delay_ps}ps"
+    links = [{"a": a, "b": b, "rate": rate, "delay": delay} for a, b in plan.links]
+    links += [{"a": _alu(a), "b": a, "rate": round(rate * alu_speedup)} for a in sorted(endpoints)]
+    sc = scenario_from_dict({"seed": 1, "topology": {"kind": "custom", "nodes": nodes, "links": links}})
 
     def ends(seg: list[str]) -> tuple[str, str, list[int]]:
         src = _alu(seg[0]) if kinds[seg[0]] == "agg" else seg[0]
@@ -128,33 +132,29 @@ def build_wire(plan: Plan, *, chunk_bytes: int, chunks: int, broadcast: bool = T
         into[seg[-1]].append(s)
         out_of[seg[0]] = s
     lay = _Layout(len(plan.segments), chunks, broadcast, dict(into))
-    base = {"size_bytes": chunk_bytes, "packet_bytes": min(packet_bytes, chunk_bytes), "header_bytes": 0}
-    messages: list[dict[str, Any]] = []
+    rows: dict[str, list] = {"src": [], "dst": [], "after": [], "after_sent": [], "paths": [], "names": []}
+
+    def add(name: str, src: str, dst: str, path: list[int], after: list[int], after_sent: list[int]) -> None:
+        for k, v in (("src", idx[src]), ("dst", idx[dst]), ("paths", path), ("after", after),
+                     ("after_sent", after_sent), ("names", name)):
+            rows[k].append(v)
+
     for c in range(chunks):
         for s, seg in enumerate(plan.segments):
             src, dst, path = ends(seg)
-            m = {"name": f"r{c}.{seg[0]}>{seg[-1]}", "src": idx[src], "dst": idx[dst], **base, "path": path}
-            if kinds[seg[0]] == "agg":
-                m["deps"] = [lay.red(x, c) for x in into[seg[0]]]
-            if c:
-                m["sent_deps"] = [lay.red(s, c - 1)]
-            messages.append(m)
+            after = [lay.red(x, c) for x in into[seg[0]]] if kinds[seg[0]] == "agg" else []
+            add(f"r{c}.{seg[0]}>{seg[-1]}", src, dst, path, after, [lay.red(s, c - 1)] if c else [])
     if broadcast:
         for c in range(chunks):
             for s, seg in enumerate(plan.segments):
                 src, dst, path = ends(seg)
-                m = {"name": f"b{c}.{seg[-1]}>{seg[0]}", "src": idx[dst], "dst": idx[src], **base,
-                     "path": path[::-1]}
                 # The PS holds chunk c once every input delivered it; an aggregator once its parent sent it.
-                if kinds[seg[-1]] == "ps":
-                    m["deps"] = [lay.red(x, c) for x in into[seg[-1]]]
-                else:
-                    m["deps"] = [lay.bc(out_of[seg[-1]], c)]
-                if c:
-                    m["sent_deps"] = [lay.bc(s, c - 1)]
-                messages.append(m)
-    wire = {"seed": 1, "network": {"nodes": nodes, "links": links}, "messages": messages}
-    return wire, lay
+                after = [lay.red(x, c) for x in into[seg[-1]]] if kinds[seg[-1]] == "ps" else [lay.bc(out_of[seg[-1]], c)]
+                add(f"b{c}.{seg[-1]}>{seg[0]}", dst, src, path[::-1], after, [lay.bc(s, c - 1)] if c else [])
+    wl = Workload(sc)
+    wl.messages(rows["src"], rows["dst"], chunk_bytes, packet_size=min(packet_bytes, chunk_bytes), after=rows["after"],
+                after_sent=rows["after_sent"], paths=rows["paths"], names=rows["names"])
+    return sc, wl, lay
 
 
 def _steady_gbps(done_ps: list[int], chunk_bytes: int) -> float:
@@ -173,7 +173,7 @@ def simulate(plan: Plan, *, chunk_bytes: int = 1 << 20, chunks: int = 64, broadc
     """Run `plan`'s pipelined All-Reduce in the flow-level engine and compare the steady-state per-worker rate
     with the evaluator's claim. Raises ValueError if the plan is infeasible or the arguments are out of range.
     Cost: segments × chunks × (1 + broadcast) messages, one max-min re-solve per start/finish instant."""
-    from ..engine import run_wire
+    from ..engine import run
 
     if chunks < 2:
         raise ValueError(f"chunks: must be at least 2, not {chunks}")
@@ -185,10 +185,9 @@ def simulate(plan: Plan, *, chunk_bytes: int = 1 << 20, chunks: int = 64, broadc
     if not ev.feasible:
         raise ValueError("plan: infeasible: " + "; ".join(ev.problems[:5]))
     t0 = time.perf_counter()
-    wire, lay = build_wire(plan, chunk_bytes=chunk_bytes, chunks=chunks, broadcast=broadcast,
-                           packet_bytes=packet_bytes, alu_speedup=alu_speedup,
-                           link_delay_ps=round(link_delay_ns * 1e3))
-    record = run_wire(wire, "flow")
+    sc, wl, lay = build(plan, chunk_bytes=chunk_bytes, chunks=chunks, broadcast=broadcast,
+                        packet_bytes=packet_bytes, alu_speedup=alu_speedup, link_delay_ps=round(link_delay_ns * 1e3))
+    record = run(sc, fidelity="flow", workload=wl)
     rec = record.scalars
     done = record.flow_columns["complete_ps"]
     if rec["completion_ps"] is None or any(t is None for t in done):
@@ -209,7 +208,7 @@ def simulate(plan: Plan, *, chunk_bytes: int = 1 << 20, chunks: int = 64, broadc
         rate_gbps=bc_gbps if bc_gbps is not None else red_gbps, claimed_gbps=ev.rate_gbps,
         reduce_gbps=red_gbps, broadcast_gbps=bc_gbps,
         overall_gbps=chunks * chunk_bytes * 8 / completion_s / 1e9, completion_s=completion_s,
-        messages=len(wire["messages"]), chunks=chunks, chunk_bytes=chunk_bytes, max_load=ev.max_load,
+        messages=wl.n_messages, chunks=chunks, chunk_bytes=chunk_bytes, max_load=ev.max_load,
         bidirectional_links=both, reduce_done_s=[t * 1e-12 for t in red],
         broadcast_done_s=[t * 1e-12 for t in bc], engine_wall_s=rec["wall_s"],
         wall_s=time.perf_counter() - t0)
