@@ -34,8 +34,9 @@ test-rust:
 test-python:
 	$(PY) -m pytest -q -m "not slow"
 
-## bench: packet-engine throughput (events/s), flow-engine scale (10k hosts, 129k flows), sweep overhead (runs/s), FORS and ATRO solve times, study 003 grid
+## bench: packet-engine throughput (events/s), front-door timings (bulk workloads, RSS), flow-engine scale (10k hosts, 129k flows), sweep overhead (runs/s), FORS and ATRO solve times, study 003 grid
 bench: setup
+	$(PY) benchmarks/bench_frontdoor.py
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/bench_flow.py
 	$(PY) benchmarks/bench_sweep.py
