@@ -132,3 +132,13 @@ def test_engine_errors_are_typed_with_field_and_reason():
         _core.run('{"seed": 1, "network": {"nodes": [], "links": []}}', None, "packet")
     assert isinstance(e.value, FabricsimError)
     assert (e.value.field, e.value.reason) == ("network.nodes", "no nodes")
+
+
+@pytest.mark.parametrize("example", ["dumbbell_onoff.toml", "leaf_spine_incast.toml"])
+def test_native_json_rows_equal_the_python_rows(example):
+    import json
+    from pathlib import Path
+
+    sc = fabricsim.load_scenario(Path(__file__).parent.parent / "examples" / example)
+    rec = fabricsim.run(sc)
+    assert json.loads(rec.to_json()) == json.loads(json.dumps(rec.to_json_dict()))

@@ -266,6 +266,75 @@ fn expand_collective<'py>(py: Python<'py>, spec_json: &str, msgs: u32, barriers:
     Ok(d)
 }
 
+/// The `flows` rows of the CLI's `--json` (as `RunRecord.flows()` builds them, SI units) written as one JSON
+/// array: the record's flow columns (numpy arrays keyed as `run` returns them, without the `flows.`
+/// prefix), the node names and the flow names. O(flows); numbers in Rust's shortest round-trip form.
+#[pyfunction]
+fn flow_rows_json(py: Python<'_>, cols: &Bound<'_, PyDict>, node_names: Vec<String>, flow_names: Vec<String>) -> PyResult<String> {
+    let u32c = |k: &str| column::<u32>(py, cols, k, k);
+    let u64c = |k: &str| column::<u64>(py, cols, k, k);
+    let (name, src, dst) = (u32c("name")?, u32c("src")?, u32c("dst")?);
+    let kind = column::<u8>(py, cols, "kind", "kind")?;
+    let (txp, rxp, lost, txb, rxb) = (u64c("tx_packets")?, u64c("rx_packets")?, u64c("lost_packets")?, u64c("tx_bytes")?, u64c("rx_bytes")?);
+    let (dsum, dmax, ftx, lrx, st, done) = (u64c("delay_sum_ps")?, u64c("max_delay_ps")?, u64c("first_tx_ps")?, u64c("last_rx_ps")?, u64c("start_ps")?, u64c("complete_ps")?);
+    let n = name.len();
+    for (k, len) in [("src", src.len()), ("rx_bytes", rxb.len()), ("complete_ps", done.len())] {
+        if len != n {
+            return Err(spec_err(py, k, "flow columns differ in length"));
+        }
+    }
+    const KINDS: [&str; 5] = ["cbr", "onoff", "message", "tcp", "tcp-ack"];
+    const PS: f64 = 1e-12;
+    let s_or_null = |t: u64| if t == MISSING { "null".to_string() } else { fnum(t as f64 * PS) };
+    let text = |i: u32, pool: &[String]| -> String {
+        let v = if i == u32::MAX { "" } else { pool.get(i as usize).map(String::as_str).unwrap_or("") };
+        serde_json::to_string(v).unwrap_or_else(|_| "\"\"".into())
+    };
+    let mut out = String::with_capacity(n * 260 + 2);
+    out.push('[');
+    for i in 0..n {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let span = if ftx[i] != MISSING && lrx[i] != MISSING { lrx[i] as i128 - ftx[i] as i128 } else { 0 };
+        let thr = if span > 0 { (rxb[i] * 8) as f64 / (span as f64 * PS) } else { 0.0 };
+        let rx = rxp[i];
+        let mean = if rx > 0 { fnum(dsum[i] as f64 * PS / rx as f64) } else { "null".into() };
+        let max = if rx > 0 { fnum(dmax[i] as f64 * PS) } else { "null".into() };
+        out.push_str(&format!(
+            "{{\"name\": {}, \"kind\": \"{}\", \"src\": {}, \"dst\": {}, \"tx_packets\": {}, \"rx_packets\": {}, \"lost_packets\": {}, \
+             \"tx_bytes\": {}, \"rx_bytes\": {}, \"throughput_bps\": {}, \"mean_delay_s\": {}, \"max_delay_s\": {}, \"first_tx_s\": {}, \
+             \"last_rx_s\": {}, \"start_s\": {}, \"complete_s\": {}}}",
+            text(name[i], &flow_names),
+            KINDS.get(kind[i] as usize).copied().unwrap_or("?"),
+            text(src[i], &node_names),
+            text(dst[i], &node_names),
+            txp[i],
+            rx,
+            lost[i],
+            txb[i],
+            rxb[i],
+            fnum(thr),
+            mean,
+            max,
+            s_or_null(ftx[i]),
+            s_or_null(lrx[i]),
+            s_or_null(st[i]),
+            s_or_null(done[i]),
+        ));
+    }
+    out.push(']');
+    Ok(out)
+}
+
+/// A finite float as JSON (shortest round-trip digits; integers keep a ".0" as Python's json does).
+fn fnum(x: f64) -> String {
+    if !x.is_finite() {
+        return "null".into();
+    }
+    format!("{x:?}")
+}
+
 /// Version of the native engine.
 #[pyfunction]
 fn version() -> &'static str {
@@ -279,6 +348,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(maxmin, m)?)?;
     m.add_function(wrap_pyfunction!(expand_collective, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_rows_json, m)?)?;
     let errors = m.py().import("fabricsim.errors")?;
     for name in ["SpecError", "ConservationError", "SimulationError"] {
         m.add(name, errors.getattr(name)?)?;
