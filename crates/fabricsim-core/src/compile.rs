@@ -14,6 +14,10 @@ use crate::workload::collectives::{expand, Base};
 use crate::workload::Workload;
 use std::collections::HashMap;
 
+/// Explicit paths already added to the path table, keyed by (workload path id, source NIC port, destination NIC
+/// port): messages sharing a path and endpoints share one entry.
+type PathCache = HashMap<(u32, u32, u32), u32>;
+
 /// The route of one flow: where it enters the network, where it goes and how it is hashed.
 #[derive(Clone, Copy, Debug)]
 pub struct FlowRoute {
@@ -99,7 +103,7 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
     let n_tcp = spec.tcp.len() as u32;
     let mut flows = Vec::with_capacity((n_src + n_msg + 2 * n_tcp) as usize);
     let per_message = spec.routing.ecmp == EcmpMode::PerMessage;
-    let mut route = |field: &dyn Fn() -> String, src: u32, src_nic: u32, dst: u32, dst_nic: u32, path: Option<&[u32]>, cache: Option<(&mut HashMap<(u32, u32, u32), u32>, u32)>| -> Result<FlowRoute> {
+    let mut route = |field: &dyn Fn() -> String, src: u32, src_nic: u32, dst: u32, dst_nic: u32, path: Option<&[u32]>, cache: Option<(&mut PathCache, u32)>| -> Result<FlowRoute> {
         let src_port = topo.nic_port(src, src_nic);
         let dst_port = topo.nic_port(dst, dst_nic);
         let dst_ep = topo.port_ep[dst_port as usize];
@@ -141,7 +145,7 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
         flows.push(route(&|| format!("sources[{i}]"), s.src, s.src_nic, s.dst, s.dst_nic, s.path.as_deref(), None)?);
         flow_name.push(name(&mut flow_names, s.name.clone()));
     }
-    let mut path_cache: HashMap<(u32, u32, u32), u32> = HashMap::new();
+    let mut path_cache: PathCache = HashMap::new();
     let msg_name_base = flow_names.len() as u32;
     flow_names.extend(wl.names.iter().cloned());
     for i in 0..n_msg as usize {

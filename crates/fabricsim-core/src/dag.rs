@@ -272,4 +272,30 @@ mod tests {
         out.sort();
         assert_eq!(out, vec![(2, Time(25)), (3, Time(20))]);
     }
+
+    /// Host 0 runs one stream: c0 (10) and c1 (5) are ready at 0 and run in index order, c1 from 10 to 15;
+    /// c2 (3) on host 1 waits for m0, delivered at 4. m0 waits for c0: it starts at 10 (+ delay 2 = 12).
+    #[test]
+    fn compute_steps_queue_per_host_in_index_order() {
+        let mut s = spec(vec![msg(vec![], vec![], 0, 2)], vec![]);
+        s.messages[0].start_ps = 0;
+        let mut wl = Workload::from_rows(&s.messages, &[]);
+        wl.compute_host = vec![0, 0, 1];
+        wl.compute_ps = vec![10, 5, 3];
+        // Predecessors in node order: m0 <- c0; c0, c1 none; c2 <- m0.
+        wl.pred_start = vec![0, 1, 1, 1, 2];
+        wl.pred = vec![Dep::Compute(0).encode(), Dep::Msg(0).encode()];
+        let mut dag = Dag::new(&wl, 2);
+        let mut out = vec![];
+        dag.initial(&mut out);
+        assert_eq!(out, vec![(1, Time(10))], "only c0 (item M + 0 = 1) starts; c1 waits for the stream");
+        out.clear();
+        dag.compute_done(0, Time(10), &mut out);
+        out.sort();
+        assert_eq!(out, vec![(0, Time(12)), (2, Time(15))], "m0 starts at 10 + 2; c1 runs 10..15");
+        out.clear();
+        dag.delivered(0, Time(4 + 12), &mut out);
+        assert_eq!(out, vec![(3, Time(19))], "c2 starts when m0 is delivered, at 16, and ends at 19");
+        assert_eq!(dag.comp_start, vec![Time(0), Time(10), Time(16)]);
+    }
 }

@@ -135,7 +135,7 @@ impl HostColumns {
     /// Busy times from compute intervals and message intervals (each (host, start, end), end ≥ start), per
     /// host in node order. O(k log k) for k intervals.
     pub fn from_intervals(n_nodes: usize, compute: &[(u32, u64, u64)], comm: &[(u32, u64, u64)]) -> HostColumns {
-        let mut by_host: Vec<(Vec<(u64, u64)>, Vec<(u64, u64)>)> = vec![(vec![], vec![]); n_nodes];
+        let mut by_host: Vec<(Intervals, Intervals)> = vec![(vec![], vec![]); n_nodes];
         for &(h, a, b) in compute {
             by_host[h as usize].0.push((a, b));
         }
@@ -175,7 +175,7 @@ impl HostColumns {
 /// What a run did with its workload, for the record: every message's endpoints, start and delivery, and
 /// every compute step's host, start and end (`Time::MAX` when it never started).
 pub struct WorkTimes<'a> {
-    pub msgs: Vec<((u32, u32), Option<Time>, Option<Time>)>,
+    pub msgs: Vec<MsgTimes>,
     pub comp_host: &'a [u32],
     pub comp_start: &'a [Time],
     pub comp_end: &'a [Time],
@@ -224,6 +224,12 @@ impl WorkTimes<'_> {
         (completion, compute, hosts)
     }
 }
+
+/// Intervals [start, end) in ps.
+type Intervals = Vec<(u64, u64)>;
+
+/// A message's (source node, destination node), start and delivery.
+pub type MsgTimes = ((u32, u32), Option<Time>, Option<Time>);
 
 /// Sorted disjoint union of intervals. O(k log k).
 fn union(v: &mut [(u64, u64)]) -> Vec<(u64, u64)> {

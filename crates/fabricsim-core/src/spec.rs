@@ -400,10 +400,8 @@ impl RunSpec {
             if node.name.is_empty() {
                 return Err(Error::spec(format!("network.nodes[{i}].name"), "empty name"));
             }
-            if node.model == SwitchModel::InputBuffered {
-                if node.kind != NodeKind::Switch {
-                    return Err(Error::spec(format!("network.nodes[{i}].model"), "only switches have a switch model"));
-                }
+            if node.model == SwitchModel::InputBuffered && node.kind != NodeKind::Switch {
+                return Err(Error::spec(format!("network.nodes[{i}].model"), "only switches have a switch model"));
             }
             if !names.insert(node.name.as_str()) {
                 return Err(Error::spec(format!("network.nodes[{i}].name"), format!("duplicate node name '{}'", node.name)));
