@@ -16,7 +16,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .errors import ScenarioError
+from .errors import ScenarioError, SpecError
 
 U32 = np.uint32
 _MSG, _SENT, _BARRIER, _COMPUTE = 0, 1 << 30, 2 << 30, 3 << 30
@@ -275,7 +275,8 @@ class Workload:
 
     def collective(self, kind: str, ranks: Iterable, size: int, *, algorithm: str | None = None, packet_size: int = 1024,
                    header: int = 0, chunks: int = 1, order: str | None = None, ag_order: str | None = None,
-                   barrier: bool = False, root: int = 0, start_ps: int = 0, after=None) -> int:
+                   barrier: bool = False, root: int = 0, start_ps: int = 0, after=None, _done: int | None = None,
+                   _field: str | None = None) -> int:
         """Append a collective generated in the engine: `kind` over `ranks` (endpoints: node name, or
         (node, nic) pairs), `size` bytes per rank (see the README's table for each kind and algorithm).
         `algorithm` defaults to ring (direct for all_to_all). Returns a barrier reference completing when
@@ -294,10 +295,9 @@ class Workload:
 
         try:
             cols = _core.expand_collective(_json(spec), self._n_msgs, self._n_barriers, self._n_compute)
-        except Exception as e:
-            field = getattr(e, "field", "")
-            raise self._err(field.replace("collectives[0]", f"collective ({kind}, {algorithm})") if field else "collective",
-                            getattr(e, "reason", str(e))) from None
+        except SpecError as e:
+            where = _field or f"collective ({kind}, {algorithm})"
+            raise self._err(e.field.replace("collectives[0]", where) if e.field else where, e.reason) from None
         n = len(cols["size"])
         m0 = self._n_msgs
         for k in ("src", "src_nic", "dst", "dst_nic", "size", "packet", "header", "start_ps", "delay_ps", "path"):
@@ -310,6 +310,9 @@ class Workload:
             self._deps["barrier"].append((counts[n + j: n + j + 1], pred[ps[n + j]: ps[n + j + 1]]))
         self._n_msgs += n
         self._n_barriers += nb
+        if _done is not None:
+            self._fill_barrier(_done, np.arange(m0, m0 + n, dtype=U32))
+            return -1
         return self.barrier(np.arange(m0, m0 + n, dtype=U32))
 
     def _name(self, kind: str, base: int, names: Sequence[str], n: int) -> None:
@@ -319,6 +322,88 @@ class Workload:
         k0 = len(self._names)
         self._names.extend(str(x) for x in names)
         self._named[kind].append((base, k0, n))
+
+    # ---- scenario rows ---------------------------------------------------------------------------------
+
+    def add_rows(self, messages=(), barriers=(), compute=(), collectives=(), streams: dict | None = None) -> None:
+        """Lower hand-written rows (a scenario's `[[messages]]`, `[[barriers]]`, `[[compute]]`,
+        `[[collectives]]` and `[streams]`) into columns: messages, then barriers, then one completion barrier
+        per named collective, then compute steps, then the collectives' own messages. Any row may wait for any
+        other by name, a named collective standing for its completion. Names are resolved here (an unknown or
+        duplicate name is an error naming the row); every other check is the engine's. O(rows + names)."""
+        src = self._scenario.source
+        by_name: dict[str, int] = {}
+
+        def claim(name: str | None, ref: int, field: str) -> None:
+            if name is None:
+                return
+            if name in by_name:
+                raise ScenarioError(src, field, f"'{name}' already names another message, barrier, compute step or collective")
+            by_name[name] = ref
+
+        m0, b0, c0 = self._n_msgs, self._n_barriers, self._n_compute
+        for i, m in enumerate(messages):
+            claim(m.name, _MSG | (m0 + i), f"messages[{i}].name")
+        for i, b in enumerate(barriers):
+            claim(b.name, _BARRIER | (b0 + i), f"barriers[{i}].name")
+        named = [i for i, c in enumerate(collectives) if c.name]
+        for j, i in enumerate(named):
+            claim(collectives[i].name, _BARRIER | (b0 + len(barriers) + j), f"collectives[{i}].name")
+        for i, c in enumerate(compute):
+            claim(c.name, _COMPUTE | (c0 + i), f"compute[{i}].name")
+
+        def refs(names, field: str, me: str | None, sent: bool = False) -> list[int]:
+            out = []
+            for j, name in enumerate(names):
+                if name == me:
+                    raise ScenarioError(src, f"{field}[{j}]", "a message cannot wait for itself" if field.startswith("messages")
+                                        else "a row cannot wait for itself")
+                ref = by_name.get(name)
+                if ref is None:
+                    what = "message" if sent else "message, barrier, compute step or collective"
+                    raise ScenarioError(src, f"{field}[{j}]", f"unknown {what} '{name}'")
+                if sent and ref >> 30 != 0:
+                    raise ScenarioError(src, f"{field}[{j}]", f"'{name}' is not a message (after_sent names messages)")
+                out.append(ref)
+            return out
+
+        if messages:
+            rows = list(messages)
+            after = [refs(m.after, f"messages[{i}].after", m.name) for i, m in enumerate(rows)]
+            after_sent = [refs(m.after_sent, f"messages[{i}].after_sent", m.name, sent=True) for i, m in enumerate(rows)]
+            paths = [None if m.path is None else self._nodes(np.asarray(m.path, dtype=object), f"messages[{i}].path",
+                                                             len(m.path)).tolist() for i, m in enumerate(rows)]
+            self.messages([m.src for m in rows], [m.dst for m in rows], [m.size for m in rows],
+                          src_nic=[m.src_nic for m in rows], dst_nic=[m.dst_nic for m in rows],
+                          packet_size=[m.packet_size for m in rows], header=[m.header for m in rows],
+                          start_ps=[m.start for m in rows], delay_ps=[m.delay for m in rows],
+                          after=after, after_sent=after_sent,
+                          paths=paths, names=[m.name for m in rows])
+        for i, b in enumerate(barriers):
+            self.barrier(refs(b.after, f"barriers[{i}].after", b.name), name=b.name)
+        slots = {i: self._reserve_barrier(collectives[i].name) for i in named}
+        if compute:
+            rows = list(compute)
+            self.compute([c.host for c in rows], [c.duration for c in rows],
+                         after=[refs(c.after, f"compute[{i}].after", c.name) for i, c in enumerate(rows)],
+                         names=[c.name for c in rows])
+        for i, c in enumerate(collectives):
+            ranks = [n for n, h in zip(self._node_names, self._host) if h] if c.ranks == "all" else c.ranks
+            self.collective(c.kind, ranks, c.size, algorithm=c.algorithm, packet_size=c.packet_size, header=c.header,
+                            chunks=c.chunks, order=c.order, barrier=c.barrier, root=c.root, start_ps=c.start,
+                            after=refs(c.after, f"collectives[{i}].after", c.name) or None, _done=slots.get(i),
+                            _field=f"collectives[{i}]")
+        for host, count in (streams or {}).items():
+            self.streams(host, count)
+
+    def _reserve_barrier(self, name: str | None) -> int:
+        """Append an empty barrier whose dependencies `_fill_barrier` sets later; returns its chunk position."""
+        self.barrier((), name=name)
+        return len(self._deps["barrier"]) - 1
+
+    def _fill_barrier(self, pos: int, refs: np.ndarray) -> None:
+        refs = np.asarray(refs, dtype=U32)
+        self._deps["barrier"][pos] = (np.array([len(refs)], dtype=U32), refs)
 
     # ---- hand-over ------------------------------------------------------------------------------------
 
