@@ -107,3 +107,8 @@ def test_bad_collectives_are_named():
         wl.collective("all_reduce", ["h0", "h1", "h2"], 100, algorithm="halving_doubling")
     with pytest.raises(ScenarioError, match=r"unknown node 'h9'"):
         wl.collective("all_reduce", ["h0", "h9"], 100)
+    with pytest.raises(ScenarioError, match=r"collective\.ranks\[1\]|node index 99 out of range"):
+        wl.collective("all_reduce", [0, 99], 100)
+    with pytest.raises(ScenarioError, match=r"root"):
+        wl.collective("broadcast", ["h0", "h1"], 100, root=5)
+    assert wl.n_messages == 0, "rejected collectives leave nothing behind"
