@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from .errors import ScenarioError, UserError
+from ..errors import ScenarioError, UserError
+from ._common import echo_json
 
 
 def _fmt(v) -> str:
@@ -20,7 +19,7 @@ def _fmt(v) -> str:
 
 
 def _design(source: str, overrides: dict):
-    from .cpo import load
+    from ..cpo import load
 
     try:
         return load(source, overrides)
@@ -65,14 +64,14 @@ def design(design, compare, as_json, **fields) -> None:
     """
     overrides = {k: v for k, v in fields.items() if v is not None}
     if compare:
-        from .cpo import compare as cmp
+        from ..cpo import compare as cmp
 
         if design:
             raise UserError("fabricsim design: give a DESIGN or --compare A B, not both")
         a, b = _design(compare[0], overrides), _design(compare[1], overrides)
         rows = cmp(a, b)
         if as_json:
-            click.echo(json.dumps({"a": a.to_json(), "b": b.to_json(), "comparison": rows}))
+            echo_json({"a": a.to_json(), "b": b.to_json(), "comparison": rows})
             return
         from rich.console import Console
         from rich.table import Table
@@ -89,7 +88,7 @@ def design(design, compare, as_json, **fields) -> None:
     d = _design(design or "baseline", overrides)
     out = d.to_json()
     if as_json:
-        click.echo(json.dumps(out))
+        echo_json(out)
         return
     from rich.console import Console
     from rich.table import Table
@@ -123,7 +122,7 @@ def trace_cmd(seed, capacity, fill, small_share, small_max, large_max, out) -> N
     """Write a synthetic application trace as CSV (column `vms`, one row per application, arrival order)."""
     from pathlib import Path
 
-    from .cpo.locality import synthetic_trace
+    from ..cpo.locality import synthetic_trace
 
     try:
         sizes = synthetic_trace(seed, capacity_vms=capacity, fill=fill, small_share=small_share,
@@ -150,7 +149,7 @@ def trace_cmd(seed, capacity, fill, small_share, small_max, large_max, out) -> N
 @click.option("--json", "as_json", is_flag=True)
 def pack_cmd(trace_file, seed, designs, vms_per_server, large_vms, as_json) -> None:
     """Best-fit packing of the applications on each design: groups spanned, share under one first-level group."""
-    from .cpo.locality import pack, read_trace, synthetic_trace
+    from ..cpo.locality import pack, read_trace, synthetic_trace
 
     try:
         sizes = read_trace(trace_file) if trace_file else synthetic_trace(seed)
@@ -159,7 +158,7 @@ def pack_cmd(trace_file, seed, designs, vms_per_server, large_vms, as_json) -> N
     out = [pack(_design(d.strip(), {}), sizes, vms_per_server=vms_per_server, large_vms=large_vms).summary()
            for d in designs.split(",") if d.strip()]
     if as_json:
-        click.echo(json.dumps(out))
+        echo_json(out)
         return
     src = trace_file or f"synthetic trace (seed {seed})"
     click.echo(f"{len(sizes)} applications, {sum(sizes)} VMs, from {src}")
@@ -187,7 +186,7 @@ def pack_cmd(trace_file, seed, designs, vms_per_server, large_vms, as_json) -> N
 def simulate_cmd(msg_bytes, packet_bytes, vnic_gbps, stack_us, leaves, fabric_delay_us, seed, as_json) -> None:
     """The 24-VM all-to-all under one first-level switch and spread over --leaves, on the lossless baseline
     fabric (packet engine): both completion times and the spread's increase (one cell of the study's Fig. 2)."""
-    from .cpo.locality_sim import overhead
+    from ..cpo.locality_sim import overhead
 
     try:
         r = overhead(msg_bytes, packet_bytes, vnic_gbps, stack_us, leaves=leaves, seed=seed,
@@ -195,7 +194,7 @@ def simulate_cmd(msg_bytes, packet_bytes, vnic_gbps, stack_us, leaves, fabric_de
     except ValueError as e:
         raise UserError(f"fabricsim locality simulate: {e}") from None
     if as_json:
-        click.echo(json.dumps(r))
+        echo_json(r)
     else:
         click.echo(f"one switch {r['single_us']:.2f} us, {leaves} switches {r['spread_us']:.2f} us: "
                    f"{r['increase_pct']:+.1f}%")

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import click
 
-from .errors import UserError
+from ..errors import UserError
+from ._common import echo_json
 
 
 def _fat_tree(m0: int, m1: int, scenario: str | None, failed: str | None, random_links: int | None, seed: int):
-    from .topology.fattree import FatTree, random_failures
-    from .topology.fattree import scenario as named
+    from ..topology.fattree import FatTree, random_failures
+    from ..topology.fattree import scenario as named
 
     given = sum(x is not None for x in (scenario, failed, random_links))
     if given > 1:
@@ -66,7 +67,7 @@ def _header(ft) -> dict:
 
 
 def _schedule(ft, scheme: str):
-    from .schedule import fors_schedule, linear_shift, xor
+    from ..schedule import fors_schedule, linear_shift, xor
 
     try:
         if scheme == "fors":
@@ -79,7 +80,7 @@ def _schedule(ft, scheme: str):
 
 
 def _route(ft, scheme: str, sched, method: str = "auto", stats: dict | None = None):
-    from .routing import fors_algorithm2, fors_route, ftree, minhop
+    from ..routing import fors_algorithm2, fors_route, ftree, minhop
 
     try:
         if scheme == "fors":
@@ -153,7 +154,7 @@ def route_cmd(m0, m1, scenario, failed, random_links, seed, scheme, method, sche
 def verify_cmd(m0, m1, scenario, failed, random_links, seed, routes_file, schedule_file, limit) -> None:
     """Check a schedule (and routing): every ordered pair exactly once, no server sending or receiving twice in a
     phase, no failed link used, no link carrying two flows in a phase. Prints the first conflicts; exit 1 if any."""
-    from .schedule.verify import verify
+    from ..schedule.verify import verify
 
     if (routes_file is None) == (schedule_file is None):
         raise UserError("fabricsim fors verify: give exactly one of --routes and --schedule")
@@ -187,7 +188,7 @@ def evaluate_cmd(m0, m1, scenario, failed, random_links, seed, scheme, active, l
                  fidelity, as_json) -> None:
     """Simulate the synchronized phased all-to-all (a barrier between phases) and report throughput per server
     (Gb/s), total (Tb/s), phases and the most flows on one link in a phase."""
-    from .fors import evaluate
+    from ..fors import evaluate
 
     ft = _fat_tree(m0, m1, scenario, failed, random_links, seed)
     try:
@@ -198,7 +199,7 @@ def evaluate_cmd(m0, m1, scenario, failed, random_links, seed, scheme, active, l
     out = ev.to_json()
     out["scenario"] = scenario
     if as_json:
-        click.echo(json.dumps(out))
+        echo_json(out)
         return
     click.echo(f"{scheme} on FT(2;{m0},{m1}) {scenario or ''} (f = {ev.f}, m = {ev.m}): {ev.throughput_per_server_gbps:.1f} "
                f"Gb/s per server, {ev.total_tbps:.2f} Tb/s over {ev.active} servers; {ev.phases} phases, at most "
@@ -212,8 +213,8 @@ def evaluate_cmd(m0, m1, scenario, failed, random_links, seed, scheme, active, l
 def export_cmd(m0, m1, scenario, failed, random_links, seed, out_dir) -> None:
     """Write OpenSM `file` routing-engine tables (LMC multipath: one LID per server and spine) and, per phase,
     the LID each source uses for each destination."""
-    from .routing import export_opensm, fors_route
-    from .schedule import fors_schedule
+    from ..routing import export_opensm, fors_route
+    from ..schedule import fors_schedule
 
     ft = _fat_tree(m0, m1, scenario, failed, random_links, seed)
     try:

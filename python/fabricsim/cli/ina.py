@@ -7,11 +7,12 @@ from pathlib import Path
 
 import click
 
-from .errors import UserError
+from ..errors import UserError
+from ._common import echo_json
 
 
 def _evaluate_file(path: str, as_json: bool, simulate: bool) -> None:
-    from .ina import Plan, evaluate
+    from ..ina import Plan, evaluate
 
     try:
         doc = json.loads(Path(path).read_text())
@@ -28,12 +29,12 @@ def _evaluate_file(path: str, as_json: bool, simulate: bool) -> None:
         row = {"seed": seed, "feasible": ev.feasible, "throughput_gbps": ev.rate_gbps, "max_load": ev.max_load,
                "links_used": ev.links_used, "active_aggregators": ev.active_aggregators, "problems": ev.problems}
         if simulate and ev.feasible:
-            from .ina.simulate import simulate as sim
+            from ..ina.simulate import simulate as sim
 
             row["simulated_gbps"] = sim(plan).rate_gbps
         out.append(row)
     if as_json:
-        click.echo(json.dumps(out[0] if len(out) == 1 else out))
+        echo_json(out[0] if len(out) == 1 else out)
     else:
         for r in out:
             head = f"seed {r['seed']}: " if r["seed"] is not None else ""
@@ -105,7 +106,7 @@ def ina(scheme, topology, workers, aggregators, switches, ports, link_gbps, laye
     if eval_file:
         _evaluate_file(eval_file, as_json, simulate)
         return
-    from .ina import study
+    from ..ina import study
 
     topology = topology or ("reconfigurable" if scheme == "atro" else "leaf-spine")
     opts = dict(workers=workers, aggregators=aggregators, switches=switches, ports=ports, link_gbps=link_gbps,
@@ -127,14 +128,14 @@ def ina(scheme, topology, workers, aggregators, switches, ports, link_gbps, laye
         raise UserError(f"fabricsim ina: {e} (raise --time-limit-s)") from None
     sols = res.pop("_solutions")
     if simulate:
-        from .ina.simulate import simulate as sim
+        from ..ina.simulate import simulate as sim
 
         res["simulated_gbps"] = [sim(s.plan).rate_gbps for s in sols]
     if plan_file:
         plans = [{"seed": s, **x.plan.to_json()} for s, x in zip(res["seeds"], sols)]
         Path(plan_file).write_text(json.dumps(plans[0] if len(plans) == 1 else {"plans": plans}, indent=1))
     if as_json:
-        click.echo(json.dumps(res))
+        echo_json(res)
         return
     th = res["throughput_per_seed_gbps"]
     proof = ""

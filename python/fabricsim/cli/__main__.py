@@ -1,0 +1,7 @@
+"""`python -m fabricsim.cli`: the same as the `fabricsim` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

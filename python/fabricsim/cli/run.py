@@ -1,0 +1,81 @@
+"""`fabricsim run` and `fabricsim validate`: simulate or check one scenario file."""
+
+from __future__ import annotations
+
+import click
+
+from ..units import format_duration, format_rate, format_size
+from ._common import FIDELITY, echo_json, load_checked, stdout_console, with_spinner
+
+
+@click.command("run")
+@click.argument("scenario", metavar="SCENARIO.toml")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed.")
+@FIDELITY
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (the run record) on stdout.")
+def run(scenario: str, seed: int | None, fidelity: str | None, as_json: bool) -> None:
+    """Simulate SCENARIO.toml with the packet engine and print a summary.
+
+    The JSON record has completion_time_s (null without messages or if one never completed), per-flow
+    FlowMonitor statistics (flows), packet totals (tx = rx + dropped + in_flight), packets by switch
+    hops, per-queue drops and peaks, events, wall_s and seed.
+    """
+    from ..engine import run as run_scenario
+    from ..engine import validate as validate_scenario
+
+    sc = load_checked(scenario)
+    validate_scenario(sc, fidelity)
+    rec = with_spinner(lambda: run_scenario(sc, seed=seed, fidelity=fidelity), f"simulating {scenario}", quiet=as_json)
+    if as_json:
+        echo_json(rec.to_json_dict())
+    else:
+        _print_summary(scenario, rec)
+
+
+@click.command("validate")
+@click.argument("scenario", metavar="SCENARIO.toml")
+def validate(scenario: str) -> None:
+    """Check SCENARIO.toml completely (fields, names, reachability, paths) without simulating."""
+    load_checked(scenario)
+    click.echo(f"{scenario}: ok")
+
+
+def _print_summary(path: str, rec) -> None:
+    from rich.table import Table
+
+    con = stdout_console(140)
+    p = rec.packets
+    ct = rec.completion_time_s
+    con.print(f"[bold]{path}[/bold]  seed {rec.seed}  fidelity {rec.fidelity}")
+    con.print(
+        f"completion: {format_duration(ct * 1e12) if ct is not None else 'n/a'}   "
+        f"end: {format_duration(rec.end_time_s * 1e12)}   packets tx {p['tx']} rx {p['rx']} "
+        f"dropped {p['dropped']} in flight {p['in_flight']}   "
+        f"{rec.events} events in {rec.wall_s:.3f} s"
+    )
+    flows = rec.flows()
+    t = Table(title=f"flows ({len(flows)})", title_justify="left")
+    for col in ("name", "src", "dst", "tx pkts", "rx pkts", "lost", "throughput", "mean delay", "max delay", "done"):
+        t.add_column(col, justify="left" if col in ("name", "src", "dst") else "right", no_wrap=True)
+    for f in flows[:20]:
+        t.add_row(
+            f["name"], f["src"], f["dst"], str(f["tx_packets"]), str(f["rx_packets"]), str(f["lost_packets"]),
+            format_rate(f["throughput_bps"]),
+            format_duration(f["mean_delay_s"] * 1e12) if f["mean_delay_s"] is not None else "-",
+            format_duration(f["max_delay_s"] * 1e12) if f["max_delay_s"] is not None else "-",
+            format_duration(f["complete_s"] * 1e12) if f["complete_s"] is not None else "-",
+        )
+    con.print(t)
+    if len(flows) > 20:
+        con.print(f"... {len(flows) - 20} more flows (use --json for all)")
+    busiest = sorted(rec.queues(), key=lambda q: (q["drops"], q["peak_packets"]), reverse=True)[:8]
+    if busiest:
+        q = Table(title="busiest queues", title_justify="left")
+        for col in ("queue", "tx pkts", "drops", "peak pkts", "peak bytes"):
+            q.add_column(col, justify="left" if col == "queue" else "right", no_wrap=True)
+        for row in busiest:
+            q.add_row(row["name"], str(row["tx_packets"]), str(row["drops"]), str(row["peak_packets"]),
+                      format_size(row["peak_bytes"]))
+        con.print(q)
+    if rec.hops:
+        con.print("packets by switch hops: " + ", ".join(f"{k}: {v}" for k, v in rec.hops.items()))
