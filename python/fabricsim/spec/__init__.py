@@ -1,0 +1,29 @@
+"""Typed scenario specs (pydantic): the one home of defaults and validation, loaded from TOML/JSON or built in Python.
+
+Units: durations are integer picoseconds, rates bit/s, sizes bytes; every field accepts a plain number in
+the base unit (seconds for durations) or a string with a unit ("5ms", "100Gbps", "10MiB"). A scenario is
+checked completely when it is loaded or converted: unknown keys, wrong types, impossible values and dangling
+names are errors that name the field (`messages[2].after[0]`).
+
+Modules: `base` (strict model, constrained types), `network` (nodes, links, queues, ports, routing),
+`topology` (the families a scenario names by kind), `traffic` (sources, messages, barriers, TCP, measure),
+`scenario` (Scenario and its wire form), `load` (documents, validation, error formatting).
+"""
+
+from .base import (Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveRate, PositiveSize, SpecProblem,
+                   Unlimited)
+from .load import first_error, format_loc, load_scenario, read_document, scenario_from_dict
+from .network import (CodelQdisc, FifoQdisc, FqCodelQdisc, LinkDef, Network, NodeDef, PortDef, QdiscDef, QueueDef,
+                      RoutingDef, SwitchModelName)
+from .scenario import MAX_MESSAGE_BYTES, MAX_PACKET_BYTES, Scenario
+from .topology import CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology, TopologyDef
+from .traffic import BarrierDef, MeasureDef, MessageDef, SourceDef, TcpDef
+
+__all__ = [
+    "Name", "NonNegativeInt", "PositiveDuration", "PositiveInt", "PositiveRate", "PositiveSize", "SpecProblem",
+    "Unlimited", "first_error", "format_loc", "load_scenario", "read_document", "scenario_from_dict",
+    "CodelQdisc", "FifoQdisc", "FqCodelQdisc", "LinkDef", "Network", "NodeDef", "PortDef", "QdiscDef", "QueueDef",
+    "RoutingDef", "SwitchModelName", "MAX_MESSAGE_BYTES", "MAX_PACKET_BYTES", "Scenario", "CustomTopology",
+    "DumbbellTopology", "FatTreeTopology", "LeafSpineTopology", "TopologyDef", "BarrierDef", "MeasureDef",
+    "MessageDef", "SourceDef", "TcpDef",
+]

@@ -1,0 +1,134 @@
+"""The network of a scenario: nodes, links, egress queues and their disciplines, port overrides and ECMP routing.
+
+Imports no topology builder: builders import `NodeDef`, `LinkDef` and `Network` from here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field
+
+from ..units import Duration
+from .base import (Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveRate, PositiveSize, Unlimited,
+                   _Model)
+
+SwitchModelName = Literal["output_queued", "input_buffered"]
+
+
+class NodeDef(_Model):
+    """A host or a switch; `latency` is added to every packet entering the node.
+
+    Switches are `output_queued` (lossy egress buffers, the default) or `input_buffered` (lossless: an
+    `input_buffer` per input port with a virtual output queue per output, round-robin arbitration and
+    credit-based flow control on the links into it)."""
+
+    name: Name
+    kind: Literal["host", "switch"]
+    latency: Duration = 0
+    model: SwitchModelName = "output_queued"
+    input_buffer: PositiveSize = 128 * 1024
+
+
+class LinkDef(_Model):
+    """A full-duplex point-to-point link; a host's NICs are its links, numbered in the order they are listed."""
+
+    a: Name
+    b: Name
+    rate: PositiveRate
+    delay: Duration = 0
+
+
+class Network(_Model):
+    """A resolved network: nodes and links (what every topology builder returns)."""
+
+    nodes: list[NodeDef]
+    links: list[LinkDef]
+
+
+# ---- queues, ports, routing -----------------------------------------------------------------------------
+
+
+class FifoQdisc(_Model):
+    """DropTail FIFO limited in packets and/or bytes (ns-3 FifoQueueDisc; default 100 packets here)."""
+
+    kind: Literal["fifo"]
+    limit_packets: PositiveInt | Unlimited = 100
+    limit_bytes: PositiveSize | Unlimited = "unlimited"
+
+    def wire(self) -> dict:
+        return {"kind": self.kind, "limit_packets": _lim(self.limit_packets), "limit_bytes": _lim(self.limit_bytes)}
+
+
+class CodelQdisc(_Model):
+    """CoDel (RFC 8289); defaults are ns-3 3.44's CoDelQueueDisc: 1500 packets, target 5 ms, interval 100 ms,
+    and no drop while the queue holds fewer than 1500 bytes."""
+
+    kind: Literal["codel"]
+    limit_packets: PositiveInt = 1500
+    target: PositiveDuration = 5 * 10**9
+    interval: PositiveDuration = 100 * 10**9
+    min_bytes: NonNegativeInt = 1500
+
+    def wire(self) -> dict:
+        return {"kind": "codel", "limit_packets": self.limit_packets, "target_ps": self.target,
+                "interval_ps": self.interval, "min_bytes": self.min_bytes}
+
+
+class FqCodelQdisc(_Model):
+    """FQ-CoDel (RFC 8290); defaults as Linux / ns-3: 10240 packets, 1024 flows, quantum 1514 B, target 5 ms,
+    interval 100 ms, drop batch 64. Flows are hashed by fabricsim flow (ns-3 hashes the 5-tuple)."""
+
+    kind: Literal["fq_codel"]
+    limit_packets: PositiveInt = 10240
+    flows: PositiveInt = 1024
+    quantum: PositiveSize = 1514
+    target: PositiveDuration = 5 * 10**9
+    interval: PositiveDuration = 100 * 10**9
+    min_bytes: NonNegativeInt = 1500
+    drop_batch: PositiveInt = 64
+
+    def wire(self) -> dict:
+        return {"kind": "fq_codel", "limit_packets": self.limit_packets, "flows": self.flows,
+                "quantum_bytes": self.quantum, "target_ps": self.target, "interval_ps": self.interval,
+                "min_bytes": self.min_bytes, "drop_batch": self.drop_batch}
+
+
+QdiscDef = Annotated[Union[FifoQdisc, CodelQdisc, FqCodelQdisc], Field(discriminator="kind")]
+
+
+class QueueDef(_Model):
+    """An egress port's device queue (DropTail; default 100 packets) and an optional discipline above it."""
+
+    limit_packets: PositiveInt | Unlimited = 100
+    limit_bytes: PositiveSize | Unlimited = "unlimited"
+    qdisc: QdiscDef | None = None
+
+    def wire(self) -> dict:
+        return {
+            "limit_packets": _lim(self.limit_packets),
+            "limit_bytes": _lim(self.limit_bytes),
+            "qdisc": self.qdisc.wire() if self.qdisc else None,
+        }
+
+
+def _lim(x: int | str) -> int | None:
+    return None if x == "unlimited" else int(x)
+
+
+class PortDef(_Model):
+    """Override for the egress ports of `node` toward `peer` (every parallel link)."""
+
+    node: Name
+    peer: Name
+    queue: QueueDef | None = None
+    rate_cap: PositiveRate | None = None
+    drop_packets: list[NonNegativeInt] = []
+    """Error model (ns-3 ListErrorModel): drop the packets offered to this port with these arrival indices."""
+
+
+class RoutingDef(_Model):
+    """ECMP: one next hop per flow (hash of flow id and seed), random per message, random per packet, or
+    adaptive (per packet, the candidate with the fewest queued bytes; the flow engine spreads evenly)."""
+
+    ecmp: Literal["per_flow", "per_message", "per_packet", "adaptive"] = "per_flow"

@@ -1,0 +1,303 @@
+"""The scenario: the complete, validated model, and its translation to the wire RunSpec the engine consumes.
+
+`Scenario.to_wire()` resolves every name to an index and checks every cross-reference (duplicate names,
+dangling nodes, NICs, ports, dependencies, dependency cycles), raising ScenarioError naming the field; the
+dict it returns is the engine's input and must stay byte-for-byte what the engine expects.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import PrivateAttr
+
+from ..errors import ScenarioError
+from ..units import Duration
+from .base import NonNegativeInt, SpecProblem, _Model
+from .network import PortDef, QueueDef, RoutingDef
+from .topology import TopologyDef
+from .traffic import BarrierDef, MeasureDef, MessageDef, SourceDef, TcpDef
+
+MAX_PACKET_BYTES = 65_536
+MAX_MESSAGE_BYTES = 1 << 40
+
+
+class Scenario(_Model):
+    """A complete simulation scenario."""
+
+    seed: NonNegativeInt = 1
+    stop: Duration | None = None
+    fidelity: Literal["packet", "flow"] = "packet"
+    """Which engine simulates: "packet" (discrete events, queues, loss, TCP) or "flow" (max-min fair fluid
+    flows on the same routes: fast at scale, lossless, no queues or transport dynamics)."""
+    topology: TopologyDef
+    queue: QueueDef = QueueDef()
+    ports: list[PortDef] = []
+    routing: RoutingDef = RoutingDef()
+    sources: list[SourceDef] = []
+    messages: list[MessageDef] = []
+    tcp: list[TcpDef] = []
+    barriers: list[BarrierDef] = []
+    measure: MeasureDef = MeasureDef()
+
+    _source: str = PrivateAttr(default="<scenario>")
+
+    @property
+    def source(self) -> str:
+        """Where the scenario came from (a file path), for error messages."""
+        return self._source
+
+    def with_seed(self, seed: int) -> "Scenario":
+        """A copy with another seed."""
+        s = self.model_copy(update={"seed": seed})
+        s._source = self._source
+        return s
+
+    def check(self) -> None:
+        """Check every cross-reference; raises ScenarioError naming the field."""
+        self.to_wire()
+
+    def to_wire(self) -> dict:
+        """The wire RunSpec the engine consumes (see crates/fabricsim-core/src/spec.rs)."""
+        try:
+            return _to_wire(self)
+        except SpecProblem as p:
+            raise ScenarioError(self._source, p.field, p.reason) from None
+
+
+def _to_wire(sc: Scenario) -> dict:
+    net = sc.topology.network()
+    topo_field = "topology" if sc.topology.kind == "custom" else f"topology ({sc.topology.kind})"
+    index: dict[str, int] = {}
+    for i, n in enumerate(net.nodes):
+        if n.name in index:
+            raise SpecProblem(f"{topo_field}.nodes[{i}].name", f"duplicate node name '{n.name}'")
+        if n.kind == "host" and n.model != "output_queued":
+            raise SpecProblem(f"{topo_field}.nodes[{i}].model", "only switches have a switch model")
+        index[n.name] = i
+    kinds = [n.kind for n in net.nodes]
+    ports_of: list[list[tuple[int, int, str]]] = [[] for _ in net.nodes]  # (link, peer, end)
+    links = []
+    for i, l in enumerate(net.links):
+        for end in ("a", "b"):
+            if getattr(l, end) not in index:
+                raise SpecProblem(f"{topo_field}.links[{i}].{end}", f"unknown node '{getattr(l, end)}'")
+        a, b = index[l.a], index[l.b]
+        if a == b:
+            raise SpecProblem(f"{topo_field}.links[{i}].b", "a link cannot connect a node to itself")
+        ports_of[a].append((i, b, "a_end"))
+        ports_of[b].append((i, a, "b_end"))
+        links.append({"a": a, "b": b, "rate_bps": l.rate, "delay_ps": l.delay, "a_end": {}, "b_end": {}})
+    for i, p in enumerate(sc.ports):
+        f = f"ports[{i}]"
+        node = _node(index, p.node, f"{f}.node")
+        peer = _node(index, p.peer, f"{f}.peer")
+        ends = [(li, end) for (li, pr, end) in ports_of[node] if pr == peer]
+        if not ends:
+            raise SpecProblem(f"{f}.peer", f"'{p.node}' has no link to '{p.peer}'")
+        for li, end in ends:
+            if p.queue is not None:
+                links[li][end]["queue"] = p.queue.wire()
+            if p.rate_cap is not None:
+                links[li][end]["rate_cap_bps"] = p.rate_cap
+            if p.drop_packets:
+                links[li][end]["drop_packets"] = list(p.drop_packets)
+
+    def endpoint(f: str, name: str, nic: int, nic_field: str) -> int:
+        v = _node(index, name, f)
+        if kinds[v] != "host":
+            raise SpecProblem(f, f"'{name}' is a switch; traffic starts and ends at hosts")
+        if nic >= len(ports_of[v]):
+            raise SpecProblem(nic_field, f"'{name}' has {len(ports_of[v])} NIC(s); NIC {nic} does not exist")
+        return v
+
+    def path(f: str, names: list[str] | None) -> list[int] | None:
+        if names is None:
+            return None
+        return [_node(index, n, f"{f}[{k}]") for k, n in enumerate(names)]
+
+    def packet(f: str, size: int, header: int) -> None:
+        if size + header > MAX_PACKET_BYTES:
+            raise SpecProblem(f, f"a packet of {size + header} B exceeds the {MAX_PACKET_BYTES} B limit")
+
+    sources = []
+    source_names: set[str] = set()
+    for i, s in enumerate(sc.sources):
+        f = f"sources[{i}]"
+        flow_name = s.name or f"{s.kind}{i}"
+        if flow_name in source_names:
+            raise SpecProblem(f"{f}.name", f"duplicate source name '{flow_name}' (flows are reported by name)")
+        source_names.add(flow_name)
+        src = endpoint(f"{f}.src", s.src, s.src_nic, f"{f}.src_nic")
+        dst = endpoint(f"{f}.dst", s.dst, s.dst_nic, f"{f}.dst_nic")
+        if src == dst and s.src_nic == s.dst_nic:
+            raise SpecProblem(f"{f}.dst_nic", "source and destination are the same NIC of one host")
+        packet(f"{f}.packet_size", s.packet_size, s.header)
+        if s.kind == "onoff" and (s.on is None or s.off is None):
+            raise SpecProblem(f"{f}.{'on' if s.on is None else 'off'}", "an onoff source needs both 'on' and 'off'")
+        if s.kind == "cbr" and (s.on is not None or s.off is not None):
+            raise SpecProblem(f"{f}.{'on' if s.on is not None else 'off'}", "a cbr source has no on/off times")
+        if s.stop is not None and s.stop < s.start:
+            raise SpecProblem(f"{f}.stop", "stop is before start")
+        sources.append({
+            "name": flow_name, "kind": s.kind,
+            "src": src, "src_nic": s.src_nic, "dst": dst, "dst_nic": s.dst_nic,
+            "rate_bps": s.rate, "packet_bytes": s.packet_size, "header_bytes": s.header,
+            "on_ps": s.on or 0, "off_ps": s.off or 0, "start_ps": s.start, "stop_ps": s.stop,
+            "max_bytes": s.max_bytes, "path": path(f"{f}.path", s.path),
+        })
+    msg_index: dict[str, int] = {}
+    for i, m in enumerate(sc.messages):
+        if m.name in msg_index:
+            raise SpecProblem(f"messages[{i}].name", f"duplicate message name '{m.name}'")
+        if m.name in source_names:
+            raise SpecProblem(f"messages[{i}].name", f"'{m.name}' already names a source (flows are reported by name)")
+        msg_index[m.name] = i
+    barrier_index: dict[str, int] = {}
+    for i, b in enumerate(sc.barriers):
+        if b.name in msg_index or b.name in source_names or b.name in barrier_index:
+            raise SpecProblem(f"barriers[{i}].name", f"'{b.name}' already names a flow or barrier")
+        barrier_index[b.name] = i
+    barriers = []
+    for i, b in enumerate(sc.barriers):
+        deps, bdeps = [], []
+        for k, name in enumerate(b.after):
+            if name in msg_index:
+                deps.append(msg_index[name])
+            elif name in barrier_index:
+                bdeps.append(barrier_index[name])
+            else:
+                raise SpecProblem(f"barriers[{i}].after[{k}]", f"unknown message or barrier '{name}'")
+        barriers.append({"name": b.name, "deps": deps, "barriers": bdeps})
+    messages = []
+    for i, m in enumerate(sc.messages):
+        f = f"messages[{i}]"
+        src = endpoint(f"{f}.src", m.src, m.src_nic, f"{f}.src_nic")
+        dst = endpoint(f"{f}.dst", m.dst, m.dst_nic, f"{f}.dst_nic")
+        if src == dst and m.src_nic == m.dst_nic:
+            raise SpecProblem(f"{f}.dst_nic", "source and destination are the same NIC of one host")
+        if m.size > MAX_MESSAGE_BYTES:
+            raise SpecProblem(f"{f}.size", f"{m.size} B exceeds the 1 TiB limit")
+        packet(f"{f}.packet_size", m.packet_size, m.header)
+        deps, sent_deps, mbarriers = [], [], []
+        for key, names, out in (("after", m.after, deps), ("after_sent", m.after_sent, sent_deps)):
+            for k, name in enumerate(names):
+                if key == "after" and name in barrier_index:
+                    mbarriers.append(barrier_index[name])
+                    continue
+                if name not in msg_index:
+                    raise SpecProblem(f"{f}.{key}[{k}]", f"unknown message '{name}'")
+                if name == m.name:
+                    raise SpecProblem(f"{f}.{key}[{k}]", "a message cannot wait for itself")
+                out.append(msg_index[name])
+        messages.append({
+            "name": m.name, "src": src, "src_nic": m.src_nic, "dst": dst, "dst_nic": m.dst_nic,
+            "size_bytes": m.size, "packet_bytes": m.packet_size, "header_bytes": m.header,
+            "start_ps": m.start, "deps": deps, "sent_deps": sent_deps, "barriers": mbarriers, "delay_ps": m.delay,
+            "path": path(f"{f}.path", m.path),
+        })
+    tcp = []
+    for i, t in enumerate(sc.tcp):
+        f = f"tcp[{i}]"
+        flow_name = t.name or f"tcp{i}"
+        if flow_name in source_names or flow_name in msg_index:
+            raise SpecProblem(f"{f}.name", f"'{flow_name}' already names another flow (flows are reported by name)")
+        source_names.add(flow_name)
+        src = endpoint(f"{f}.src", t.src, t.src_nic, f"{f}.src_nic")
+        dst = endpoint(f"{f}.dst", t.dst, t.dst_nic, f"{f}.dst_nic")
+        if src == dst and t.src_nic == t.dst_nic:
+            raise SpecProblem(f"{f}.dst_nic", "source and destination are the same NIC of one host")
+        packet(f"{f}.mss", t.mss, t.header)
+        if t.stop is not None and t.stop < t.start:
+            raise SpecProblem(f"{f}.stop", "stop is before start")
+        if t.rcv_buf < t.mss:
+            raise SpecProblem(f"{f}.rcv_buf", "must hold at least one segment")
+        if t.snd_buf < t.app_write:
+            raise SpecProblem(f"{f}.snd_buf", "must hold at least one application write")
+        tcp.append({
+            "name": flow_name, "src": src, "src_nic": t.src_nic, "dst": dst, "dst_nic": t.dst_nic, "cc": t.cc.replace("newreno", "new_reno"),
+            "start_ps": t.start, "stop_ps": t.stop, "max_bytes": t.max_bytes, "mss_bytes": t.mss,
+            "header_bytes": t.header, "initial_cwnd": t.initial_cwnd, "min_rto_ps": t.min_rto,
+            "initial_rto_ps": t.initial_rto, "clock_granularity_ps": t.clock_granularity,
+            "delack_count": t.delack_count, "delack_timeout_ps": t.delack_timeout, "rcv_buf_bytes": t.rcv_buf,
+            "snd_buf_bytes": t.snd_buf, "app_write_bytes": t.app_write,
+            "dupack_threshold": t.dupack_threshold, "sack": t.sack, "path": path(f"{f}.path", t.path),
+        })
+    n_msg = len(messages)
+    cycle = _find_cycle([m["deps"] + m["sent_deps"] + [n_msg + b for b in m["barriers"]] for m in messages]
+                        + [b["deps"] + [n_msg + x for x in b["barriers"]] for b in barriers])
+    if cycle:
+        label = [m.name for m in sc.messages] + [b.name for b in sc.barriers]
+        names = " -> ".join(label[k] for k in cycle)
+        field = f"messages[{cycle[0]}].after" if cycle[0] < n_msg else f"barriers[{cycle[0] - n_msg}].after"
+        raise SpecProblem(field, f"dependency cycle: {names}")
+    sample_ports = None
+    if sc.measure.queues is not None:
+        sample_ports = []
+        for k, q in enumerate(sc.measure.queues):
+            sample_ports.append(_port_ref(index, ports_of, q, f"measure.queues[{k}]"))
+    return {
+        "seed": sc.seed,
+        "stop_ps": sc.stop,
+        "network": {
+            "nodes": [{"name": n.name, "kind": n.kind, "latency_ps": n.latency, "model": n.model,
+                       "input_buffer_bytes": n.input_buffer} for n in net.nodes],
+            "links": links,
+            "default_queue": sc.queue.wire(),
+        },
+        "routing": {"ecmp": sc.routing.ecmp},
+        "sources": sources,
+        "messages": messages,
+        "tcp": tcp,
+        "barriers": barriers,
+        "measure": {"queue_sample_ps": sc.measure.queue_interval, "sample_ports": sample_ports},
+    }
+
+
+def _node(index: dict[str, int], name: str, field: str) -> int:
+    try:
+        return index[name]
+    except KeyError:
+        raise SpecProblem(field, f"unknown node '{name}'") from None
+
+
+def _port_ref(index, ports_of, ref: str, field: str) -> tuple[int, int]:
+    """Resolve "node->peer" or "node->peer#k" (k-th parallel link) to (node index, local port index)."""
+    if "->" not in ref:
+        raise SpecProblem(field, f"'{ref}' is not a port name of the form 'node->peer'")
+    node_name, rest = ref.split("->", 1)
+    peer_name, sep, k = rest.partition("#")
+    node = _node(index, node_name.strip(), field)
+    peer = _node(index, peer_name.strip(), field)
+    matches = [local for local, (_, pr, _) in enumerate(ports_of[node]) if pr == peer]
+    if sep and not k.isdigit():
+        raise SpecProblem(field, f"'{ref}': the parallel-link number after '#' must be an integer")
+    nth = int(k) if k else 0
+    if nth >= len(matches):
+        raise SpecProblem(field, f"'{node_name}' has no link to '{peer_name}'" + (f" numbered #{k}" if k else ""))
+    return (node, matches[nth])
+
+
+def _find_cycle(deps: list[list[int]]) -> list[int] | None:
+    """A dependency cycle as a list of message indices (first repeated at the end), or None. O(V + E)."""
+    state = [0] * len(deps)
+    for root in range(len(deps)):
+        if state[root]:
+            continue
+        stack = [(root, iter(deps[root]))]
+        trail = [root]
+        state[root] = 1
+        while stack:
+            v, it = stack[-1]
+            w = next(it, None)
+            if w is None:
+                state[v] = 2
+                stack.pop()
+                trail.pop()
+            elif state[w] == 1:
+                return trail[trail.index(w):] + [w]
+            elif state[w] == 0:
+                state[w] = 1
+                stack.append((w, iter(deps[w])))
+                trail.append(w)
+    return None
