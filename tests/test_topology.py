@@ -44,3 +44,21 @@ def test_dumbbell_shape():
     assert g.edges["leaf", "spine", 8]["rate_bps"] == 100_000_000
     assert g.edges["leaf", "spine", 8]["delay_ps"] == 5_000_000_000
     assert g.edges["sender0", "leaf", 0]["delay_ps"] == 2_000_000_000
+
+
+def test_registry_families_match_their_builders():
+    """Every registered family has a unique kind and, in its module, a builder named like the kind taking exactly
+    its other fields; its model builds the same network as the builder with the model's defaults."""
+    import inspect
+    import sys
+
+    import fabricsim.topology as topology
+    from fabricsim.spec import format_loc
+
+    assert len(set(topology.KINDS)) == len(topology.FAMILIES)
+    for family, kind in zip(topology.FAMILIES, topology.KINDS):
+        builder = getattr(sys.modules[family.__module__], kind)
+        assert set(inspect.signature(builder).parameters) == set(family.model_fields) - {"kind"}, kind
+        assert format_loc(("topology", kind, "x")) == "topology.x"
+    model = topology.FAMILIES[topology.KINDS.index("dumbbell")](kind="dumbbell")
+    assert model.network() == dumbbell()

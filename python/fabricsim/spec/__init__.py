@@ -5,18 +5,23 @@ the base unit (seconds for durations) or a string with a unit ("5ms", "100Gbps",
 checked completely when it is loaded or converted: unknown keys, wrong types, impossible values and dangling
 names are errors that name the field (`messages[2].after[0]`).
 
-Modules: `base` (strict model, constrained types), `network` (nodes, links, queues, ports, routing),
-`topology` (the families a scenario names by kind), `traffic` (sources, messages, barriers, TCP, measure),
-`scenario` (Scenario and its wire form), `load` (documents, validation, error formatting).
+Modules: `base` (strict model, constrained types), `network` (nodes, links, queues, ports, routing), `traffic`
+(sources, messages, barriers, TCP, measure), `scenario` (Scenario and its wire form), `load` (documents,
+validation, error formatting). The topology families a scenario names by `kind` live in `fabricsim.topology`
+(see its `registry`); their models are re-exported here.
 """
 
+from ..topology.custom import CustomTopology
+from ..topology.dumbbell import DumbbellTopology
+from ..topology.fat_tree import FatTreeTopology
+from ..topology.leaf_spine import LeafSpineTopology
+from ..topology.registry import TopologyDef
 from .base import (Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveRate, PositiveSize, SpecProblem,
                    Unlimited)
 from .load import first_error, format_loc, load_scenario, read_document, scenario_from_dict
 from .network import (CodelQdisc, FifoQdisc, FqCodelQdisc, LinkDef, Network, NodeDef, PortDef, QdiscDef, QueueDef,
                       RoutingDef, SwitchModelName)
 from .scenario import MAX_MESSAGE_BYTES, MAX_PACKET_BYTES, Scenario
-from .topology import CustomTopology, DumbbellTopology, FatTreeTopology, LeafSpineTopology, TopologyDef
 from .traffic import BarrierDef, MeasureDef, MessageDef, SourceDef, TcpDef
 
 __all__ = [

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ScenarioError
+from ..topology.registry import KINDS
 from .scenario import Scenario
 
 
@@ -23,13 +24,12 @@ _PYDANTIC_STEP = re.compile(r"^(function-|constrained-|literal\[|lax-|strict-)|^
 
 
 def format_loc(loc: tuple) -> str:
-    """Pydantic error location -> dotted path with [i] indices (union tags dropped)."""
+    """Pydantic error location -> dotted path with [i] indices (the topology union's tags, `KINDS`, dropped)."""
     out = ""
-    tags = {"custom", "dumbbell", "leaf_spine", "fat_tree"}
     for i, part in enumerate(loc):
         if isinstance(part, int):
             out += f"[{part}]"
-        elif i > 0 and loc[i - 1] == "topology" and part in tags:
+        elif i > 0 and loc[i - 1] == "topology" and part in KINDS:
             continue
         elif isinstance(part, str) and _PYDANTIC_STEP.match(part):
             continue

@@ -12,10 +12,10 @@ from typing import Literal
 from pydantic import PrivateAttr
 
 from ..errors import ScenarioError
+from ..topology.registry import TopologyDef
 from ..units import Duration
 from .base import NonNegativeInt, SpecProblem, _Model
 from .network import PortDef, QueueDef, RoutingDef
-from .topology import TopologyDef
 from .traffic import BarrierDef, MeasureDef, MessageDef, SourceDef, TcpDef
 
 MAX_PACKET_BYTES = 65_536

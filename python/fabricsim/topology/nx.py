@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from ..spec import Network
+from ..spec.network import Network
 
 
 def to_networkx(network: Network) -> nx.MultiGraph:

@@ -1,0 +1,25 @@
+"""What the built topology families share: the switch settings every builder takes, and how a model calls its builder."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..spec.base import PositiveSize, _Model
+from ..spec.network import SwitchModelName
+from ..units import Duration
+
+
+class BuiltTopology(_Model):
+    """The parameters of a topology made by a builder function, with the switch settings every builder shares.
+
+    Invariant: every field except `kind` is a keyword parameter of the family's builder, so `network()` is
+    `builder(**self.builder_args())`."""
+
+    switch_latency: Duration = 0
+    switch_model: SwitchModelName = "output_queued"
+    input_buffer: PositiveSize = 128 * 1024
+
+    def builder_args(self) -> dict[str, Any]:
+        """The builder's keyword arguments: every field but `kind`. Durations and rates dump with explicit
+        units, so the builder reads them back exactly."""
+        return self.model_dump(exclude={"kind"})

@@ -1,0 +1,46 @@
+"""The `dumbbell` topology family: N senders -> leaf -> bottleneck -> spine -> receiver (study 001's incast)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..spec.base import PositiveInt, PositiveRate
+from ..spec.network import LinkDef, Network, NodeDef
+from ..units import Duration
+from .base import BuiltTopology
+
+
+class DumbbellTopology(BuiltTopology):
+    """N senders -> leaf -> bottleneck -> spine -> receiver (the incast bottleneck of study 001)."""
+
+    kind: Literal["dumbbell"]
+    senders: PositiveInt = 8
+    access_rate: PositiveRate = 1_000_000_000
+    access_delay: Duration = 2_000_000_000
+    bottleneck_rate: PositiveRate = 100_000_000
+    bottleneck_delay: Duration = 5_000_000_000
+
+    def network(self) -> Network:
+        return dumbbell(**self.builder_args())
+
+
+def dumbbell(
+    senders: int = 8,
+    access_rate: int | str = "1Gbps",
+    access_delay: int | str = "2ms",
+    bottleneck_rate: int | str = "100Mbps",
+    bottleneck_delay: int | str = "5ms",
+    switch_latency: int | str = 0,
+    switch_model: str = "output_queued",
+    input_buffer: int | str = 128 * 1024,
+) -> Network:
+    """The incast bottleneck: sender0..sender{N-1} -> leaf -> (bottleneck) -> spine -> receiver.
+
+    Links are listed senders first, then leaf-spine, then spine-receiver, so every host has NIC 0 only."""
+    nodes = [NodeDef(name=f"sender{i}", kind="host") for i in range(senders)]
+    sw = dict(kind="switch", latency=switch_latency, model=switch_model, input_buffer=input_buffer)
+    nodes += [NodeDef(name="leaf", **sw), NodeDef(name="spine", **sw), NodeDef(name="receiver", kind="host")]
+    links = [LinkDef(a=f"sender{i}", b="leaf", rate=access_rate, delay=access_delay) for i in range(senders)]
+    links.append(LinkDef(a="leaf", b="spine", rate=bottleneck_rate, delay=bottleneck_delay))
+    links.append(LinkDef(a="spine", b="receiver", rate=access_rate, delay=access_delay))
+    return Network(nodes=nodes, links=links)

@@ -1,0 +1,77 @@
+"""The `leaf_spine` topology family: racks of hosts under one or more leaves each, every leaf linked to every spine."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..spec.base import PositiveInt, PositiveRate
+from ..spec.network import LinkDef, Network, NodeDef
+from ..units import Duration
+from .base import BuiltTopology
+
+
+class LeafSpineTopology(BuiltTopology):
+    """Racks of hosts under one or more leaves each, every leaf linked to every spine."""
+
+    kind: Literal["leaf_spine"]
+    racks: PositiveInt
+    hosts_per_rack: PositiveInt
+    spines: PositiveInt
+    leaves_per_rack: PositiveInt = 1
+    nics_per_host: PositiveInt = 1
+    parallel_links: PositiveInt = 1
+    host_rate: PositiveRate
+    fabric_rate: PositiveRate
+    host_delay: Duration = 0
+    fabric_delay: Duration = 0
+
+    def network(self) -> Network:
+        return leaf_spine(**self.builder_args())
+
+
+def leaf_spine(
+    racks: int,
+    hosts_per_rack: int,
+    spines: int,
+    host_rate: int | str,
+    fabric_rate: int | str,
+    leaves_per_rack: int = 1,
+    nics_per_host: int = 1,
+    parallel_links: int = 1,
+    host_delay: int | str = 0,
+    fabric_delay: int | str = 0,
+    switch_latency: int | str = 0,
+    switch_model: str = "output_queued",
+    input_buffer: int | str = 128 * 1024,
+) -> Network:
+    """A two-tier leaf-spine.
+
+    Hosts h0..h{racks*hosts_per_rack-1} in rack order; leaves `leaf{r}` (or `leaf{r}_{j}` with several per
+    rack); spines `spine{s}`. NIC k of a host attaches to leaf k mod leaves_per_rack of its rack, so a
+    Vela-like server (4 NICs, 2 leaves) has NICs 0, 2 on its rack's first leaf and 1, 3 on the second.
+    Every leaf links to every spine with `parallel_links` links. Host links come first (host by host,
+    NIC by NIC), then fabric links (leaf by leaf, spine by spine)."""
+    def leaf(r: int, j: int) -> str:
+        return f"leaf{r}" if leaves_per_rack == 1 else f"leaf{r}_{j}"
+
+    nodes: list[NodeDef] = []
+    links: list[LinkDef] = []
+    for r in range(racks):
+        for h in range(hosts_per_rack):
+            nodes.append(NodeDef(name=f"h{r * hosts_per_rack + h}", kind="host"))
+    sw = dict(kind="switch", latency=switch_latency, model=switch_model, input_buffer=input_buffer)
+    for r in range(racks):
+        for j in range(leaves_per_rack):
+            nodes.append(NodeDef(name=leaf(r, j), **sw))
+    for s in range(spines):
+        nodes.append(NodeDef(name=f"spine{s}", **sw))
+    for r in range(racks):
+        for h in range(hosts_per_rack):
+            for k in range(nics_per_host):
+                links.append(LinkDef(a=f"h{r * hosts_per_rack + h}", b=leaf(r, k % leaves_per_rack), rate=host_rate, delay=host_delay))
+    for r in range(racks):
+        for j in range(leaves_per_rack):
+            for s in range(spines):
+                for _ in range(parallel_links):
+                    links.append(LinkDef(a=leaf(r, j), b=f"spine{s}", rate=fabric_rate, delay=fabric_delay))
+    return Network(nodes=nodes, links=links)
