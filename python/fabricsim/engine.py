@@ -46,15 +46,29 @@ def _fidelity(scenario: Scenario, fidelity: str | None) -> str:
 def _header(scenario: Scenario, seed: int | None) -> str:
     if seed is not None:
         scenario = scenario.with_seed(seed)
-    return json.dumps(scenario.to_wire())
+    return json.dumps(scenario.header())
+
+
+def _columns(scenario: Scenario, workload: "Workload | None") -> dict | None:
+    """The workload columns: the given workload (which already holds the scenario's own rows), or the
+    scenario's rows lowered on their own."""
+    if workload is not None:
+        if not workload.belongs_to(scenario):
+            raise ScenarioError(scenario.source, "workload", "was built on another scenario (its topology or its "
+                                "own messages differ); build it with fabricsim.Workload(scenario)")
+        return workload.columns()
+    if scenario.has_workload_rows or scenario.streams:
+        from .workload import Workload
+
+        return Workload(scenario).columns()
+    return None
 
 
 def validate(scenario: Scenario, fidelity: str | None = None, workload: "Workload | None" = None) -> int:
     """Check the scenario (and `workload`) completely, including what only the engine knows (reachability,
     paths, dependency cycles, what the chosen fidelity can model). Returns the number of messages."""
     try:
-        return _core.validate(_header(scenario, None), workload.columns() if workload else None,
-                              _fidelity(scenario, fidelity))
+        return _core.validate(_header(scenario, None), _columns(scenario, workload), _fidelity(scenario, fidelity))
     except SpecError as e:
         raise ScenarioError(scenario.source, _user_field(e.field), e.reason) from None
 
@@ -65,8 +79,7 @@ def run(scenario: Scenario, seed: int | None = None, fidelity: str | None = None
     engine or, with `fidelity="flow"` (or the scenario's `fidelity`), the flow-level engine; the GIL is
     released. The record carries the fidelity used."""
     try:
-        scalars, columns = _core.run(_header(scenario, seed), workload.columns() if workload else None,
-                                     _fidelity(scenario, fidelity))
+        scalars, columns = _core.run(_header(scenario, seed), _columns(scenario, workload), _fidelity(scenario, fidelity))
     except SpecError as e:
         raise ScenarioError(scenario.source, _user_field(e.field), e.reason) from None
     return RunRecord(scalars, columns)

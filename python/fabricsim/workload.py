@@ -40,7 +40,8 @@ def sent(refs) -> np.ndarray:
 
 
 class Workload:
-    """Columns of messages, barriers and compute steps over the network of `scenario`.
+    """Columns of messages, barriers and compute steps over the network of `scenario`, starting with the
+    scenario's own `[[messages]]`, `[[barriers]]`, `[[compute]]` and `[[collectives]]` (lowered by `add_rows`).
 
     Cost: appending n rows is O(n) numpy work; `columns()` concatenates once. Memory ≈ 60 bytes per message
     plus 4 bytes per dependency."""
@@ -65,7 +66,9 @@ class Workload:
         self._names: list[str] = []
         self._named: dict[str, list[tuple[int, int, int]]] = {"msg": [], "barrier": [], "compute": []}
         self._paths: list[Sequence[int]] = []
-        self._collectives: list[dict[str, Any]] = []
+        self._scenario_rows = (id(scenario.messages), id(scenario.barriers), id(scenario.compute), id(scenario.collectives))
+        if scenario.has_workload_rows or scenario.streams:
+            self.add_rows(scenario.messages, scenario.barriers, scenario.compute, scenario.collectives, scenario.streams)
 
     # ---- resolution -----------------------------------------------------------------------------------
 
@@ -338,7 +341,11 @@ class Workload:
             if name is None:
                 return
             if name in by_name:
-                raise ScenarioError(src, field, f"'{name}' already names another message, barrier, compute step or collective")
+                kind = field.split("[")[0]
+                same = {"messages": 0, "barriers": 2, "compute": 3}.get(kind) == (by_name[name] >> 30)
+                what = {"messages": "message", "barriers": "barrier", "compute": "compute step"}.get(kind, "collective")
+                raise ScenarioError(src, field, f"duplicate {what} name '{name}'" if same else
+                                    f"'{name}' already names another message, barrier, compute step or collective")
             by_name[name] = ref
 
         m0, b0, c0 = self._n_msgs, self._n_barriers, self._n_compute
@@ -360,7 +367,8 @@ class Workload:
                                         else "a row cannot wait for itself")
                 ref = by_name.get(name)
                 if ref is None:
-                    what = "message" if sent else "message, barrier, compute step or collective"
+                    what = ("message" if field.startswith("messages") else "message or barrier" if field.startswith("barriers")
+                            else "message, barrier, compute step or collective")
                     raise ScenarioError(src, f"{field}[{j}]", f"unknown {what} '{name}'")
                 if sent and ref >> 30 != 0:
                     raise ScenarioError(src, f"{field}[{j}]", f"'{name}' is not a message (after_sent names messages)")
@@ -371,8 +379,16 @@ class Workload:
             rows = list(messages)
             after = [refs(m.after, f"messages[{i}].after", m.name) for i, m in enumerate(rows)]
             after_sent = [refs(m.after_sent, f"messages[{i}].after_sent", m.name, sent=True) for i, m in enumerate(rows)]
-            paths = [None if m.path is None else self._nodes(np.asarray(m.path, dtype=object), f"messages[{i}].path",
-                                                             len(m.path)).tolist() for i, m in enumerate(rows)]
+            at = self._name_index()
+            paths = []
+            for i, m in enumerate(rows):
+                if m.path is None:
+                    paths.append(None)
+                    continue
+                for k, name in enumerate(m.path):
+                    if name not in at:
+                        raise ScenarioError(src, f"messages[{i}].path[{k}]", f"unknown node '{name}'")
+                paths.append([at[name] for name in m.path])
             self.messages([m.src for m in rows], [m.dst for m in rows], [m.size for m in rows],
                           src_nic=[m.src_nic for m in rows], dst_nic=[m.dst_nic for m in rows],
                           packet_size=[m.packet_size for m in rows], header=[m.header for m in rows],
@@ -410,6 +426,11 @@ class Workload:
     @property
     def n_messages(self) -> int:
         return self._n_msgs
+
+    def belongs_to(self, scenario) -> bool:
+        """Whether this workload was built on `scenario` (or a copy differing only in seed or fidelity)."""
+        rows = (id(scenario.messages), id(scenario.barriers), id(scenario.compute), id(scenario.collectives))
+        return rows == self._scenario_rows and scenario.topology == self._scenario.topology
 
     def columns(self) -> dict[str, Any]:
         """The columns the engine reads (numpy arrays of fixed dtypes; see `fabricsim._core.run`)."""

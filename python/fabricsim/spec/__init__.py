@@ -22,7 +22,7 @@ from .load import first_error, format_loc, load_scenario, read_document, scenari
 from .network import (CodelQdisc, FifoQdisc, FqCodelQdisc, LinkDef, Network, NodeDef, PortDef, QdiscDef, QueueDef,
                       RoutingDef, SwitchModelName)
 from .scenario import MAX_MESSAGE_BYTES, MAX_PACKET_BYTES, Scenario
-from .traffic import BarrierDef, MeasureDef, MessageDef, SourceDef, TcpDef
+from .traffic import BarrierDef, CollectiveDef, ComputeDef, MeasureDef, MessageDef, SourceDef, TcpDef
 
 __all__ = [
     "Name", "NonNegativeInt", "PositiveDuration", "PositiveInt", "PositiveRate", "PositiveSize", "SpecProblem",
@@ -30,5 +30,5 @@ __all__ = [
     "CodelQdisc", "FifoQdisc", "FqCodelQdisc", "LinkDef", "Network", "NodeDef", "PortDef", "QdiscDef", "QueueDef",
     "RoutingDef", "SwitchModelName", "MAX_MESSAGE_BYTES", "MAX_PACKET_BYTES", "Scenario", "CustomTopology",
     "DumbbellTopology", "FatTreeTopology", "LeafSpineTopology", "TopologyDef", "BarrierDef", "MeasureDef",
-    "MessageDef", "SourceDef", "TcpDef",
+    "MessageDef", "SourceDef", "TcpDef", "ComputeDef", "CollectiveDef",
 ]

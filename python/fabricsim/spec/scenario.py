@@ -16,7 +16,8 @@ from ..topology.registry import TopologyDef
 from ..units import Duration
 from .base import NonNegativeInt, SpecProblem, _Model
 from .network import PortDef, QueueDef, RoutingDef
-from .traffic import BarrierDef, MeasureDef, MessageDef, SourceDef, TcpDef
+from .base import Name, PositiveInt
+from .traffic import BarrierDef, CollectiveDef, ComputeDef, MeasureDef, MessageDef, SourceDef, TcpDef
 
 MAX_PACKET_BYTES = 65_536
 MAX_MESSAGE_BYTES = 1 << 40
@@ -38,6 +39,10 @@ class Scenario(_Model):
     messages: list[MessageDef] = []
     tcp: list[TcpDef] = []
     barriers: list[BarrierDef] = []
+    compute: list[ComputeDef] = []
+    collectives: list[CollectiveDef] = []
+    streams: dict[Name, PositiveInt] = {}
+    """Compute streams per host (default 1): how many compute steps a host runs at once."""
     measure: MeasureDef = MeasureDef()
 
     _source: str = PrivateAttr(default="<scenario>")
@@ -53,19 +58,41 @@ class Scenario(_Model):
         s._source = self._source
         return s
 
+    @property
+    def has_workload_rows(self) -> bool:
+        """Whether the scenario lists messages, barriers, compute steps or collectives of its own."""
+        return bool(self.messages or self.barriers or self.compute or self.collectives)
+
     def check(self) -> None:
-        """Check every cross-reference; raises ScenarioError naming the field."""
-        self.to_wire()
+        """Resolve every name (nodes, ports, flows, dependencies); raises ScenarioError naming the field. What
+        needs the built network (reachability, NICs, sizes, cycles) is the engine's check (`validate`)."""
+        self.header()
+        if self.has_workload_rows:
+            from ..workload import Workload
+
+            Workload(self)
+
+    def header(self) -> dict:
+        """The wire header the engine compiles: network, routing, sources, TCP, measurement. The workload
+        (messages, barriers, compute steps, collectives) travels as columns (`fabricsim.Workload`)."""
+        try:
+            return _to_wire(self, rows=False)
+        except SpecProblem as p:
+            raise ScenarioError(self._source, p.field, p.reason) from None
 
     def to_wire(self) -> dict:
-        """The wire RunSpec the engine consumes (see crates/fabricsim-core/src/spec.rs)."""
+        """The complete wire RunSpec in its JSON row form, messages and barriers included (see
+        crates/fabricsim-core/src/spec.rs); the regression corpus and tests use it. Compute steps and
+        collectives exist only in the columnar form."""
         try:
             return _to_wire(self)
         except SpecProblem as p:
             raise ScenarioError(self._source, p.field, p.reason) from None
 
 
-def _to_wire(sc: Scenario) -> dict:
+def _to_wire(sc: Scenario, rows: bool = True) -> dict:
+    """The wire spec; with `rows=False` the header alone (message and barrier names are only checked against
+    the flow names, their rows are the workload's)."""
     net = sc.topology.network()
     topo_field = "topology" if sc.topology.kind == "custom" else f"topology ({sc.topology.kind})"
     index: dict[str, int] = {}
@@ -146,20 +173,24 @@ def _to_wire(sc: Scenario) -> dict:
             "on_ps": s.on or 0, "off_ps": s.off or 0, "start_ps": s.start, "stop_ps": s.stop,
             "max_bytes": s.max_bytes, "path": path(f"{f}.path", s.path),
         })
+    if not rows:
+        for i, m in enumerate(sc.messages):
+            if m.name in source_names:
+                raise SpecProblem(f"messages[{i}].name", f"'{m.name}' already names a source (flows are reported by name)")
     msg_index: dict[str, int] = {}
-    for i, m in enumerate(sc.messages):
+    for i, m in enumerate(sc.messages if rows else ()):
         if m.name in msg_index:
             raise SpecProblem(f"messages[{i}].name", f"duplicate message name '{m.name}'")
         if m.name in source_names:
             raise SpecProblem(f"messages[{i}].name", f"'{m.name}' already names a source (flows are reported by name)")
         msg_index[m.name] = i
     barrier_index: dict[str, int] = {}
-    for i, b in enumerate(sc.barriers):
+    for i, b in enumerate(sc.barriers if rows else ()):
         if b.name in msg_index or b.name in source_names or b.name in barrier_index:
             raise SpecProblem(f"barriers[{i}].name", f"'{b.name}' already names a flow or barrier")
         barrier_index[b.name] = i
     barriers = []
-    for i, b in enumerate(sc.barriers):
+    for i, b in enumerate(sc.barriers if rows else ()):
         deps, bdeps = [], []
         for k, name in enumerate(b.after):
             if name in msg_index:
@@ -170,7 +201,7 @@ def _to_wire(sc: Scenario) -> dict:
                 raise SpecProblem(f"barriers[{i}].after[{k}]", f"unknown message or barrier '{name}'")
         barriers.append({"name": b.name, "deps": deps, "barriers": bdeps})
     messages = []
-    for i, m in enumerate(sc.messages):
+    for i, m in enumerate(sc.messages if rows else ()):
         f = f"messages[{i}]"
         src = endpoint(f"{f}.src", m.src, m.src_nic, f"{f}.src_nic")
         dst = endpoint(f"{f}.dst", m.dst, m.dst_nic, f"{f}.dst_nic")
@@ -200,7 +231,7 @@ def _to_wire(sc: Scenario) -> dict:
     for i, t in enumerate(sc.tcp):
         f = f"tcp[{i}]"
         flow_name = t.name or f"tcp{i}"
-        if flow_name in source_names or flow_name in msg_index:
+        if flow_name in source_names or flow_name in msg_index or (not rows and any(m.name == flow_name for m in sc.messages)):
             raise SpecProblem(f"{f}.name", f"'{flow_name}' already names another flow (flows are reported by name)")
         source_names.add(flow_name)
         src = endpoint(f"{f}.src", t.src, t.src_nic, f"{f}.src_nic")
@@ -236,7 +267,7 @@ def _to_wire(sc: Scenario) -> dict:
         sample_ports = []
         for k, q in enumerate(sc.measure.queues):
             sample_ports.append(_port_ref(index, ports_of, q, f"measure.queues[{k}]"))
-    return {
+    out = {
         "seed": sc.seed,
         "stop_ps": sc.stop,
         "network": {
@@ -252,6 +283,9 @@ def _to_wire(sc: Scenario) -> dict:
         "barriers": barriers,
         "measure": {"queue_sample_ps": sc.measure.queue_interval, "sample_ports": sample_ports},
     }
+    if not rows:
+        del out["messages"], out["barriers"]
+    return out
 
 
 def _node(index: dict[str, int], name: str, field: str) -> int:
