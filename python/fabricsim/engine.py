@@ -58,9 +58,7 @@ def _columns(scenario: Scenario, workload: "Workload | None") -> dict | None:
                                 "own messages differ); build it with fabricsim.Workload(scenario)")
         return workload.columns()
     if scenario.has_workload_rows or scenario.streams:
-        from .workload import Workload
-
-        return Workload(scenario).columns()
+        return scenario.workload().columns()
     return None
 
 

@@ -69,6 +69,7 @@ class Workload:
         self._scenario_rows = (id(scenario.messages), id(scenario.barriers), id(scenario.compute), id(scenario.collectives))
         if scenario.has_workload_rows or scenario.streams:
             self.add_rows(scenario.messages, scenario.barriers, scenario.compute, scenario.collectives, scenario.streams)
+        self.n_own = self.n_added
 
     # ---- resolution -----------------------------------------------------------------------------------
 
@@ -426,6 +427,11 @@ class Workload:
     @property
     def n_messages(self) -> int:
         return self._n_msgs
+
+    @property
+    def n_added(self) -> int:
+        """Rows of every kind appended so far (a cached scenario workload is reused only while unchanged)."""
+        return self._n_msgs + self._n_barriers + self._n_compute + len(self._streams)
 
     def belongs_to(self, scenario) -> bool:
         """Whether this workload was built on `scenario` (or a copy differing only in seed or fidelity)."""

@@ -10,6 +10,7 @@ use fabricsim_core::workload::Workload;
 use numpy::{Element, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use std::fmt::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Run `f` without the GIL, converting core errors and panics to the package's Python exceptions.
@@ -285,12 +286,20 @@ fn flow_rows_json(py: Python<'_>, cols: &Bound<'_, PyDict>, node_names: Vec<Stri
     }
     const KINDS: [&str; 5] = ["cbr", "onoff", "message", "tcp", "tcp-ack"];
     const PS: f64 = 1e-12;
-    let s_or_null = |t: u64| if t == MISSING { "null".to_string() } else { fnum(t as f64 * PS) };
-    let text = |i: u32, pool: &[String]| -> String {
-        let v = if i == u32::MAX { "" } else { pool.get(i as usize).map(String::as_str).unwrap_or("") };
-        serde_json::to_string(v).unwrap_or_else(|_| "\"\"".into())
+    // Names JSON-escaped once each, then copied per row.
+    let quote = |pool: &[String]| -> Vec<String> { pool.iter().map(|v| serde_json::to_string(v).unwrap_or_else(|_| "\"\"".into())).collect() };
+    let (nodes_q, flows_q) = (quote(&node_names), quote(&flow_names));
+    fn text(i: u32, pool: &[String]) -> &str {
+        pool.get(i as usize).map_or("\"\"", String::as_str)
+    }
+    let secs = |out: &mut String, t: u64| {
+        if t == MISSING {
+            out.push_str("null");
+        } else {
+            fnum(out, t as f64 * PS);
+        }
     };
-    let mut out = String::with_capacity(n * 260 + 2);
+    let mut out = String::with_capacity(n * 300 + 2);
     out.push('[');
     for i in 0..n {
         if i > 0 {
@@ -299,40 +308,46 @@ fn flow_rows_json(py: Python<'_>, cols: &Bound<'_, PyDict>, node_names: Vec<Stri
         let span = if ftx[i] != MISSING && lrx[i] != MISSING { lrx[i] as i128 - ftx[i] as i128 } else { 0 };
         let thr = if span > 0 { (rxb[i] * 8) as f64 / (span as f64 * PS) } else { 0.0 };
         let rx = rxp[i];
-        let mean = if rx > 0 { fnum(dsum[i] as f64 * PS / rx as f64) } else { "null".into() };
-        let max = if rx > 0 { fnum(dmax[i] as f64 * PS) } else { "null".into() };
-        out.push_str(&format!(
-            "{{\"name\": {}, \"kind\": \"{}\", \"src\": {}, \"dst\": {}, \"tx_packets\": {}, \"rx_packets\": {}, \"lost_packets\": {}, \
-             \"tx_bytes\": {}, \"rx_bytes\": {}, \"throughput_bps\": {}, \"mean_delay_s\": {}, \"max_delay_s\": {}, \"first_tx_s\": {}, \
-             \"last_rx_s\": {}, \"start_s\": {}, \"complete_s\": {}}}",
-            text(name[i], &flow_names),
+        let _ = write!(
+            out,
+            "{{\"name\": {}, \"kind\": \"{}\", \"src\": {}, \"dst\": {}, \"tx_packets\": {}, \"rx_packets\": {rx}, \"lost_packets\": {}, \
+             \"tx_bytes\": {}, \"rx_bytes\": {}, \"throughput_bps\": ",
+            text(name[i], &flows_q),
             KINDS.get(kind[i] as usize).copied().unwrap_or("?"),
-            text(src[i], &node_names),
-            text(dst[i], &node_names),
+            text(src[i], &nodes_q),
+            text(dst[i], &nodes_q),
             txp[i],
-            rx,
             lost[i],
             txb[i],
             rxb[i],
-            fnum(thr),
-            mean,
-            max,
-            s_or_null(ftx[i]),
-            s_or_null(lrx[i]),
-            s_or_null(st[i]),
-            s_or_null(done[i]),
-        ));
+        );
+        fnum(&mut out, thr);
+        out.push_str(", \"mean_delay_s\": ");
+        if rx > 0 { fnum(&mut out, dsum[i] as f64 * PS / rx as f64) } else { out.push_str("null") }
+        out.push_str(", \"max_delay_s\": ");
+        if rx > 0 { fnum(&mut out, dmax[i] as f64 * PS) } else { out.push_str("null") }
+        out.push_str(", \"first_tx_s\": ");
+        secs(&mut out, ftx[i]);
+        out.push_str(", \"last_rx_s\": ");
+        secs(&mut out, lrx[i]);
+        out.push_str(", \"start_s\": ");
+        secs(&mut out, st[i]);
+        out.push_str(", \"complete_s\": ");
+        secs(&mut out, done[i]);
+        out.push('}');
     }
     out.push(']');
     Ok(out)
 }
 
-/// A finite float as JSON (shortest round-trip digits; integers keep a ".0" as Python's json does).
-fn fnum(x: f64) -> String {
-    if !x.is_finite() {
-        return "null".into();
+/// Append a float as JSON (shortest round-trip digits; integral values keep a ".0" as Python's json does;
+/// non-finite values become null).
+fn fnum(out: &mut String, x: f64) {
+    if x.is_finite() {
+        let _ = write!(out, "{x:?}");
+    } else {
+        out.push_str("null");
     }
-    format!("{x:?}")
 }
 
 /// Version of the native engine.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..units import format_duration, format_rate, format_size
-from ._common import FIDELITY, echo_json, load_checked, stdout_console, with_spinner
+from ._common import FIDELITY, load_checked, stdout_console, with_spinner
 
 
 @click.command("run")
@@ -21,13 +21,13 @@ def run(scenario: str, seed: int | None, fidelity: str | None, as_json: bool) ->
     hops, per-queue drops and peaks, events, wall_s and seed.
     """
     from ..engine import run as run_scenario
-    from ..engine import validate as validate_scenario
+    from ..spec import load_scenario
 
-    sc = load_checked(scenario)
-    validate_scenario(sc, fidelity)
+    # One validation: the engine compiles the scenario once and reports any problem before simulating.
+    sc = load_scenario(scenario)
     rec = with_spinner(lambda: run_scenario(sc, seed=seed, fidelity=fidelity), f"simulating {scenario}", quiet=as_json)
     if as_json:
-        echo_json(rec.to_json_dict())
+        click.echo(rec.to_json())
     else:
         _print_summary(scenario, rec)
 

@@ -46,6 +46,7 @@ class Scenario(_Model):
     measure: MeasureDef = MeasureDef()
 
     _source: str = PrivateAttr(default="<scenario>")
+    _workload: object = PrivateAttr(default=None)
 
     @property
     def source(self) -> str:
@@ -68,9 +69,17 @@ class Scenario(_Model):
         needs the built network (reachability, NICs, sizes, cycles) is the engine's check (`validate`)."""
         self.header()
         if self.has_workload_rows:
-            from ..workload import Workload
+            self.workload()
 
-            Workload(self)
+    def workload(self):
+        """The scenario's own rows as a `fabricsim.Workload` (built once and kept while the rows are the same)."""
+        from ..workload import Workload
+
+        w = self._workload
+        if not (isinstance(w, Workload) and w.belongs_to(self) and w.n_added == w.n_own):
+            w = Workload(self)
+            self._workload = w
+        return w
 
     def header(self) -> dict:
         """The wire header the engine compiles: network, routing, sources, TCP, measurement. The workload
