@@ -142,3 +142,41 @@ def test_native_json_rows_equal_the_python_rows(example):
     sc = fabricsim.load_scenario(Path(__file__).parent.parent / "examples" / example)
     rec = fabricsim.run(sc)
     assert json.loads(rec.to_json()) == json.loads(json.dumps(rec.to_json_dict()))
+
+
+@pytest.mark.parametrize("fidelity", ["packet", "flow"])
+def test_training_step_scenario_by_hand(fidelity):
+    # examples/training_step.toml: forward 100 us then backward 200 us on every host; the ring all-reduce of
+    # 4 MB on 4 ranks at 1 B/ns starts when every backward is done (300 us) and takes 2(n−1)/n · S/B + 6 × 1 us
+    # = 6.006 ms (see test_collectives_rust.py); the 50 us optimizer step follows: 6.356 ms in all. Each host
+    # computes 350 us and communicates 6.006 ms, none of it under compute.
+    from pathlib import Path
+
+    sc = fabricsim.load_scenario(Path(__file__).parent.parent / "examples" / "training_step.toml")
+    rec = fabricsim.run(sc, fidelity=fidelity)
+    assert rec.scalars["completion_ps"] == 6_356_000 * 1000
+    for h in rec.host_busy():
+        assert h["compute_s"] == pytest.approx(350e-6)
+        assert h["comm_s"] == pytest.approx(6.006e-3) and h["exposed_comm_s"] == pytest.approx(6.006e-3)
+
+
+def test_scenario_workload_errors_name_the_row(tmp_path, capsys):
+    from fabricsim.cli import main
+
+    base = (tmp_path / "ok.toml")
+    base.write_text('[topology]\nkind = "custom"\nnodes = [{name = "a", kind = "host"}, {name = "b", kind = "host"},'
+                    ' {name = "s", kind = "switch"}]\nlinks = [{a = "a", b = "s", rate = "1Gbps"}, {a = "b", b = "s", rate = "1Gbps"}]\n')
+    cases = {
+        '[[compute]]\nname = "c"\nhost = "s"\nduration = "1us"\n': "compute[0].host: 's' is a switch",
+        '[[compute]]\nname = "c"\nhost = "a"\nduration = "1us"\nafter = ["nope"]\n': "compute[0].after[0]: unknown message, barrier, compute step or collective 'nope'",
+        '[[collectives]]\nkind = "all_reduce"\nranks = ["a", "zz"]\nsize = 100\n': "unknown node 'zz'",
+        '[[collectives]]\nkind = "all_to_all"\nalgorithm = "ring"\nranks = "all"\nsize = 100\n': "collectives[0]",
+        '[[compute]]\nname = "c"\nhost = "a"\nduration = "1us"\nafter = ["d"]\n[[compute]]\nname = "d"\nhost = "b"\nduration = "1us"\nafter = ["c"]\n': "dependency cycle: c -> d -> c",
+    }
+    for i, (extra, want) in enumerate(cases.items()):
+        f = tmp_path / f"bad{i}.toml"
+        f.write_text(base.read_text() + extra)
+        for cmd in (["run", str(f), "--json"], ["validate", str(f)]):
+            assert main(cmd) == 2, want
+            out, err = capsys.readouterr()
+            assert out == "" and err.count("\n") == 1 and str(f) in err and want in err, err
