@@ -191,10 +191,17 @@ class RunRecord:
                 for h, cp, cm, ex in zip(c["node"].tolist(), c["compute_ps"].tolist(), c["comm_ps"].tolist(),
                                          c["exposed_comm_ps"].tolist())]
 
-    def flows(self) -> list[dict[str, Any]]:
-        """Per-flow rows with FlowMonitor's meaning, in SI units.
+    @property
+    def n_flows(self) -> int:
+        return len(self.columns["flows.name"])
+
+    def flows(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """Per-flow rows with FlowMonitor's meaning, in SI units (the first `limit` only, if given).
 
         throughput_bps = rx_bytes * 8 / (last_rx - first_tx), the usual FlowMonitor reduction."""
+        if limit is not None and limit < self.n_flows:
+            head = RunRecord(self.scalars, {k: (v[:limit] if k.startswith("flows.") else v) for k, v in self.columns.items()})
+            return head.flows()
         c = self.flow_columns
         rows = []
         for i in range(len(c["name"])):

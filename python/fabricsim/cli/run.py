@@ -53,8 +53,9 @@ def _print_summary(path: str, rec) -> None:
         f"dropped {p['dropped']} in flight {p['in_flight']}   "
         f"{rec.events} events in {rec.wall_s:.3f} s"
     )
-    flows = rec.flows()
-    t = Table(title=f"flows ({len(flows)})", title_justify="left")
+    flows = rec.flows(limit=20)
+    n_flows = rec.n_flows
+    t = Table(title=f"flows ({n_flows})", title_justify="left")
     for col in ("name", "src", "dst", "tx pkts", "rx pkts", "lost", "throughput", "mean delay", "max delay", "done"):
         t.add_column(col, justify="left" if col in ("name", "src", "dst") else "right", no_wrap=True)
     for f in flows[:20]:
@@ -66,8 +67,8 @@ def _print_summary(path: str, rec) -> None:
             format_duration(f["complete_s"] * 1e12) if f["complete_s"] is not None else "-",
         )
     con.print(t)
-    if len(flows) > 20:
-        con.print(f"... {len(flows) - 20} more flows (use --json for all)")
+    if n_flows > 20:
+        con.print(f"... {n_flows - 20} more flows (use --json for all)")
     busiest = sorted(rec.queues(), key=lambda q: (q["drops"], q["peak_packets"]), reverse=True)[:8]
     if busiest:
         q = Table(title="busiest queues", title_justify="left")
@@ -77,5 +78,17 @@ def _print_summary(path: str, rec) -> None:
             q.add_row(row["name"], str(row["tx_packets"]), str(row["drops"]), str(row["peak_packets"]),
                       format_size(row["peak_bytes"]))
         con.print(q)
+    hosts = rec.host_busy()
+    if hosts:
+        h = Table(title="hosts: busy time (communication = a message of the host in flight; exposed = with no compute running)",
+                  title_justify="left")
+        for col in ("host", "compute", "communication", "exposed communication"):
+            h.add_column(col, justify="left" if col == "host" else "right", no_wrap=True)
+        for row in hosts[:20]:
+            h.add_row(row["host"], format_duration(row["compute_s"] * 1e12), format_duration(row["comm_s"] * 1e12),
+                      format_duration(row["exposed_comm_s"] * 1e12))
+        con.print(h)
+        if len(hosts) > 20:
+            con.print(f"... {len(hosts) - 20} more hosts (use --json for all)")
     if rec.hops:
         con.print("packets by switch hops: " + ", ".join(f"{k}: {v}" for k, v in rec.hops.items()))
