@@ -16,7 +16,8 @@ import time
 from fabricsim.routing import fors_route
 from fabricsim.schedule import fors_schedule
 from fabricsim.schedule.verify import verify
-from fabricsim.topology.fattree import SCENARIOS, random_failures, scenario
+from fabricsim.studies.fors import SCENARIOS, scenario
+from fabricsim.topology.fattree import random_failures
 
 
 def main() -> None:

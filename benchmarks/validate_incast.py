@@ -1,6 +1,6 @@
 """Cross-validate the incast study against real ns-3 3.44: both simulators, same scenarios, side by side.
 
-For S1–S4 it runs ns-3 (benchmarks/ns3_incast.py, C++ helpers only) and fabricsim (fabricsim.incast), prints
+For S1–S4 it runs ns-3 (benchmarks/ns3_incast.py, C++ helpers only) and fabricsim (fabricsim.studies.incast), prints
 one table, checks the issue's tolerances (throughput ±3%, loss ±2 percentage points, mean delay ±10%) and that
 ns-3 itself reproduces the study's S2–S4 TX/RX counts, and times the heavy burst (S3) in both, printing the
 speed ratio. Exit status 1 if any check fails. Usage (after `make validate` installed ns3):
@@ -43,7 +43,7 @@ def run_ns3(mod, name: str, duration_s: float) -> tuple[dict, float]:
     r = mod.run_scenario(name, duration_s=duration_s, **kw, **extra)
     wall = r.get("wall_s", time.perf_counter() - t0)
     if "all_flows_incl_acks" in r:
-        # fabricsim.incast counts packets over every flow, TCP ACK flows included (the study's S1 TX only
+        # fabricsim.studies.incast counts packets over every flow, TCP ACK flows included (the study's S1 TX only
         # adds up with them); use ns-3's totals over the same set.
         a = r["all_flows_incl_acks"]
         r = {**r, "tx_packets": a["tx_packets"], "rx_packets": a["rx_packets"],
@@ -52,7 +52,7 @@ def run_ns3(mod, name: str, duration_s: float) -> tuple[dict, float]:
 
 
 def run_fabricsim(name: str, duration_s: float) -> tuple[dict, float]:
-    from fabricsim.incast import IncastParams, run_incast
+    from fabricsim.studies.incast import IncastParams, run_incast
 
     kw = SCENARIOS[name]
     p = IncastParams(transport=kw.get("transport", "udp"), rate_mbps=kw.get("udp_rate_mbps", 30.0),

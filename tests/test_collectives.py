@@ -4,9 +4,10 @@ import pytest
 
 import fabricsim
 from fabricsim import scenario_from_dict
-from fabricsim.collectives import PRESETS, all_gather, all_reduce, all_to_all, reduce_scatter, ring_all_reduce, split_barriers
+from fabricsim.collectives import all_gather, all_reduce, all_to_all, reduce_scatter, ring_all_reduce, split_barriers
 from fabricsim.collectives.placement import pack, spread, vela_nodes
-from fabricsim.collectives.run import collective_metrics, collective_scenario, preset_groups
+from fabricsim.collectives.run import collective_metrics, collective_scenario
+from fabricsim.studies.orchestration import PRESETS, preset_groups
 
 NODES = [(f"h{i}", 0) for i in range(4)]
 

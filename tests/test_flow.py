@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 import fabricsim
 from fabricsim import scenario_from_dict
 from fabricsim.collectives import all_to_all, split_barriers
-from fabricsim.collectives.run import collective_scenario, preset_groups
+from fabricsim.collectives.run import collective_scenario
 from fabricsim.errors import ScenarioError
 from fabricsim.flow import maxmin_rates
+from fabricsim.studies.orchestration import preset_groups
 
 
 def _both(sc, seeds):

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fabricsim.fors import calibrate, evaluate
 from fabricsim.routing import (export_opensm, fors_algorithm2, fors_route, ftree, ilp_route_phase, minhop, parse_lfts,
                                route_phase, trace)
 from fabricsim.schedule import (fors_phases, fors_schedule, fors_schedule_f, linear_shift, paper_phases,
                                 phase_lower_bound, xor)
 from fabricsim.schedule.verify import verify
-from fabricsim.topology.fattree import SCENARIOS, FatTree, random_failures, scenario
+from fabricsim.studies.fors import SCENARIOS, calibrate, evaluate, scenario
+from fabricsim.topology.fattree import FatTree, random_failures
 
 
 def _pairs(routing):

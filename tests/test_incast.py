@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from fabricsim.cli import main
-from fabricsim.incast import (IncastParams, build_scenario, expected_onoff_packets, incast_metrics, jain_index,
+from fabricsim.studies.incast import (IncastParams, build_scenario, expected_onoff_packets, incast_metrics, jain_index,
                               run_incast, sampled_peak, window_throughput_mbps)
 from fabricsim.record import RunRecord
 

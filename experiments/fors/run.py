@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from fabricsim.fors import calibrate
 from fabricsim.fors import default_scheme as fors_default
 from fabricsim.report.figures import grouped_bars, lines
 from fabricsim.schedule import fors_phases, paper_phases, phase_lower_bound
+from fabricsim.studies.fors import SCENARIOS, calibrate, scenario
 from fabricsim.sweep import SweepSpec
-from fabricsim.topology.fattree import SCENARIOS, FatTree, scenario
+from fabricsim.topology.fattree import FatTree
 
 TITLE = "Study 004: FORS, fault-adaptive all-to-all on a fat-tree DAQ network (Figs 3, 6, 7)"
 HERE = Path(__file__).resolve().parent
-TASK = "fabricsim.fors:sweep_task"
+TASK = "fabricsim.studies.fors:sweep_task"
 
 
 def default_scheme(name: str) -> str:

@@ -2,7 +2,7 @@
 
 Run from the repository root with the venv's Python (needs the `ns3` package, e.g. after `make validate`):
     .venv/bin/python experiments/incast/make_ns3_reference.py [--durations 10 60]
-Every parameter is passed explicitly so that ns-3 and fabricsim run the same scenario (fabricsim.incast's
+Every parameter is passed explicitly so that ns-3 and fabricsim run the same scenario (fabricsim.studies.incast's
 defaults): TCP flows start at 1.0 s + i·0.5 s, applications stop 1 s before the end of the run, the
 bottleneck discipline (FIFO, CoDel or FQ-CoDel) is limited to 100 packets above the 100-packet device queue.
 """

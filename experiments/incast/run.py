@@ -4,7 +4,7 @@ the study's Tables 4 and 5 is shown beside ns-3 3.44's (benchmarks/ns3_incast.py
 own helpers) and fabricsim's. Quick mode simulates 10 s instead of 60 s: the paper's rates and percentages are
 still compared, its absolute counts are not (ns-3's 10 s runs are, exactly).
 
-How the numbers are defined (fabricsim.incast.incast_metrics): throughput = IP-layer bytes received by the data
+How the numbers are defined (fabricsim.studies.incast.incast_metrics): throughput = IP-layer bytes received by the data
 flows × 8 over first TX … last RX (FlowMonitor's bytes, the study's Eq. 1); mean delay = Σ delay / Σ received
 packets of the data flows; per-flow delays are FlowMonitor's delaySum / rxPackets, Jain's index is taken over
 them; TX/RX/lost count every flow FlowMonitor sees (TCP ACK flows included, lost = TX − RX), as the study's
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from fabricsim.incast import IncastParams, run_incast, sampled_peak
 from fabricsim.report.figures import distribution, grouped_bars, timeseries
+from fabricsim.studies.incast import IncastParams, run_incast, sampled_peak
 
 TITLE = "Incast: synchronized AI bursts on a bottleneck, FIFO vs FQ-CoDel, TCP baseline (study 001)"
 HERE = Path(__file__).resolve().parent

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from fabricsim.collectives.placement import PRESETS
 from fabricsim.report.figures import grouped_bars
 from fabricsim.report.stats import summarize
+from fabricsim.studies.orchestration import PRESETS
 from fabricsim.sweep import SweepSpec
 
 TITLE = "Study 000: orchestration of collectives on a lossless Vela-like fabric (Table IV, Figs 4-8)"
 HERE = Path(__file__).resolve().parent
-TASK = "fabricsim.collectives.run:sweep_task"
+TASK = "fabricsim.studies.orchestration:sweep_task"
 CONTENTION_FREE = {"4n_1r", "6n_1r", "4n_4r"}
 METRICS = ["completion_time_ms", "throughput_gbps", "throughput_per_interface_gbps", "packets_1hop_m", "packets_3hop_m"]
 SINGLE = {"4": ["4n_1r", "4n_2r", "4n_3r", "4n_4r"], "6": ["6n_1r", "6n_2r", "6n_3r", "6n_4r"],

@@ -1,4 +1,4 @@
-"""Throughput of a synchronized, phased all-to-all on FT(2;M0,M1) under failures: the FORS study's evaluation.
+"""Throughput of a synchronized, phased all-to-all on FT(2;M0,M1) under failures: the FORS study's model, in general.
 
 A scheme is a schedule plus a routing: `fors` (FORS Algorithm 1 with the FORS router), `ftree` and `minhop`
 (linear shift with OpenSM's destination-based routings) and `ftree-ar` (linear shift with InfiniBand-style
@@ -8,8 +8,9 @@ synchronization overhead after it. Phase times come from the flow-level engine (
 that flows collide on; `ftree-ar` needs the packet engine's per-packet adaptive choice).
 
 The overhead is calibrated once, on the no-failure case only: linear shift with Ftree is conflict-free, so its
-completion time is phases × (transfer + path latency) + (phases − 1) × overhead, and the overhead is solved for
-the study's measured 141 Gb/s per server (§3.2). Every failure case then comes out of the model.
+completion time is phases × (transfer + path latency) + (phases − 1) × overhead, and `calibrate` solves the
+overhead for a measured per-server throughput (the study's 141 Gb/s and setup are in `studies.fors`). Every
+failure case then comes out of the model.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from typing import Any
 from .topology.fattree import FatTree
 
 SCHEMES = ("fors", "ftree", "minhop", "ftree-ar")
-STUDY_GBPS_0F = 141.0
-"""The study's measured per-server throughput without failures (§3.2, Fig. 3)."""
 
 
 def active_servers(ft: FatTree, active: int) -> list[int]:
@@ -141,18 +140,18 @@ class Evaluation:
         return {**{k: v for k, v in self.__dict__.items() if k != "extra"}, **self.extra}
 
 
-def evaluate(ft: FatTree, scheme: str, *, active: int = 326, link_gbps: float = 200.0, msg_bytes: int = 1 << 20,
-             packet_bytes: int = 4096, overhead_s: float | None = None, fidelity: str | None = None) -> Evaluation:
+def evaluate(ft: FatTree, scheme: str, *, active: int | None = None, link_gbps: float = 200.0,
+             msg_bytes: int = 1 << 20, packet_bytes: int = 4096, overhead_s: float = 0.0,
+             fidelity: str | None = None) -> Evaluation:
     """Simulate one synchronized all-to-all (every phase of the scheme) and report per-server throughput
-    (bytes each active server sends / completion). `overhead_s` None = the calibrated value (`calibrate`)."""
+    (bytes each active server sends / completion). `active` servers take part (None = all, see
+    `active_servers`); each phase after the first starts `overhead_s` after the previous one's barrier
+    (`calibrate` fits it to a measured throughput)."""
     from .engine import run
 
-    if overhead_s is None:
-        overhead_s = calibrate(FatTree(ft.m0, ft.m1), active=active, link_gbps=link_gbps, msg_bytes=msg_bytes,
-                               packet_bytes=packet_bytes)
     stats: dict[str, Any] = {}
     sched, routing = scheme_routing(ft, scheme, stats)
-    act = active_servers(ft, active)
+    act = active_servers(ft, ft.servers if active is None else active)
     aset = set(act)
     adaptive = scheme == "ftree-ar"
     fidelity = fidelity or ("packet" if adaptive else "flow")
@@ -166,7 +165,7 @@ def evaluate(ft: FatTree, scheme: str, *, active: int = 326, link_gbps: float = 
                                  **{f"routing_{k}": v for k, v in stats.items()}})
 
 
-def calibrate(ft0: FatTree, *, target_gbps: float = STUDY_GBPS_0F, active: int = 326, link_gbps: float = 200.0,
+def calibrate(ft0: FatTree, *, target_gbps: float, active: int | None = None, link_gbps: float = 200.0,
               msg_bytes: int = 1 << 20, packet_bytes: int = 4096) -> float:
     """The per-phase synchronization overhead (s) for which linear shift + Ftree without failures gives
     `target_gbps` per server. Closed form from one overhead-free run: T(o) = T(0) + (phases − 1)·o."""
@@ -188,15 +187,3 @@ def phase_multiplier(m0: int, m1: int, f: int) -> float:
 
     return fors_phases(m0, m1, f) / fors_phases(m0, m1, 0)
 
-
-def sweep_task(payload: dict[str, Any], seed: int) -> dict[str, Any]:
-    """Sweep task: {"scenario", "scheme", "m0", "m1", "active", "link_gbps", "msg_bytes", "overhead_s"} → metrics."""
-    from .topology.fattree import scenario
-
-    ft = scenario(payload["scenario"], int(payload.get("m0", 20)), int(payload.get("m1", 18)), seed=int(payload.get("failure_seed", 0)))
-    ev = evaluate(ft, payload["scheme"], active=int(payload.get("active", 326)), link_gbps=float(payload.get("link_gbps", 200.0)),
-                  msg_bytes=int(payload.get("msg_bytes", 1 << 20)), overhead_s=payload.get("overhead_s"),
-                  fidelity=payload.get("fidelity"))
-    out = ev.to_json()
-    out.pop("scheme")
-    return out

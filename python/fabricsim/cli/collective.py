@@ -44,7 +44,7 @@ def collective(topology, pattern, placement, nodes, nodes_b, pattern_b, msg_mb, 
     if (placement is None) == (nodes is None):
         raise UserError("fabricsim: give exactly one of --placement and --nodes")
     if placement is not None:
-        from ..collectives.placement import placement_groups
+        from ..studies.orchestration import placement_groups
 
         try:
             groups = placement_groups(placement)

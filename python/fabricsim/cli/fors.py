@@ -10,19 +10,19 @@ from pathlib import Path
 import click
 
 from ..errors import UserError
+from ..studies import fors as study
 from ._common import echo_json
 
 
 def _fat_tree(m0: int, m1: int, scenario: str | None, failed: str | None, random_links: int | None, seed: int):
     from ..topology.fattree import FatTree, random_failures
-    from ..topology.fattree import scenario as named
 
     given = sum(x is not None for x in (scenario, failed, random_links))
     if given > 1:
         raise UserError("fabricsim fors: give at most one of --scenario, --failed and --random-failures")
     try:
         if scenario is not None:
-            return named(scenario, m0, m1, seed)
+            return study.scenario(scenario, m0, m1, seed)
         if random_links is not None:
             return random_failures(m0, m1, random_links, seed)
         links = []
@@ -48,8 +48,8 @@ def _topology_options(fn):
     fn = click.option("--scenario", default=None,
                       help="A named failure scenario of the study: 0F, 1F_SW0 … 3F_SW0, 1F_SW0_5_11 … "
                            "3F_SW0_5_11, SW18_19, SW18_19_22_23 (switch ids as the study's Fig. 2).")(fn)
-    fn = click.option("--m1", type=click.IntRange(min=2), default=18, show_default=True, help="Leaves.")(fn)
-    fn = click.option("--m0", type=click.IntRange(min=1), default=20, show_default=True,
+    fn = click.option("--m1", type=click.IntRange(min=2), default=study.M1, show_default=True, help="Leaves.")(fn)
+    fn = click.option("--m0", type=click.IntRange(min=1), default=study.M0, show_default=True,
                       help="Servers per leaf = spines.")(fn)
     return fn
 
@@ -175,9 +175,11 @@ def verify_cmd(m0, m1, scenario, failed, random_links, seed, routes_file, schedu
 @fors.command("evaluate")
 @_topology_options
 @click.option("--scheme", type=click.Choice(["fors", "ftree", "minhop", "ftree-ar"]), default="fors", show_default=True)
-@click.option("--active", type=click.IntRange(min=2), default=326, show_default=True, help="Servers taking part.")
-@click.option("--link-gbps", type=click.FloatRange(min=0, min_open=True), default=200.0, show_default=True)
-@click.option("--msg-kib", type=click.IntRange(min=1), default=1024, show_default=True, help="Message per pair and phase.")
+@click.option("--active", type=click.IntRange(min=2), default=study.ACTIVE_SERVERS, show_default=True,
+              help="Servers taking part.")
+@click.option("--link-gbps", type=click.FloatRange(min=0, min_open=True), default=study.LINK_GBPS, show_default=True)
+@click.option("--msg-kib", type=click.IntRange(min=1), default=study.MSG_BYTES // 1024, show_default=True,
+              help="Message per pair and phase.")
 @click.option("--overhead-us", type=click.FloatRange(min=0), default=None,
               help="Per-phase synchronization overhead; default: calibrated so that 0F with Ftree gives the "
                    "study's 141 Gb/s per server.")
@@ -188,11 +190,9 @@ def evaluate_cmd(m0, m1, scenario, failed, random_links, seed, scheme, active, l
                  fidelity, as_json) -> None:
     """Simulate the synchronized phased all-to-all (a barrier between phases) and report throughput per server
     (Gb/s), total (Tb/s), phases and the most flows on one link in a phase."""
-    from ..fors import evaluate
-
     ft = _fat_tree(m0, m1, scenario, failed, random_links, seed)
     try:
-        ev = evaluate(ft, scheme, active=active, link_gbps=link_gbps, msg_bytes=msg_kib * 1024,
+        ev = study.evaluate(ft, scheme, active=active, link_gbps=link_gbps, msg_bytes=msg_kib * 1024,
                       overhead_s=None if overhead_us is None else overhead_us * 1e-6, fidelity=fidelity)
     except ValueError as e:
         raise UserError(f"fabricsim fors evaluate: {e}") from None

@@ -49,7 +49,7 @@ def incast(as_json: bool, fidelity: str | None, **opts) -> None:
     """
     from pydantic import ValidationError
 
-    from ..incast import IncastParams, run_incast
+    from ..studies.incast import IncastParams, run_incast
 
     try:
         params = IncastParams(**opts)

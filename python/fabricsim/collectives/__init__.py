@@ -1,7 +1,7 @@
 """Collective operations as workload-DAG generators (lists of message dicts) and node placements."""
 
 from .patterns import all_gather, all_reduce, all_to_all, reduce_scatter, ring_all_reduce, split_barriers
-from .placement import PRESETS, Node, pack, spread, vela_nodes
+from .placement import Node, pack, placement_groups, spread, vela_nodes
 
-__all__ = ["all_to_all", "all_gather", "all_reduce", "ring_all_reduce", "reduce_scatter", "split_barriers", "Node", "PRESETS",
-           "vela_nodes", "pack", "spread"]
+__all__ = ["all_to_all", "all_gather", "all_reduce", "ring_all_reduce", "reduce_scatter", "split_barriers", "Node",
+           "vela_nodes", "pack", "spread", "placement_groups"]

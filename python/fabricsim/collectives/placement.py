@@ -1,4 +1,5 @@
-"""Placements: which server and NIC each collective node uses. Study 000's presets and a general pack/spread placer.
+"""Placements: which server and NIC each collective node uses, and a general pack/spread placer (study 000's named
+presets are in `fabricsim.studies.orchestration`).
 
 Servers are numbered 1..R·S in rack order (1–6 in rack 1, 7–12 in rack 2, …) and map to hosts h0…. On the
 Vela-like fabric NIC k of a server attaches to leaf k mod 2 of its rack. A node on a server takes that
@@ -11,6 +12,7 @@ Table III placements ("spine crossing ... when traffic moves between switches wi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -43,32 +45,6 @@ def vela_nodes(servers: list[int], interfaces: int = 1) -> list[list[Node]]:
     return out
 
 
-PRESETS: dict[str, list[list[int]]] = {
-    # Table II: one node per server; collectives and their placements.
-    "4n_1r": [[1, 2, 3, 4]], "4n_2r": [[1, 2, 7, 8]], "4n_3r": [[1, 2, 7, 13]], "4n_4r": [[1, 7, 13, 19]],
-    "6n_1r": [[1, 2, 3, 4, 5, 6]], "6n_2r": [[1, 2, 3, 7, 8, 9]], "6n_3r": [[1, 2, 7, 8, 13, 14]],
-    "6n_4r": [[1, 2, 7, 8, 13, 19]],
-    "8n_2r": [[1, 2, 3, 4, 7, 8, 9, 10]], "8n_3r": [[1, 2, 3, 7, 8, 9, 13, 14]], "8n_4r": [[1, 2, 7, 8, 13, 14, 19, 20]],
-    "12n_2r": [list(range(1, 13))], "12n_3r": [[1, 2, 3, 4, 7, 8, 9, 10, 13, 14, 15, 16]],
-    "12n_4r": [[1, 2, 3, 7, 8, 9, 13, 14, 15, 19, 20, 21]],
-    "4n_1r_6n_1r": [[1, 2, 3, 4], [7, 8, 9, 10, 11, 12]], "4n_2r_6n_2r": [[1, 2, 7, 8], [13, 14, 15, 19, 20, 21]],
-    "4n_3r_6n_3r": [[1, 2, 7, 13], [8, 9, 14, 15, 19, 20]], "4n_4r_6n_4r": [[1, 7, 13, 19], [2, 3, 8, 9, 14, 20]],
-    "6n_1r_8n_2r": [[1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 13, 14, 15, 16]],
-    "6n_2r_8n_2r": [[1, 2, 3, 7, 8, 9], [13, 14, 15, 16, 19, 20, 21, 22]],
-    "6n_3r_8n_3r": [[1, 2, 7, 8, 13, 14], [9, 10, 11, 15, 16, 17, 19, 20]],
-    "6n_4r_8n_4r": [[1, 2, 7, 8, 13, 19], [3, 4, 9, 10, 14, 15, 20, 21]],
-    # Table III: several nodes per server within one rack.
-    "4n_1_1_1_1": [[1, 2, 3, 4]], "4n_2_1_1": [[1, 1, 2, 3]], "4n_2_2": [[1, 1, 2, 2]], "4n_3_1": [[1, 1, 1, 2]],
-    "4n_4": [[1, 1, 1, 1]],
-    "6n_1_1_1_1_1": [[1, 2, 3, 4, 5, 6]], "6n_1_1_1_2": [[1, 1, 2, 3, 4, 5]], "6n_1_1_2_2": [[1, 1, 2, 2, 3, 4]],
-    "6n_2_2_2": [[1, 1, 2, 2, 3, 3]], "6n_3_3": [[1, 1, 1, 2, 2, 2]], "6n_4_1_1": [[1, 1, 1, 1, 2, 3]],
-    "6n_4_2": [[1, 1, 1, 1, 2, 2]],
-}
-"""Study 000's Tables II (one node per server) and III (several nodes per server), as server-id lists per
-collective. Note: Table II prints 4n_3r with the same ids as 4n_2r ([1, 2, 7, 8]); its Table IV hop counts
-(0.04 M 1-hop vs 0.20 M 3-hop packets) fit three racks, [1, 2, 7, 13], which is used here."""
-
-
 def pack(n: int, racks: int = 4, per_rack: int = 6, start_rack: int = 0) -> list[int]:
     """n nodes on consecutive servers, filling racks in order from `start_rack`."""
     first = start_rack * per_rack + 1
@@ -84,11 +60,13 @@ def spread(n: int, over: int, racks: int = 4, per_rack: int = 6) -> list[int]:
     return sorted(r * per_rack + (k // over) + 1 for k in range(n) for r in [k % over])
 
 
-def placement_groups(name: str, racks: int = 4, per_rack: int = 6) -> list[list[int]]:
-    """Server-id lists per collective for a preset name, `pack:N` (N nodes on consecutive servers) or
+def placement_groups(name: str, racks: int = 4, per_rack: int = 6,
+                     presets: Mapping[str, list[list[int]]] | None = None) -> list[list[int]]:
+    """Server-id lists per collective for a name of `presets`, `pack:N` (N nodes on consecutive servers) or
     `spread:N:R` (N nodes round-robin over the first R racks), on any leaf-spine of `racks` × `per_rack`."""
-    if name in PRESETS:
-        return PRESETS[name]
+    presets = presets or {}
+    if name in presets:
+        return presets[name]
     kind, _, rest = name.partition(":")
     try:
         args = [int(x) for x in rest.split(":")] if rest else []
@@ -98,4 +76,5 @@ def placement_groups(name: str, racks: int = 4, per_rack: int = 6) -> list[list[
         return [pack(args[0], racks, per_rack)]
     if kind == "spread" and args is not None and len(args) == 2:
         return [spread(args[0], args[1], racks, per_rack)]
-    raise ValueError(f"unknown placement '{name}': give a preset ({', '.join(PRESETS)}), pack:N or spread:N:RACKS")
+    given = f"a preset ({', '.join(presets)}), " if presets else ""
+    raise ValueError(f"unknown placement '{name}': give {given}pack:N or spread:N:RACKS")

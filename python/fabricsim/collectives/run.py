@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from ..spec import Scenario, scenario_from_dict
 from .patterns import all_gather, all_reduce, all_to_all, reduce_scatter, ring_all_reduce, split_barriers
-from .placement import placement_groups, vela_nodes
+from .placement import vela_nodes
 
 PATTERNS = {"all-to-all": all_to_all, "all-gather": all_gather, "all-reduce": all_reduce,
             "ring-all-reduce": ring_all_reduce, "reduce-scatter": reduce_scatter}
@@ -58,14 +58,6 @@ def _shift_options(pattern: str, barrier: bool, order: str | None) -> dict:
     return opts
 
 
-def preset_groups(preset: str) -> list[list[int]]:
-    """Server ids per collective for a preset, pack:N or spread:N:R on the Vela-like fabric (KeyError if unknown)."""
-    try:
-        return placement_groups(preset)
-    except ValueError as e:
-        raise KeyError(str(e)) from None
-
-
 def collective_metrics(record, interfaces_total: int) -> dict[str, Any]:
     """Completion (ms), aggregate and per-interface throughput (Gb/s: delivered payload bits / completion),
     and received packets by switch hops (millions)."""
@@ -85,10 +77,11 @@ def collective_metrics(record, interfaces_total: int) -> dict[str, Any]:
 
 
 def sweep_task(payload: dict, seed: int) -> dict:
-    """Sweep task: {"preset" | "servers": [[...], ...], "patterns" | "pattern", "msg_mib", "interfaces", "packet"}."""
+    """Sweep task: {"servers": [[...], ...], "patterns" | "pattern", "msg_mib", "interfaces", "packet"} (study 000's
+    task, `studies.orchestration.sweep_task`, also takes preset names)."""
     from ..engine import run
 
-    groups = payload["servers"] if "servers" in payload else preset_groups(payload["preset"])
+    groups = payload["servers"]
     patterns = payload.get("patterns") or [payload.get("pattern", "all-reduce")] * len(groups)
     interfaces = int(payload.get("interfaces", 1))
     sc = collective_scenario(groups, patterns, float(payload.get("msg_mib", 10.0)), interfaces=interfaces,

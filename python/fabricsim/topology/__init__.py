@@ -11,10 +11,10 @@ from ..spec.network import LinkDef, Network, NodeDef
 from .custom import custom
 from .dumbbell import dumbbell
 from .fat_tree import fat_tree
-from .fattree import SCENARIOS, FatTree, random_failures, scenario
+from .fattree import FatTree, random_failures
 from .leaf_spine import leaf_spine
 from .nx import to_networkx
 from .registry import FAMILIES, KINDS, TopologyDef
 
-__all__ = ["custom", "dumbbell", "leaf_spine", "fat_tree", "to_networkx", "FatTree", "scenario", "SCENARIOS",
-           "random_failures", "FAMILIES", "KINDS", "TopologyDef", "Network", "NodeDef", "LinkDef"]
+__all__ = ["custom", "dumbbell", "leaf_spine", "fat_tree", "to_networkx", "FatTree", "random_failures", "FAMILIES",
+           "KINDS", "TopologyDef", "Network", "NodeDef", "LinkDef"]

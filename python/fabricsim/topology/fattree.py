@@ -1,5 +1,7 @@
 """Two-level fat-trees FT(2;M0,M1) with failed leaf–spine links: the model the FORS study (seed 004) works on.
 
+The study's named failure scenarios of FT(2;20,18) are in `fabricsim.studies.fors`.
+
 Numbering (the study's §4): server s = α + γ·M0 sits below leaf γ ∈ [0, M1) at position α ∈ [0, M0); there
 are M0 spines, and every leaf has one uplink to every spine (the k-ary-L-tree view for L = 2: M0 servers and
 M0 uplinks per leaf). The study's switch ids (its Fig. 2) number the leaves SW_0 … SW_{M1−1} and the spines
@@ -70,48 +72,6 @@ class FatTree:
     def switch_id(self, kind: str, index: int) -> int:
         """The study's switch number of leaf or spine `index`."""
         return index if kind == "leaf" else self.m1 + index
-
-
-def _fail_spines(ft: FatTree, spines) -> FatTree:
-    return ft.with_failed((leaf, sp) for sp in spines for leaf in range(ft.m1))
-
-
-def scenario(name: str, m0: int = 20, m1: int = 18, seed: int = 0) -> FatTree:
-    """The study's named failure scenarios (§3.1), on FT(2;M0,M1) (FT(2;20,18) by default):
-
-    - `0F`: no failure;
-    - `xF_SW0` (x = 1, 2, 3): x failed links between leaf SW_0 and spines drawn at random (`seed`);
-    - `xF_SW0_5_11`: leaves SW_0, SW_5 and SW_11 each lose x links, to consecutive spines, each leaf to other
-      spines: 1F is SW_0–SW_18, SW_5–SW_19, SW_11–SW_20; 3F is SW_0–SW_{18,19,20}, SW_5–SW_{21,22,23},
-      SW_11–SW_{24,25,26} (spines are SW_{M1+σ});
-    - `SW18_19`, `SW18_19_22_23`: whole spines SW_18, SW_19 (and SW_22, SW_23) fail, i.e. σ = 0, 1 (, 4, 5).
-    """
-    ft = FatTree(m0, m1)
-    if name == "0F":
-        return ft
-    parts = name.split("_")
-    if parts[0].endswith("F") and parts[0][:-1].isdigit():
-        x = int(parts[0][:-1])
-        leaves = [int(p.removeprefix("SW")) for p in parts[1:]]
-        if not leaves or not parts[1].startswith("SW") or x < 1:
-            raise ValueError(f"unknown scenario '{name}'")
-        if len(leaves) == 1:
-            spines = random.Random(seed).sample(range(m0), x)
-            return ft.with_failed((leaves[0], sp) for sp in spines)
-        if len(leaves) * x > m0:
-            raise ValueError(f"scenario '{name}' needs {len(leaves) * x} spines; FT(2;{m0},{m1}) has {m0}")
-        return ft.with_failed((leaf, i * x + k) for i, leaf in enumerate(leaves) for k in range(x))
-    if parts[0].startswith("SW") and all(p.removeprefix("SW").isdigit() for p in parts):
-        ids = [int(p.removeprefix("SW")) for p in parts]
-        if any(not m1 <= i < m1 + m0 for i in ids):
-            raise ValueError(f"scenario '{name}': spines are SW_{m1}..SW_{m1 + m0 - 1} on FT(2;{m0},{m1})")
-        return _fail_spines(ft, [i - m1 for i in ids])
-    raise ValueError(f"unknown scenario '{name}' (known: {', '.join(SCENARIOS)})")
-
-
-SCENARIOS = ["0F", "1F_SW0", "2F_SW0", "3F_SW0", "1F_SW0_5_11", "2F_SW0_5_11", "3F_SW0_5_11", "SW18_19",
-             "SW18_19_22_23"]
-"""The study's scenarios, in the order of its Figs. 3 and 6."""
 
 
 def random_failures(m0: int, m1: int, links: int, seed: int = 0, keep_connected: bool = True) -> FatTree:

@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .record import PS, RunRecord
-from .spec import Scenario, scenario_from_dict
+from ..record import PS, RunRecord
+from ..spec import Scenario, scenario_from_dict
 
 PPP_HEADER_BYTES = 2
 UDP_HEADER_BYTES = 8 + 20 + PPP_HEADER_BYTES
@@ -100,7 +100,7 @@ def _bps(mbps: float) -> str:
 
 
 def _qdisc(kind: str, limit_packets: int) -> dict:
-    """The bottleneck discipline: ns-3 3.44's defaults (spec.py) except the packet limit."""
+    """The bottleneck discipline: ns-3 3.44's defaults (spec.network) except the packet limit."""
     return {"kind": kind, "limit_packets": limit_packets}
 
 
@@ -271,7 +271,7 @@ def sampled_peak(metrics: dict[str, Any], every_ms: float) -> int | None:
 def run_incast(params: IncastParams, fidelity: str | None = None) -> tuple[RunRecord, dict[str, Any]]:
     """Build, simulate and reduce one incast run: (record, metrics). The study needs the packet engine
     (OnOff bursts, TCP, queue disciplines); `fidelity="flow"` is rejected with the field it cannot model."""
-    from .engine import run
+    from ..engine import run
 
     rec = run(build_scenario(params), fidelity=fidelity)
     return rec, incast_metrics(rec, params)
