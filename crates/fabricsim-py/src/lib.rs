@@ -10,7 +10,6 @@ use fabricsim_core::workload::Workload;
 use numpy::{Element, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use std::fmt::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Run `f` without the GIL, converting core errors and panics to the package's Python exceptions.
@@ -300,6 +299,11 @@ fn flow_rows_json(py: Python<'_>, cols: &Bound<'_, PyDict>, node_names: Vec<Stri
         }
     };
     let mut out = String::with_capacity(n * 300 + 2);
+    let mut ints = itoa::Buffer::new();
+    let mut int = |out: &mut String, key: &str, v: u64| {
+        out.push_str(key);
+        out.push_str(ints.format(v));
+    };
     out.push('[');
     for i in 0..n {
         if i > 0 {
@@ -308,19 +312,20 @@ fn flow_rows_json(py: Python<'_>, cols: &Bound<'_, PyDict>, node_names: Vec<Stri
         let span = if ftx[i] != MISSING && lrx[i] != MISSING { lrx[i] as i128 - ftx[i] as i128 } else { 0 };
         let thr = if span > 0 { (rxb[i] * 8) as f64 / (span as f64 * PS) } else { 0.0 };
         let rx = rxp[i];
-        let _ = write!(
-            out,
-            "{{\"name\": {}, \"kind\": \"{}\", \"src\": {}, \"dst\": {}, \"tx_packets\": {}, \"rx_packets\": {rx}, \"lost_packets\": {}, \
-             \"tx_bytes\": {}, \"rx_bytes\": {}, \"throughput_bps\": ",
-            text(name[i], &flows_q),
-            KINDS.get(kind[i] as usize).copied().unwrap_or("?"),
-            text(src[i], &nodes_q),
-            text(dst[i], &nodes_q),
-            txp[i],
-            lost[i],
-            txb[i],
-            rxb[i],
-        );
+        out.push_str("{\"name\": ");
+        out.push_str(text(name[i], &flows_q));
+        out.push_str(", \"kind\": \"");
+        out.push_str(KINDS.get(kind[i] as usize).copied().unwrap_or("?"));
+        out.push_str("\", \"src\": ");
+        out.push_str(text(src[i], &nodes_q));
+        out.push_str(", \"dst\": ");
+        out.push_str(text(dst[i], &nodes_q));
+        int(&mut out, ", \"tx_packets\": ", txp[i]);
+        int(&mut out, ", \"rx_packets\": ", rx);
+        int(&mut out, ", \"lost_packets\": ", lost[i]);
+        int(&mut out, ", \"tx_bytes\": ", txb[i]);
+        int(&mut out, ", \"rx_bytes\": ", rxb[i]);
+        out.push_str(", \"throughput_bps\": ");
         fnum(&mut out, thr);
         out.push_str(", \"mean_delay_s\": ");
         if rx > 0 { fnum(&mut out, dsum[i] as f64 * PS / rx as f64) } else { out.push_str("null") }
@@ -344,7 +349,7 @@ fn flow_rows_json(py: Python<'_>, cols: &Bound<'_, PyDict>, node_names: Vec<Stri
 /// non-finite values become null).
 fn fnum(out: &mut String, x: f64) {
     if x.is_finite() {
-        let _ = write!(out, "{x:?}");
+        out.push_str(ryu::Buffer::new().format_finite(x));
     } else {
         out.push_str("null");
     }
