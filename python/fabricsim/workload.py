@@ -407,7 +407,8 @@ class Workload:
         for i, c in enumerate(collectives):
             ranks = [n for n, h in zip(self._node_names, self._host) if h] if c.ranks == "all" else c.ranks
             self.collective(c.kind, ranks, c.size, algorithm=c.algorithm, packet_size=c.packet_size, header=c.header,
-                            chunks=c.chunks, order=c.order, barrier=c.barrier, root=c.root, start_ps=c.start,
+                            chunks=c.chunks, order=c.order, ag_order=c.ag_order, barrier=c.barrier, root=c.root,
+                            start_ps=c.start,
                             after=refs(c.after, f"collectives[{i}].after", c.name) or None, _done=slots.get(i),
                             _field=f"collectives[{i}]")
         for host, count in (streams or {}).items():

@@ -90,6 +90,8 @@ class CollectiveDef(_Model):
     header: Size = 0
     chunks: PositiveInt = 1
     order: Literal["sent", "delivered", "parallel"] | None = None
+    ag_order: Literal["sent", "delivered", "parallel"] | None = None
+    """Shift all-reduce only: how the all-gather part's messages are issued (default parallel)."""
     barrier: bool = False
     root: NonNegativeInt = 0
     start: Duration = 0
