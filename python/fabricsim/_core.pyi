@@ -41,5 +41,28 @@ def expand_collective(spec_json: str, msgs: int, barriers: int, compute: int) ->
 def maxmin(capacity: list[float], uses: list[list[tuple[int, float]]], caps: list[float | None]) -> list[float]:
     """Max-min fair rates of flows over resources (the flow engine's solver)."""
 
+def read_chakra(path: str) -> dict[str, Any]:
+    """Read one rank's Chakra execution trace (`PREFIX.{rank}.et`, gzip-compressed or not) into columns, one
+    row per Node in file order; the GIL is released while decoding. I/O and decode errors (truncated varint or
+    record, bad protobuf, missing GlobalMetadata, duplicate node id, a typed attribute of the wrong kind)
+    raise SpecError whose field names the file (and the node or record).
+
+    Keys: "version" (str, GlobalMetadata.version; "" when the trace keeps it in a `schema` attribute),
+    "names" (list of str: node names and pg_name values, interned), "meta_extra" (bytes: the raw
+    GlobalMetadata attributes), and numpy arrays: uint64 `id`; uint32 `name` (index into names); uint8
+    `node_type` (NodeType: 4 COMP, 5 COMM_SEND, 6 COMM_RECV, 7 COMM_COLL, ...); uint64 `duration_micros`;
+    the typed attributes, whichever integer variant carried them: int32 `comm_type` (-1 absent), uint64
+    `comm_size` (0 absent), int64 `comm_src`, `comm_dst`, `comm_tag` (-1 absent), uint32 `pg_name` (index
+    into names, 2**32 - 1 absent), uint64 `num_ops`, `tensor_size` (0 absent), uint8 `is_cpu_op` (0/1, 2
+    absent); dependencies as CSR: uint32 `data_dep_start` (n + 1) with uint64 `data_deps` (node ids), uint32
+    `ctrl_dep_start` with uint64 `ctrl_deps`; uint64 `extra_start` (n + 1) with uint8 `extra`: every other
+    field of each node (start time, inputs/outputs, other attributes) as raw protobuf bytes."""
+
+def write_chakra(path: str, columns: dict[str, Any]) -> None:
+    """Write a dict shaped as `read_chakra` returns (same dtypes) as a Chakra ET file, gzip-compressed if
+    `path` ends with ".gz"; `read_chakra` of the result gives the same columns. "id", "name", "names" and
+    "node_type" are required; a missing attribute column means absent everywhere, missing CSR columns no
+    dependencies. Invalid columns raise SpecError naming the path and the column; nothing is written."""
+
 def version() -> str:
     """Version of the native engine."""

@@ -355,6 +355,119 @@ fn fnum(out: &mut String, x: f64) {
     }
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// Chakra execution traces (fabricsim_core::chakra): one rank's file as numpy columns, and back.
+
+/// Read one Chakra ET file (gzip or not) into a dict: "version" (str), "names" (list of str), "meta_extra"
+/// (bytes: the raw GlobalMetadata attributes) and one numpy array per `chakra::Trace` column. The GIL is
+/// released while reading and decoding; I/O and decode errors raise SpecError with the path as field.
+#[pyfunction]
+fn read_chakra<'py>(py: Python<'py>, path: &str) -> PyResult<Bound<'py, PyDict>> {
+    let p = path.to_owned();
+    let t = guarded(py, move || {
+        let bytes = std::fs::read(&p).map_err(|e| fabricsim_core::Error::spec(p.as_str(), format!("cannot read: {e}")))?;
+        fabricsim_core::chakra::read_trace(&bytes, &p)
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("version", t.version)?;
+    d.set_item("names", PyList::new(py, t.names)?)?;
+    d.set_item("meta_extra", pyo3::types::PyBytes::new(py, &t.meta_extra))?;
+    d.set_item("id", arr(py, t.id))?;
+    d.set_item("name", arr(py, t.name))?;
+    d.set_item("node_type", arr(py, t.node_type))?;
+    d.set_item("duration_micros", arr(py, t.duration_micros))?;
+    d.set_item("comm_type", arr(py, t.comm_type))?;
+    d.set_item("comm_size", arr(py, t.comm_size))?;
+    d.set_item("comm_src", arr(py, t.comm_src))?;
+    d.set_item("comm_dst", arr(py, t.comm_dst))?;
+    d.set_item("comm_tag", arr(py, t.comm_tag))?;
+    d.set_item("pg_name", arr(py, t.pg_name))?;
+    d.set_item("num_ops", arr(py, t.num_ops))?;
+    d.set_item("tensor_size", arr(py, t.tensor_size))?;
+    d.set_item("is_cpu_op", arr(py, t.is_cpu_op))?;
+    d.set_item("data_dep_start", arr(py, t.data_dep_start))?;
+    d.set_item("data_deps", arr(py, t.data_deps))?;
+    d.set_item("ctrl_dep_start", arr(py, t.ctrl_dep_start))?;
+    d.set_item("ctrl_deps", arr(py, t.ctrl_deps))?;
+    d.set_item("extra_start", arr(py, t.extra_start))?;
+    d.set_item("extra", arr(py, t.extra))?;
+    Ok(d)
+}
+
+/// Column `key` of a Chakra dict, or `n` copies of `absent` if the key is missing (or the array empty).
+fn chakra_column<T: Element + Copy>(py: Python<'_>, cols: &Bound<'_, PyDict>, key: &str, n: usize, absent: T) -> PyResult<Vec<T>> {
+    let v = column::<T>(py, cols, key, key)?;
+    Ok(if v.is_empty() { vec![absent; n] } else { v })
+}
+
+/// Write a dict shaped as `read_chakra` returns to `path` as a Chakra ET file (gzip-compressed if the path
+/// ends with ".gz"). "id", "name", "names" and "node_type" are required; a missing attribute column means
+/// absent everywhere, missing CSR starts mean no dependencies (no extra fields). The columns are checked
+/// (`Trace::check`) before anything is written; errors raise SpecError naming the path and the column.
+#[pyfunction]
+fn write_chakra(py: Python<'_>, path: &str, columns: &Bound<'_, PyDict>) -> PyResult<()> {
+    use fabricsim_core::chakra::{Trace, ABSENT, NO_BOOL, NO_NAME};
+    for key in ["id", "name", "names", "node_type"] {
+        if !columns.contains(key)? {
+            return Err(spec_err(py, format!("{path}: {key}"), "required column is missing"));
+        }
+    }
+    let id: Vec<u64> = column(py, columns, "id", "id")?;
+    let n = id.len();
+    let text = |key: &str| -> PyResult<String> {
+        match columns.get_item(key)? {
+            Some(v) => v.extract().map_err(|_| spec_err(py, format!("{path}: {key}"), "expected a str")),
+            None => Ok(String::new()),
+        }
+    };
+    let meta_extra: Vec<u8> = match columns.get_item("meta_extra")? {
+        Some(v) => v.extract().map_err(|_| spec_err(py, format!("{path}: meta_extra"), "expected bytes"))?,
+        None => Vec::new(),
+    };
+    let names: Vec<String> = columns
+        .get_item("names")?
+        .map(|v| v.extract())
+        .transpose()
+        .map_err(|_| spec_err(py, format!("{path}: names"), "expected a list of str"))?
+        .unwrap_or_default();
+    let t = Trace {
+        version: text("version")?,
+        meta_extra,
+        names,
+        name: column(py, columns, "name", "name")?,
+        node_type: column(py, columns, "node_type", "node_type")?,
+        duration_micros: chakra_column(py, columns, "duration_micros", n, 0)?,
+        comm_type: chakra_column(py, columns, "comm_type", n, ABSENT as i32)?,
+        comm_size: chakra_column(py, columns, "comm_size", n, 0)?,
+        comm_src: chakra_column(py, columns, "comm_src", n, ABSENT)?,
+        comm_dst: chakra_column(py, columns, "comm_dst", n, ABSENT)?,
+        comm_tag: chakra_column(py, columns, "comm_tag", n, ABSENT)?,
+        pg_name: chakra_column(py, columns, "pg_name", n, NO_NAME)?,
+        num_ops: chakra_column(py, columns, "num_ops", n, 0)?,
+        tensor_size: chakra_column(py, columns, "tensor_size", n, 0)?,
+        is_cpu_op: chakra_column(py, columns, "is_cpu_op", n, NO_BOOL)?,
+        data_dep_start: chakra_column(py, columns, "data_dep_start", n + 1, 0)?,
+        data_deps: column(py, columns, "data_deps", "data_deps")?,
+        ctrl_dep_start: chakra_column(py, columns, "ctrl_dep_start", n + 1, 0)?,
+        ctrl_deps: column(py, columns, "ctrl_deps", "ctrl_deps")?,
+        extra_start: chakra_column(py, columns, "extra_start", n + 1, 0)?,
+        extra: column(py, columns, "extra", "extra")?,
+        id,
+    };
+    let p = path.to_owned();
+    guarded(py, move || {
+        t.check().map_err(|e| match e {
+            fabricsim_core::Error::Spec { field, reason } => fabricsim_core::Error::spec(format!("{p}: {field}"), reason),
+            other => other,
+        })?;
+        let mut bytes = fabricsim_core::chakra::write_trace(&t);
+        if p.ends_with(".gz") {
+            bytes = fabricsim_core::chakra::gzip(&bytes);
+        }
+        std::fs::write(&p, bytes).map_err(|e| fabricsim_core::Error::spec(p.as_str(), format!("cannot write: {e}")))
+    })
+}
+
 /// Version of the native engine.
 #[pyfunction]
 fn version() -> &'static str {
@@ -369,6 +482,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(maxmin, m)?)?;
     m.add_function(wrap_pyfunction!(expand_collective, m)?)?;
     m.add_function(wrap_pyfunction!(flow_rows_json, m)?)?;
+    m.add_function(wrap_pyfunction!(read_chakra, m)?)?;
+    m.add_function(wrap_pyfunction!(write_chakra, m)?)?;
     let errors = m.py().import("fabricsim.errors")?;
     for name in ["SpecError", "ConservationError", "SimulationError"] {
         m.add(name, errors.getattr(name)?)?;
