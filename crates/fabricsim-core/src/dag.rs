@@ -86,7 +86,8 @@ impl Dag {
         let done_edges = (0..n as u32).flat_map(|x| {
             wl.preds(x as usize).iter().filter(|&&d| !matches!(Dep::decode(d), Dep::Sent(_))).map(move |&d| (node(d), x))
         });
-        let sent_edges = (0..m).flat_map(|x| {
+        // Any node (message, barrier, compute step) may wait for a message to be fully sent.
+        let sent_edges = (0..n as u32).flat_map(|x| {
             wl.preds(x as usize).iter().filter_map(move |&d| match Dep::decode(d) {
                 Dep::Sent(i) => Some((i, x)),
                 _ => None,
@@ -297,5 +298,24 @@ mod tests {
         dag.delivered(0, Time(4 + 12), &mut out);
         assert_eq!(out, vec![(3, Time(19))], "c2 starts when m0 is delivered, at 16, and ends at 19");
         assert_eq!(dag.comp_start, vec![Time(0), Time(10), Time(16)]);
+    }
+
+    /// A barrier may wait for a message to be fully sent: b0 <- sent(m0) and delivered(m1); m2 <- b0.
+    #[test]
+    fn barriers_wait_for_sent_messages() {
+        let s = spec(vec![msg(vec![], vec![], 0, 0), msg(vec![], vec![], 0, 0), msg(vec![], vec![0], 0, 0)],
+                     vec![BarrierSpec { name: "b0".into(), deps: vec![1], barriers: vec![] }]);
+        let mut wl = Workload::from_rows(&s.messages, &s.barriers);
+        // Barrier b0 (node 3) waits for m1 delivered and m0 sent.
+        wl.pred = vec![Dep::Barrier(0).encode(), Dep::Msg(1).encode(), Dep::Sent(0).encode()];
+        wl.pred_start = vec![0, 0, 0, 1, 3];
+        let mut dag = Dag::new(&wl, 2);
+        let mut out = vec![];
+        dag.initial(&mut out);
+        out.clear();
+        dag.delivered(1, Time(5), &mut out);
+        assert!(out.is_empty(), "b0 still waits for m0 to be sent");
+        dag.sent(0, Time(7), &mut out);
+        assert_eq!(out, vec![(2, Time(7))]);
     }
 }

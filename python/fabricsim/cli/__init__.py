@@ -19,6 +19,7 @@ from .incast import incast
 from .reproduce import report, reproduce
 from .run import run, validate
 from .sweep import sweep
+from .trace import trace
 
 __all__ = ["cli", "main", "EXIT_USER_ERROR"]
 
@@ -33,7 +34,7 @@ def cli() -> None:
     """
 
 
-for _command in (run, validate, incast, sweep, reproduce, report, collective, fors, ina, design, locality):
+for _command in (run, validate, incast, sweep, reproduce, report, collective, fors, ina, design, locality, trace):
     cli.add_command(_command)
 
 

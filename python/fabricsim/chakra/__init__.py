@@ -1,0 +1,11 @@
+"""Chakra execution traces (MLCommons ET): read per-rank files as columns, lower them onto a fabric as one workload, summarize.
+
+`load(PREFIX)` reads `PREFIX.{rank}.et` (gzip or not) through the engine's reader; `lower(...)` turns the
+ranks' nodes into one `fabricsim.Workload` (compute steps, messages, engine collectives, barriers); `info`
+counts nodes and bytes and measures the critical path. See the README's "Running Chakra traces".
+"""
+
+from .lower import DEVICES, Device, Lowered, lower
+from .trace import NODE_TYPES, COMM_TYPES, RankTrace, info, load
+
+__all__ = ["load", "info", "lower", "Lowered", "RankTrace", "Device", "DEVICES", "NODE_TYPES", "COMM_TYPES"]

@@ -1,0 +1,110 @@
+"""`fabricsim trace info|run`: Chakra execution traces, summarized or simulated on a fabric."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..units import format_duration, format_size
+from ._common import FIDELITY, echo_json, stdout_console, with_spinner
+
+
+@click.group("trace")
+def trace() -> None:
+    """Chakra execution traces (MLCommons ET, one PREFIX.{rank}.et file per rank, gzip or not)."""
+
+
+@trace.command("info")
+@click.argument("prefix", metavar="PREFIX")
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
+def info(prefix: str, as_json: bool) -> None:
+    """Node counts by type, bytes by collective type, point-to-point bytes and the critical path (the longest
+    dependency chain of a rank, in nodes and in COMP time) of the trace PREFIX.{rank}.et."""
+    from ..chakra import info as trace_info
+    from ..chakra import load
+
+    out = trace_info(load(prefix))
+    if as_json:
+        echo_json(out)
+        return
+    con = stdout_console(100)
+    con.print(f"[bold]{prefix}[/bold]: {out['ranks']} ranks")
+    con.print("nodes: " + ", ".join(f"{k} {v}" for k, v in sorted(out["nodes"].items())))
+    if out["collective_bytes"]:
+        con.print("collective bytes (all ranks): " + ", ".join(f"{k} {format_size(v)}" for k, v in sorted(out["collective_bytes"].items())))
+    con.print(f"point-to-point bytes: {format_size(out['p2p_bytes'])}")
+    con.print(f"critical path: {out['critical_path_nodes']} nodes, {out['critical_path_compute_us']} us of compute")
+
+
+@trace.command("run")
+@click.argument("prefix", metavar="PREFIX")
+@click.option("--scenario", "scenario_path", required=True, metavar="FABRIC.toml",
+              help="The fabric (its [topology], [routing], [queue]); the trace's ranks are placed on its hosts.")
+@click.option("--placement", default="pack", show_default=True,
+              help="pack (rank i on the i-th host, NIC 0), nics:K (K ranks per host, NICs 0..K-1), or a "
+                   "comma-separated host list (host or host:nic).")
+@click.option("--algorithm", default=None, help="Collective algorithm: ring (default; direct for all-to-all), direct, "
+                                                "halving_doubling or hierarchical; or kind=alg,kind=alg.")
+@click.option("--comm-groups", "comm_groups", type=click.Path(dir_okay=False), default=None,
+              help="JSON file mapping communicator (pg_name) to its ranks, as ASTRA-sim's --comm-group-configuration.")
+@click.option("--device", type=click.Choice(["h100", "a100"]), default=None,
+              help="Roofline for COMP nodes without a duration and for MEM nodes (see README).")
+@click.option("--chunks", type=click.IntRange(min=1), default=1, show_default=True, help="Pipelining chunks per collective.")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the fabric's seed.")
+@FIDELITY
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object: completion_time_s, ranks, collectives, events, wall_s.")
+def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, comm_groups: str | None,
+        device: str | None, chunks: int, seed: int | None, fidelity: str | None, as_json: bool) -> None:
+    """Simulate the trace PREFIX.{rank}.et on FABRIC.toml and report per-rank finish, compute, communication
+    and exposed communication, and each collective's start and end."""
+    from ..chakra import load, lower
+    from ..chakra.lower import summarize
+    from ..engine import run as run_scenario
+    from ..errors import UserError
+    from ..spec import load_scenario
+
+    sc = load_scenario(scenario_path)
+    place = placement if placement in ("pack",) or placement.startswith("nics:") else [
+        (p.split(":")[0], int(p.split(":")[1])) if ":" in p else p for p in placement.split(",")]
+    alg: str | dict | None = algorithm
+    if algorithm and "=" in algorithm:
+        alg = dict(x.split("=", 1) for x in algorithm.split(","))
+    groups = None
+    if comm_groups:
+        try:
+            groups = {str(k): [int(r) for r in v] for k, v in json.loads(open(comm_groups).read()).items()}
+        except (OSError, ValueError, TypeError, AttributeError) as e:
+            raise UserError(f"{comm_groups}: not a JSON object of communicator -> rank list ({e})") from None
+    lowered = lower(load(prefix), sc, placement=place, algorithm=alg, comm_groups=groups, device=device, chunks=chunks)
+    rec = with_spinner(lambda: run_scenario(sc, seed=seed, fidelity=fidelity, workload=lowered.workload),
+                       f"simulating {prefix}", quiet=as_json)
+    s = summarize(lowered, rec)
+    out = {"completion_time_s": rec.completion_time_s, **s, "events": rec.events, "wall_s": rec.wall_s,
+           "fidelity": rec.fidelity, "seed": rec.seed}
+    if as_json:
+        echo_json(out)
+        return
+    from rich.table import Table
+
+    con = stdout_console(120)
+    ct = rec.completion_time_s
+    con.print(f"[bold]{prefix}[/bold] on {scenario_path} ({rec.fidelity}): completion "
+              f"{format_duration(ct * 1e12) if ct is not None else 'n/a'}, {rec.events} events in {rec.wall_s:.3f} s")
+    t = Table(title="ranks", title_justify="left")
+    for col in ("rank", "host", "finish", "compute", "communication", "exposed"):
+        t.add_column(col, justify="left" if col == "host" else "right")
+    for r in s["ranks"][:32]:
+        t.add_row(str(r["rank"]), r["host"], format_duration(r["finish_s"] * 1e12), format_duration(r["compute_s"] * 1e12),
+                  format_duration(r["comm_s"] * 1e12), format_duration(r["exposed_comm_s"] * 1e12))
+    con.print(t)
+    if s["collectives"]:
+        c = Table(title="collectives", title_justify="left")
+        for col in ("kind", "algorithm", "ranks", "bytes", "start", "end"):
+            c.add_column(col, justify="left" if col in ("kind", "algorithm") else "right")
+        for x in s["collectives"][:32]:
+            c.add_row(x["kind"], x["algorithm"], str(x["ranks"]), format_size(x["bytes"]),
+                      format_duration(x["start_s"] * 1e12) if x["start_s"] is not None else "-",
+                      format_duration(x["end_s"] * 1e12) if x["end_s"] is not None else "-")
+        con.print(c)

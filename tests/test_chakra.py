@@ -1,0 +1,147 @@
+"""Chakra traces lowered onto fabrics: ASTRA-sim's example traces run at both fidelities, closed forms on an ideal
+star, the send/recv ring equals the native ring, and malformed traces name the file and the node."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fabricsim
+from fabricsim import ScenarioError
+from fabricsim.chakra import info, load, lower
+from fabricsim.chakra.lower import summarize
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "chakra" / "astra-sim-examples"
+S = 1 << 20  # every example moves a 1 MiB buffer (comm_size 1048576)
+P = 1024  # packet payload; links carry 1 byte per ns, so a packet takes 1024 ns
+
+
+def star(n: int):
+    """n hosts on one non-blocking switch, 8 Gb/s (1 B/ns), no propagation delay or switch latency."""
+    return fabricsim.scenario_from_dict({
+        "topology": {"kind": "custom", "nodes": [{"name": f"h{i}", "kind": "host"} for i in range(n)]
+                     + [{"name": "s", "kind": "switch"}],
+                     "links": [{"a": f"h{i}", "b": "s", "rate": "8Gbps"} for i in range(n)]},
+    })
+
+
+def prefix(kind: str, n: int) -> Path:
+    return DATA / kind / f"{n}npus_1MB" / kind
+
+
+def run_trace(pfx, n, fidelity="packet", **kw):
+    sc = star(n)
+    low = lower(load(pfx), sc, **kw)
+    rec = fabricsim.run(sc, workload=low.workload, fidelity=fidelity)
+    return low, rec
+
+
+CASES = [(k, n) for k in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all") for n in (4, 8)]
+
+
+@pytest.mark.parametrize("fidelity", ["packet", "flow"])
+@pytest.mark.parametrize("kind,n", CASES, ids=[f"{k}-{n}" for k, n in CASES])
+def test_examples_match_the_closed_forms(kind, n, fidelity):
+    # Ring steps carry S/n bytes; each step costs S/(nB) plus the store-and-forward of its last packet at the
+    # switch (P/B): all-reduce 2(n−1) steps, all-gather and reduce-scatter n−1. Direct all-to-all sends S/n to
+    # every other rank at once: (n−1)/n · S/B of serialization plus one packet at the switch.
+    low, rec = run_trace(prefix(kind, n), n, fidelity)
+    step = S // n + P  # ns
+    want_ns = {"all_reduce": 2 * (n - 1) * step, "all_gather": (n - 1) * step, "reduce_scatter": (n - 1) * step,
+               "all_to_all": (n - 1) * (S // n) + P}[kind]
+    got_ns = rec.completion_time_s * 1e9
+    if kind == "all_to_all":
+        assert got_ns == pytest.approx(want_ns, rel=0.01)
+    else:
+        assert got_ns == pytest.approx(want_ns, rel=1e-9)
+    s = summarize(low, rec)
+    assert [r["finish_s"] for r in s["ranks"]] == pytest.approx([rec.completion_time_s] * n)
+    assert len(s["collectives"]) == 1 and s["collectives"][0]["bytes"] == S
+
+
+@pytest.mark.parametrize("fidelity", ["packet", "flow"])
+def test_send_recv_ring_equals_the_native_ring(fidelity):
+    # The send/recv trace is the same ring (14 steps of S/8 to the right neighbour, each waiting for the
+    # previous receive) plus 7 COMP nodes of 7 us (the reductions of the reduce-scatter half), each on every
+    # rank's critical path: native + 7 × 7 us exactly; the communication alone matches the native ring.
+    _, native = run_trace(prefix("all_reduce", 8), 8, fidelity)
+    low, custom = run_trace(DATA / "custom_ring_allreduce" / "8npus_1MB" / "custom_allreduce", 8, fidelity)
+    assert custom.completion_time_s == pytest.approx(native.completion_time_s + 7 * 7e-6, rel=1e-9)
+    busy = summarize(low, custom)["ranks"]
+    assert all(r["compute_s"] == pytest.approx(49e-6) for r in busy)
+
+
+def test_info_counts_nodes_and_bytes():
+    out = info(load(prefix("all_reduce", 4)))
+    assert out["ranks"] == 4 and out["nodes"] == {"COMM_COLL_NODE": 4}
+    assert out["collective_bytes"] == {"ALL_REDUCE": 4 * S}
+
+
+def write_copy(tmp_path, src_prefix, n, edit):
+    """Copy a trace through the writer, letting `edit(rank, columns)` change one rank's columns."""
+    from fabricsim import _core
+
+    tmp_path.mkdir(exist_ok=True)
+    out = tmp_path / "t"
+    for r in range(n):
+        cols = _core.read_chakra(f"{src_prefix}.{r}.et")
+        edit(r, cols)
+        _core.write_chakra(f"{out}.{r}.et", cols)
+    return out
+
+
+def test_malformed_traces_name_file_and_node(tmp_path):
+    ring = DATA / "custom_ring_allreduce" / "8npus_1MB" / "custom_allreduce"
+
+    def missing_dep(r, c):
+        if r == 3 and len(c["data_deps"]):
+            c["data_deps"] = c["data_deps"].copy()
+            c["data_deps"][0] = 999_999
+
+    with pytest.raises(ScenarioError, match=r"t\.3\.et: node \d+: depends on node 999999"):
+        lower(load(write_copy(tmp_path / "a", ring, 8, missing_dep)), star(8))
+
+    def drop_recvs(r, c):
+        if r == 1:
+            c["node_type"] = np.where(c["node_type"] == 6, 4, c["node_type"]).astype(c["node_type"].dtype)
+
+    with pytest.raises(ScenarioError, match=r"without its receive"):
+        lower(load(write_copy(tmp_path / "b", ring, 8, drop_recvs)), star(8))
+
+    def gather(r, c):
+        c["comm_type"] = np.full_like(c["comm_type"], 3)
+
+    with pytest.raises(ScenarioError, match=r"t\.0\.et: node \d+: comm_type 3 \(GATHER\) is not modelled"):
+        lower(load(write_copy(tmp_path / "c", prefix("all_reduce", 4), 4, gather)), star(4))
+
+    with pytest.raises(ScenarioError, match="the trace has 8 ranks; the placement gives 4 endpoints"):
+        lower(load(ring), star(4))
+
+
+def test_cycles_and_the_cli(tmp_path, capsys):
+    import json
+
+    from fabricsim.cli import main
+
+    ring = DATA / "custom_ring_allreduce" / "8npus_1MB" / "custom_allreduce"
+
+    def cycle(r, c):
+        if r == 0:  # node 0 (the first send) now waits for the last node, which depends on it
+            c["data_deps"] = np.concatenate([[c["id"][-1]], c["data_deps"]]).astype(np.uint64)
+            c["data_dep_start"] = np.concatenate([[0], c["data_dep_start"][1:] + 1]).astype(np.uint32)
+
+    bad = write_copy(tmp_path / "cyc", ring, 8, cycle)
+    with pytest.raises(ScenarioError, match=r"node \d+: is on a dependency cycle"):
+        lower(load(bad), star(8))
+    fabric = tmp_path / "star.toml"
+    fabric.write_text('[topology]\nkind = "custom"\nnodes = [' + ", ".join(f'{{name = "h{i}", kind = "host"}}' for i in range(8))
+                      + ', {name = "s", kind = "switch"}]\nlinks = [' + ", ".join(f'{{a = "h{i}", b = "s", rate = "8Gbps"}}' for i in range(8)) + "]\n")
+    assert main(["trace", "run", str(prefix("all_reduce", 8)), "--scenario", str(fabric), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["completion_time_s"] == pytest.approx(14 * (S // 8 + P) * 1e-9)
+    assert {"ranks", "collectives", "events", "wall_s"} <= set(out) and len(out["ranks"]) == 8
+    assert main(["trace", "info", str(ring), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["nodes"] == {"COMM_SEND_NODE": 112, "COMM_RECV_NODE": 112, "COMP_NODE": 56}
+    assert main(["trace", "run", str(bad), "--scenario", str(fabric)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "t.0.et" in err and "dependency cycle" in err
