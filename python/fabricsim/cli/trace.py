@@ -50,13 +50,21 @@ def info(prefix: str, as_json: bool) -> None:
               help="JSON file mapping communicator (pg_name) to its ranks, as ASTRA-sim's --comm-group-configuration.")
 @click.option("--device", type=click.Choice(["h100", "a100"]), default=None,
               help="Roofline for COMP nodes without a duration and for MEM nodes (see README).")
-@click.option("--chunks", type=click.IntRange(min=1), default=1, show_default=True, help="Pipelining chunks per collective.")
+@click.option("--chunks", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Split every collective into N chunks (ASTRA-sim's preferred-dataset-splits).")
+@click.option("--chunks-in-flight", "chunks_in_flight", type=click.IntRange(min=1), default=None,
+              help="At most K chunks of a collective at once, chunk c starting when chunk c-K is done (ASTRA-sim's "
+                   "active-chunks-per-dimension). Default: the engine pipelines all chunks.")
+@click.option("--all-gather-size", "all_gather_size", type=click.Choice(["total", "block"]), default="total",
+              show_default=True, help="An all-gather's comm_size is the gathered buffer (total) or each rank's block "
+                                      "(block, ASTRA-sim's reading).")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the fabric's seed.")
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object: completion_time_s, ranks, collectives, events, wall_s.")
 def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, comm_groups: str | None,
-        device: str | None, chunks: int, seed: int | None, fidelity: str | None, as_json: bool) -> None:
+        device: str | None, chunks: int, chunks_in_flight: int | None, all_gather_size: str, seed: int | None,
+        fidelity: str | None, as_json: bool) -> None:
     """Simulate the trace PREFIX.{rank}.et on FABRIC.toml and report per-rank finish, compute, communication
     and exposed communication, and each collective's start and end."""
     from ..chakra import load, lower
@@ -77,7 +85,8 @@ def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, 
             groups = {str(k): [int(r) for r in v] for k, v in json.loads(open(comm_groups).read()).items()}
         except (OSError, ValueError, TypeError, AttributeError) as e:
             raise UserError(f"{comm_groups}: not a JSON object of communicator -> rank list ({e})") from None
-    lowered = lower(load(prefix), sc, placement=place, algorithm=alg, comm_groups=groups, device=device, chunks=chunks)
+    lowered = lower(load(prefix), sc, placement=place, algorithm=alg, comm_groups=groups, device=device, chunks=chunks,
+                    chunks_in_flight=chunks_in_flight, all_gather_size=all_gather_size)
     rec = with_spinner(lambda: run_scenario(sc, seed=seed, fidelity=fidelity, workload=lowered.workload),
                        f"simulating {prefix}", quiet=as_json)
     s = summarize(lowered, rec)
