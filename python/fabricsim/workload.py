@@ -251,6 +251,15 @@ class Workload:
         self._n_barriers += 1
         return _BARRIER | b
 
+    def barriers(self, after: Sequence[Sequence[int]]) -> np.ndarray:
+        """Append one barrier per element of `after` (each a list of references); returns their references."""
+        n = len(after)
+        counts, flat = self._refs(list(after), f"barriers[{self._n_barriers}:].after", n)
+        self._deps["barrier"].append((counts, flat))
+        b = self._n_barriers
+        self._n_barriers += n
+        return np.arange(b, b + n, dtype=U32) | U32(_BARRIER)
+
     def compute(self, host, duration_ps, *, after=None, names: Sequence[str] | None = None) -> np.ndarray:
         """Append compute steps (one per element of `duration_ps`): a delay local to `host` that messages,
         barriers and other steps may wait for. A host runs one step at a time unless `streams` says more;

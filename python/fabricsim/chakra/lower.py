@@ -229,6 +229,27 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
     lowered = Lowered(wl, rank_hosts, [at[h] for h in rank_hosts], rank_messages=[[] for _ in range(n)],
                       rank_compute=[[] for _ in range(n)])
     ref: list[int] = [-1] * len(units)
+    # Rows are buffered per kind and appended in bulk; their references are known in advance (the count so
+    # far). A collective flushes the buffers first, since it appends messages and barriers of its own.
+    buf: dict[str, list] = {"c_host": [], "c_dur": [], "c_after": [], "c_rank": [], "m_src": [], "m_dst": [], "m_snic": [],
+                            "m_dnic": [], "m_size": [], "m_after": [], "m_ranks": [], "b_after": []}
+
+    def flush() -> None:
+        if buf["c_host"]:
+            refs = wl.compute(buf["c_host"], buf["c_dur"], after=buf["c_after"])
+            for r, x in zip(buf["c_rank"], refs.tolist()):
+                lowered.rank_compute[r].append(x & ((1 << 30) - 1))
+        if buf["m_src"]:
+            refs = wl.messages(buf["m_src"], buf["m_dst"], buf["m_size"], src_nic=buf["m_snic"], dst_nic=buf["m_dnic"],
+                               packet_size=packet_size, after=buf["m_after"])
+            for (s_, d_), m in zip(buf["m_ranks"], refs.tolist()):
+                lowered.rank_messages[s_].append(m)
+                lowered.rank_messages[d_].append(m)
+        if buf["b_after"]:
+            wl.barriers(buf["b_after"])
+        for v in buf.values():
+            v.clear()
+
     for u in order:
         key = units[u]
         after = [ref[v] | (1 << 30 if sent else 0) for v, sent in deps_of[u]]
@@ -242,21 +263,26 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
                 t_ops = float(c["num_ops"][i]) / device.peak_flops if ty == COMP else 0.0
                 t_mem = float(c["tensor_size"][i]) / device.mem_bw
                 dur = round(max(t_ops, t_mem) * 1e12)
-            ref[u] = int(wl.compute(rank_hosts[r], dur, after=[after])[0])
-            lowered.rank_compute[r].append(int(ref[u]) & ((1 << 30) - 1))
+            ref[u] = (3 << 30) | (wl._n_compute + len(buf["c_host"]))
+            buf["c_host"].append(lowered.rank_nodes[r])
+            buf["c_dur"].append(dur)
+            buf["c_after"].append(after)
+            buf["c_rank"].append(r)
         elif kind == "message":
-            _, (s, i), (d, _) = key
-            size = max(1, int(traces[s].cols["comm_size"][i]))
-            m = int(wl.messages(rank_hosts[s], rank_hosts[d], size, src_nic=eps[s][1], dst_nic=eps[d][1],
-                                packet_size=packet_size, after=[after])[0])
-            ref[u] = m
-            lowered.rank_messages[s].append(m)
-            lowered.rank_messages[d].append(m)
-        elif kind == "recv":
-            ref[u] = wl.barrier(after)
-        elif kind == "noop":
-            ref[u] = wl.barrier(after)
+            _, (s_, i), (d_, _) = key
+            ref[u] = wl.n_messages + len(buf["m_src"])
+            buf["m_src"].append(lowered.rank_nodes[s_])
+            buf["m_dst"].append(lowered.rank_nodes[d_])
+            buf["m_snic"].append(eps[s_][1])
+            buf["m_dnic"].append(eps[d_][1])
+            buf["m_size"].append(max(1, int(traces[s_].cols["comm_size"][i])))
+            buf["m_after"].append(after)
+            buf["m_ranks"].append((s_, d_))
+        elif kind in ("recv", "noop"):
+            ref[u] = (2 << 30) | (wl._n_barriers + len(buf["b_after"]))
+            buf["b_after"].append(after)
         else:
+            flush()
             _, g, k, members = key
             r0, i0 = members[0]
             ct = int(traces[r0].cols["comm_type"][i0])
@@ -286,6 +312,7 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
                                         "algorithm": alg, "messages": (m0, wl.n_messages)})
             for r in ranks:
                 lowered.rank_messages[r].extend(range(m0, wl.n_messages))
+    flush()
     return lowered
 
 
