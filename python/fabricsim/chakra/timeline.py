@@ -1,0 +1,439 @@
+"""Timelines of a simulated Chakra trace: the critical path, a per-rank Gantt chart and a Perfetto (Chrome trace-event) file.
+
+All three read a `Lowered` trace (`fabricsim.chakra.lower`) and the `RunRecord` of running its workload:
+messages are the record's `flows.kind == 2` rows in workload order, compute steps the `compute.*` rows, and
+the dependencies the workload's `pred_start` / `pred` columns (references tagged in their top two bits:
+0 message delivered, 1 message fully sent, 2 barrier, 3 compute step; nodes ordered messages, barriers,
+compute steps). Barriers are not work: a barrier predecessor stands for its own predecessors.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..record import MISSING
+
+_TAG_BITS = 30
+_INDEX = (1 << _TAG_BITS) - 1
+_DELIVERED, _SENT, _BARRIER, _COMPUTE = 0, 1, 2, 3
+_MSG_KIND = 2  # flows.kind of a workload message
+
+COMPUTE_COLOUR = "#e8871e"
+SEND_COLOUR = "#1f5fa8"
+RECV_COLOUR = "#6fa8dc"
+COLLECTIVE_COLOUR = "#9b59b6"
+CRITICAL_COLOUR = "#d62728"
+
+
+@dataclass
+class _Timeline:
+    """Per-item times (ps, MISSING when absent), ranks and the dependency columns of one lowered run."""
+
+    n_msgs: int
+    n_barriers: int
+    msg_start: np.ndarray
+    msg_end: np.ndarray
+    msg_sent: np.ndarray
+    msg_src: np.ndarray
+    msg_dst: np.ndarray
+    msg_bytes: np.ndarray
+    msg_coll: np.ndarray
+    comp_start: np.ndarray
+    comp_end: np.ndarray
+    comp_rank: np.ndarray
+    pred_start: np.ndarray
+    pred: np.ndarray
+    hosts: list[str]
+
+    def refs(self, node: int) -> np.ndarray:
+        """The dependency references of workload node `node` (messages, then barriers, then compute steps)."""
+        if len(self.pred_start) == 0:
+            return self.pred[:0]
+        return self.pred[self.pred_start[node]: self.pred_start[node + 1]]
+
+    def node(self, tag: int, index: int) -> int:
+        """The node index of a message (delivered or sent) or compute-step reference."""
+        return index if tag in (_DELIVERED, _SENT) else self.n_msgs + self.n_barriers + index
+
+    def finish(self, tag: int, index: int) -> int:
+        """When a message (delivered or sent) or compute-step reference was met, in ps (MISSING if never)."""
+        if tag == _DELIVERED:
+            return int(self.msg_end[index])
+        if tag == _SENT:
+            return int(self.msg_sent[index])
+        return int(self.comp_end[index])
+
+
+def _timeline(lowered, rec) -> _Timeline:
+    """Gather the record's and the workload's columns for one lowered run. O(messages + compute steps)."""
+    cols = rec.columns
+    wc = lowered.workload.columns()
+    msg = np.flatnonzero(cols["flows.kind"] == _MSG_KIND)
+    n_msgs, n_barriers = len(wc["src"]), int(wc["n_barriers"])
+    names = rec.scalars["node_names"]
+    by_host: dict[str, list[int]] = {}
+    for r, h in enumerate(lowered.rank_hosts):
+        by_host.setdefault(h, []).append(r)
+
+    def ranks_of(nodes: np.ndarray, nics: np.ndarray) -> np.ndarray:
+        """Rank at (node, NIC): the NIC-th rank placed on that host, else its first (placements "pack" and "nics:K")."""
+        out = np.full(len(nodes), -1, dtype=np.int64)
+        for i, (v, k) in enumerate(zip(nodes.tolist(), nics.tolist())):
+            rs = by_host.get(names[v])
+            if rs:
+                out[i] = rs[k] if k < len(rs) else rs[0]
+        return out
+
+    coll = np.full(n_msgs, -1, dtype=np.int64)
+    for j, c in enumerate(lowered.collectives):
+        a, b = c["messages"]
+        coll[a:b] = j
+    comp_rank = np.full(len(wc["compute_ps"]), -1, dtype=np.int64)
+    for r, steps in enumerate(lowered.rank_compute):
+        comp_rank[np.asarray(steps, dtype=np.int64)] = r
+    return _Timeline(
+        n_msgs=n_msgs, n_barriers=n_barriers,
+        msg_start=cols["flows.start_ps"][msg], msg_end=cols["flows.complete_ps"][msg], msg_sent=cols["flows.last_tx_ps"][msg],
+        msg_src=ranks_of(cols["flows.src"][msg], wc["src_nic"]), msg_dst=ranks_of(cols["flows.dst"][msg], wc["dst_nic"]),
+        msg_bytes=wc["size"], msg_coll=coll,
+        comp_start=cols["compute.start_ps"], comp_end=cols["compute.end_ps"], comp_rank=comp_rank,
+        pred_start=wc.get("pred_start", np.zeros(0, dtype=np.uint32)).astype(np.int64),
+        pred=wc.get("pred", np.zeros(0, dtype=np.uint32)).astype(np.int64),
+        hosts=list(lowered.rank_hosts))
+
+
+def _critical(tl: _Timeline) -> list[tuple[int, int]]:
+    """The critical path as (tag, index) references in dependency order (a message ends delivered unless its
+    successor waited only for it to be sent). O(path + dependencies visited)."""
+    best_of_barrier: dict[int, tuple | None] = {}
+
+    def leaf_key(tag: int, index: int) -> tuple | None:
+        t = tl.finish(tag, index)
+        if t == MISSING:
+            return None
+        return (t, -tl.node(tag, index), tag == _DELIVERED, tag, index)
+
+    def barrier_best(b: int) -> tuple | None:
+        stack = [b]
+        while stack:
+            x = stack[-1]
+            if x in best_of_barrier:
+                stack.pop()
+                continue
+            refs = tl.refs(tl.n_msgs + x)
+            pending = [r & _INDEX for r in refs.tolist()
+                       if r >> _TAG_BITS == _BARRIER and (r & _INDEX) not in best_of_barrier]
+            if pending:
+                stack.extend(pending)
+                continue
+            best_of_barrier[x] = best_of(refs)
+            stack.pop()
+        return best_of_barrier[b]
+
+    def best_of(refs: np.ndarray) -> tuple | None:
+        keys = []
+        for r in refs.tolist():
+            tag, index = r >> _TAG_BITS, r & _INDEX
+            k = barrier_best(index) if tag == _BARRIER else leaf_key(tag, index)
+            if k is not None:
+                keys.append(k)
+        return max(keys) if keys else None
+
+    ends = [leaf_key(_DELIVERED, m) for m in np.flatnonzero(tl.msg_end != MISSING).tolist()]
+    ends += [leaf_key(_COMPUTE, c) for c in np.flatnonzero(tl.comp_end != MISSING).tolist()]
+    if not ends:
+        return []
+    cur = max(ends)
+    path = []
+    while cur is not None:
+        tag, index = cur[3], cur[4]
+        path.append((tag, index))
+        cur = best_of(tl.refs(tl.node(tag, index)))
+    return path[::-1]
+
+
+def _item(tl: _Timeline, tag: int, index: int) -> dict[str, Any]:
+    """One critical-path item as a plain dict (times in seconds)."""
+    if tag == _COMPUTE:
+        r = int(tl.comp_rank[index])
+        return {"kind": "compute", "index": index, "rank": r, "host": tl.hosts[r] if r >= 0 else None,
+                "start_s": int(tl.comp_start[index]) / 1e12, "end_s": int(tl.comp_end[index]) / 1e12}
+    s, d = int(tl.msg_src[index]), int(tl.msg_dst[index])
+    c = int(tl.msg_coll[index])
+    return {"kind": "message", "index": index, "rank": s, "host": tl.hosts[s] if s >= 0 else None,
+            "dst_rank": d, "dst_host": tl.hosts[d] if d >= 0 else None, "bytes": int(tl.msg_bytes[index]),
+            "collective": c if c >= 0 else None, "until": "sent" if tag == _SENT else "delivered",
+            "start_s": int(tl.msg_start[index]) / 1e12, "end_s": tl.finish(tag, index) / 1e12}
+
+
+def critical_path(lowered, rec) -> list[dict[str, Any]]:
+    """The chain of work items ending at the last completion, in dependency order.
+
+    From the item that completed last (ties: lowest node index), walk back through what each item waited
+    for: among its predecessors (a barrier standing for its own predecessors, recursively) the one that
+    finished last, ties to the lowest node index (messages, then barriers, then compute steps). Each item:
+    kind ("compute" or "message"), index (compute step or message index in workload order), rank and host
+    (a message's sender), start_s and end_s; a message also has dst_rank, dst_host, bytes, collective (index
+    into `lowered.collectives` or None) and until: "delivered", or "sent" when its successor waited only for
+    its last packet to be handed to the NIC (end_s is then that moment). Empty when nothing completed.
+    O(path length + dependencies visited)."""
+    tl = _timeline(lowered, rec)
+    return [_item(tl, tag, index) for tag, index in _critical(tl)]
+
+
+def _lanes(starts: list[int], ends: list[int]) -> list[int]:
+    """Greedy interval partitioning: a lane per item such that items in one lane do not overlap (items
+    touching end to start share a lane). O(k log k)."""
+    order = sorted(range(len(starts)), key=lambda i: (starts[i], ends[i], i))
+    free: list[tuple[int, int]] = []  # (end, lane)
+    out = [0] * len(starts)
+    n_lanes = 0
+    for i in order:
+        if free and free[0][0] <= starts[i]:
+            _, lane = heapq.heappop(free)
+        else:
+            lane, n_lanes = n_lanes, n_lanes + 1
+        out[i] = lane
+        heapq.heappush(free, (ends[i], lane))
+    return out
+
+
+def _fmt_bytes(b: int) -> str:
+    """Bytes in binary units (1 MiB, 128 KiB, 512 B)."""
+    for unit, k in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= k:
+            v = b / k
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+    return f"{b} B"
+
+
+def _rank_label(tl: _Timeline, r: int) -> str:
+    return f"rank {r} ({tl.hosts[r]})" if r >= 0 else "?"
+
+
+def perfetto(lowered, rec, path) -> dict[str, Any]:
+    """Write the run as Chrome trace-event JSON (opens in ui.perfetto.dev and chrome://tracing); returns the object.
+
+    Format choices:
+    - One process per rank (pid = rank + 1, named "rank R (host)" by `M` process_name events, sorted by rank),
+      then a process "collectives" (pid = ranks + 1) and a process "critical path" (pid = ranks + 2).
+    - Work is `X` (complete) events with `ts` and `dur` in microseconds as floats (ps precision); times are
+      the record's: a compute step from its start to its end, a message from its release (`start_ps`) to its
+      delivery. A message appears twice: on its sender's "send" thread and its receiver's "receive" thread.
+    - X events on one thread must not overlap partially, so each kind of work is split into as many threads
+      as it needs ("compute", "compute 2", "send", "send 2", ..., "receive", ...), by greedy interval
+      partitioning; thread names and sort indices come from `M` events.
+    - Categories: "compute", "message", "collective", "critical_path". Messages' args: message index, bytes,
+      src, dst (rank and host), collective index; every work event's args say whether it is on the critical
+      path.
+    - Collectives are X events on the "collectives" process from their first message's release to their
+      last delivery, args kind, group, ranks, bytes (comm_size), algorithm and message range.
+    - The critical path (`critical_path`) is one thread of the "critical path" process, one X event per item
+      in dependency order (consecutive, never overlapping), category "critical_path".
+    - Messages or steps that never started or completed are left out; `otherData` counts them and gives the
+      fidelity and the completion time (us).
+    """
+    tl = _timeline(lowered, rec)
+    crit = _critical(tl)
+    on_crit_msg = {i for t, i in crit if t != _COMPUTE}
+    on_crit_comp = {i for t, i in crit if t == _COMPUTE}
+    n = len(tl.hosts)
+    us = lambda ps: int(ps) * 1e-6  # noqa: E731  ps → us
+    events: list[dict[str, Any]] = []
+
+    def meta(pid: int, name: str, sort: int) -> None:
+        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}})
+        events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": sort}})
+
+    def threads(pid: int, base: str, tid0: int, items: list[tuple[int, int, dict]]) -> int:
+        """Emit `items` (start ps, end ps, event) on as many threads of `pid` as they need; returns the next tid."""
+        lanes = _lanes([s for s, _, _ in items], [e for _, e, _ in items])
+        for k in range(max(lanes, default=-1) + 1):
+            tid = tid0 + k
+            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                           "args": {"name": base if k == 0 else f"{base} {k + 1}"}})
+            events.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid, "args": {"sort_index": tid}})
+        for (s, e, ev), k in zip(items, lanes):
+            events.append({**ev, "ph": "X", "pid": pid, "tid": tid0 + k, "ts": us(s), "dur": us(e - s)})
+        return tid0 + max(lanes, default=-1) + 1
+
+    def complete(a: np.ndarray, b: np.ndarray, i: int) -> bool:
+        return a[i] != MISSING and b[i] != MISSING
+
+    skipped = {"messages": 0, "compute": 0}
+    for r in range(n):
+        pid = r + 1
+        meta(pid, _rank_label(tl, r), r)
+        comp = []
+        for c in lowered.rank_compute[r]:
+            if not complete(tl.comp_start, tl.comp_end, c):
+                skipped["compute"] += 1
+                continue
+            comp.append((int(tl.comp_start[c]), int(tl.comp_end[c]),
+                         {"name": "compute", "cat": "compute", "args": {"step": c, "critical_path": c in on_crit_comp}}))
+        sends, recvs = [], []
+        for m in dict.fromkeys(lowered.rank_messages[r]):
+            if not complete(tl.msg_start, tl.msg_end, m):
+                skipped["messages"] += int(tl.msg_src[m] == r)
+                continue
+            s, d, c = int(tl.msg_src[m]), int(tl.msg_dst[m]), int(tl.msg_coll[m])
+            prefix = f"{lowered.collectives[c]['kind']} " if c >= 0 else ""
+            args = {"message": m, "bytes": int(tl.msg_bytes[m]), "src": _rank_label(tl, s), "dst": _rank_label(tl, d),
+                    "src_rank": s, "dst_rank": d, "collective": c if c >= 0 else None, "critical_path": m in on_crit_msg}
+            span = (int(tl.msg_start[m]), int(tl.msg_end[m]))
+            if s == r:
+                sends.append((*span, {"name": f"{prefix}send to {d}", "cat": "message", "args": args}))
+            if d == r:
+                recvs.append((*span, {"name": f"{prefix}receive from {s}", "cat": "message", "args": args}))
+        tid = threads(pid, "compute", 1, comp)
+        tid = threads(pid, "send", tid, sends)
+        threads(pid, "receive", tid, recvs)
+
+    colls = []
+    for j, c in enumerate(lowered.collectives):
+        a, b = c["messages"]
+        if b <= a or (tl.msg_start[a:b] == MISSING).any() or (tl.msg_end[a:b] == MISSING).any():
+            continue
+        colls.append((int(tl.msg_start[a:b].min()), int(tl.msg_end[a:b].max()),
+                      {"name": f"{c['kind']} {_fmt_bytes(c['bytes'])} ({c['algorithm']})", "cat": "collective",
+                       "args": {"collective": j, "kind": c["kind"], "group": c["group"], "ranks": list(c["ranks"]),
+                                "bytes": c["bytes"], "algorithm": c["algorithm"], "messages": [a, b]}}))
+    meta(n + 1, "collectives", n)
+    threads(n + 1, "collectives", 1, colls)
+
+    meta(n + 2, "critical path", n + 1)
+    events.append({"ph": "M", "name": "thread_name", "pid": n + 2, "tid": 1, "args": {"name": "critical path"}})
+    for it in (_item(tl, t, i) for t, i in crit):
+        name = (f"compute on rank {it['rank']}" if it["kind"] == "compute"
+                else f"message {it['rank']} → {it['dst_rank']}" + (" (sent)" if it["until"] == "sent" else ""))
+        events.append({"ph": "X", "pid": n + 2, "tid": 1, "name": name, "cat": "critical_path",
+                       "ts": it["start_s"] * 1e6, "dur": (it["end_s"] - it["start_s"]) * 1e6,
+                       "args": {k: v for k, v in it.items() if k not in ("start_s", "end_s")}})
+    done = rec.completion_time_s
+    out = {"traceEvents": events, "displayTimeUnit": "ns",
+           "otherData": {"fidelity": rec.fidelity, "ranks": n, "completion_us": None if done is None else done * 1e6,
+                         "left_out": skipped, "critical_path_items": len(crit)}}
+    Path(path).write_text(json.dumps(out))
+    return out
+
+
+def gantt(lowered, rec, path, *, max_ranks: int = 64, title: str | None = None) -> Path:
+    """Draw a per-rank Gantt chart of the run and save it (PNG, or SVG/PDF by the path's suffix); returns the path.
+
+    One row per rank (the first `max_ranks`), in three lanes: compute steps, messages the rank sends and
+    messages it receives (each message from its release to its delivery). A collective's span is shaded
+    on its member ranks and labelled when wide enough; the critical path is outlined in red and joined by a
+    red line. x in microseconds; drawn with the Agg canvas (no pyplot state), ~1400 px wide at 100 dpi."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    tl = _timeline(lowered, rec)
+    crit = _critical(tl)
+    n = len(tl.hosts)
+    shown = min(n, max_ranks)
+    us = 1e-6  # ps → us
+    lane = {"compute": (-0.42, 0.25), "send": (-0.12, 0.25), "recv": (0.18, 0.25)}  # offset from the row centre, height
+
+    fig = Figure(figsize=(14, min(2.4 + 0.42 * shown, 40)), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ends = np.concatenate([tl.msg_end[tl.msg_end != MISSING], tl.comp_end[tl.comp_end != MISSING]])
+    t_end = int(ends.max()) * us if len(ends) else 0.0
+
+    for j, c in enumerate(lowered.collectives):
+        a, b = c["messages"]
+        ok = (tl.msg_start[a:b] != MISSING) & (tl.msg_end[a:b] != MISSING)
+        if b <= a or not ok.any():
+            continue
+        s, e = int(tl.msg_start[a:b][ok].min()) * us, int(tl.msg_end[a:b][ok].max()) * us
+        rows = [r for r in c["ranks"] if r < shown]
+        for r in rows:
+            ax.add_patch(_rect(s, r - 0.5, e - s, 1.0, fc=COLLECTIVE_COLOUR, alpha=0.12, lw=0))
+        if rows and (e - s) > 0.06 * max(t_end, 1e-12):
+            ax.text((s + e) / 2, min(rows) - 0.47, f"{c['kind']} {_fmt_bytes(c['bytes'])} ({c['algorithm']})",
+                    ha="center", va="top", fontsize=9, color=COLLECTIVE_COLOUR, clip_on=True,
+                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
+
+    for r in range(shown):
+        bars = {"compute": [], "send": [], "recv": []}
+        for c in lowered.rank_compute[r]:
+            if tl.comp_start[c] != MISSING and tl.comp_end[c] != MISSING:
+                bars["compute"].append((int(tl.comp_start[c]) * us, int(tl.comp_end[c] - tl.comp_start[c]) * us))
+        for m in dict.fromkeys(lowered.rank_messages[r]):
+            if tl.msg_start[m] == MISSING or tl.msg_end[m] == MISSING:
+                continue
+            span = (int(tl.msg_start[m]) * us, int(tl.msg_end[m] - tl.msg_start[m]) * us)
+            if tl.msg_src[m] == r:
+                bars["send"].append(span)
+            if tl.msg_dst[m] == r:
+                bars["recv"].append(span)
+        for key, colour in (("compute", COMPUTE_COLOUR), ("send", SEND_COLOUR), ("recv", RECV_COLOUR)):
+            off, h = lane[key]
+            if bars[key]:
+                ax.broken_barh(bars[key], (r + off, h), facecolors=colour, edgecolors="white", linewidths=0.4)
+
+    xs, ys = [], []
+    for tag, i in crit:
+        it = _item(tl, tag, i)
+        s, e = it["start_s"] * 1e6, it["end_s"] * 1e6
+        if it["kind"] == "compute":
+            r0 = r1 = it["rank"]
+            y0 = y1 = it["rank"] + lane["compute"][0] + lane["compute"][1] / 2
+            boxes = [(r0, "compute")]
+        else:
+            r0, r1 = it["rank"], it["dst_rank"]
+            y0 = r0 + lane["send"][0] + lane["send"][1] / 2
+            y1 = r1 + lane["recv"][0] + lane["recv"][1] / 2
+            boxes = [(r0, "send"), (r1, "recv")]
+        for r, key in boxes:
+            if 0 <= r < shown:
+                off, h = lane[key]
+                ax.add_patch(_rect(s, r + off, e - s, h, fc="none", ec=CRITICAL_COLOUR, lw=1.6, zorder=4))
+        xs += [s, e]
+        ys += [y0, y1]
+    if xs:
+        ys = [y if y < shown else np.nan for y in ys]
+        ax.plot(xs, ys, color=CRITICAL_COLOUR, lw=1.2, alpha=0.8, zorder=5)
+
+    ax.set_xlim(0, max(t_end, 1e-12) * 1.01)
+    ax.set_ylim(shown - 0.5, -0.5)
+    ax.set_yticks(range(shown), [f"{r}  {tl.hosts[r]}" for r in range(shown)], fontsize=9 if shown <= 32 else 7)
+    ax.set_ylabel("rank  host")
+    ax.set_xlabel("time (µs)")
+    ax.grid(axis="x", color="#dddddd", lw=0.6)
+    ax.set_axisbelow(True)
+    for r in range(1, shown):
+        ax.axhline(r - 0.5, color="#e4e4e4", lw=0.6, zorder=0)
+    done = rec.completion_time_s
+    head = title or f"Chakra trace, {n} ranks, {rec.fidelity} fidelity"
+    more = f" (first {shown} of {n} ranks shown)" if shown < n else ""
+    ax.set_title(f"{head} — completion {done * 1e6:,.2f} µs{more}" if done is not None
+                 else f"{head} — did not complete{more}", fontsize=12)
+    handles = [Patch(fc=COMPUTE_COLOUR, label="compute (top lane)"),
+               Patch(fc=SEND_COLOUR, label="message sent (middle lane)"),
+               Patch(fc=RECV_COLOUR, label="message received (bottom lane)")]
+    if lowered.collectives:
+        handles.append(Patch(fc=COLLECTIVE_COLOUR, alpha=0.25, label="collective span"))
+    if crit:
+        handles.append(Line2D([], [], color=CRITICAL_COLOUR, lw=1.6,
+                              label=f"critical path ({len(crit)} item{'s' if len(crit) != 1 else ''}, "
+                                    f"{sum(t == _COMPUTE for t, _ in crit)} compute)"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
+    out = Path(path)
+    fig.savefig(out)
+    return out
+
+
+def _rect(x: float, y: float, w: float, h: float, **kw):
+    """A matplotlib Rectangle with short keyword names (fc, ec, lw)."""
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((x, y), w, h, facecolor=kw.pop("fc", None), edgecolor=kw.pop("ec", "none"), linewidth=kw.pop("lw", 0), **kw)
