@@ -140,6 +140,11 @@ def test_cycles_and_the_cli(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["completion_time_s"] == pytest.approx(14 * (S // 8 + P) * 1e-9)
     assert {"ranks", "collectives", "events", "wall_s"} <= set(out) and len(out["ranks"]) == 8
+    png, trace_json = tmp_path / "ring.png", tmp_path / "ring.json"
+    assert main(["trace", "run", str(ring), "--scenario", str(fabric), "--timeline", str(png), "--perfetto", str(trace_json),
+                 "--fidelity", "flow", "--json"]) == 0
+    capsys.readouterr()
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and json.loads(trace_json.read_text())["traceEvents"]
     assert main(["trace", "info", str(ring), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["nodes"] == {"COMM_SEND_NODE": 112, "COMM_RECV_NODE": 112, "COMP_NODE": 56}
     assert main(["trace", "run", str(bad), "--scenario", str(fabric)]) == 2

@@ -58,13 +58,17 @@ def info(prefix: str, as_json: bool) -> None:
 @click.option("--all-gather-size", "all_gather_size", type=click.Choice(["total", "block"]), default="total",
               show_default=True, help="An all-gather's comm_size is the gathered buffer (total) or each rank's block "
                                       "(block, ASTRA-sim's reading).")
+@click.option("--timeline", type=click.Path(dir_okay=False), default=None,
+              help="Write a per-rank Gantt of compute and communication, critical path marked (PNG, SVG or PDF).")
+@click.option("--perfetto", type=click.Path(dir_okay=False), default=None,
+              help="Write a Chrome-trace JSON to open in ui.perfetto.dev (a process per rank, the critical path as a track).")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the fabric's seed.")
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object: completion_time_s, ranks, collectives, events, wall_s.")
 def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, comm_groups: str | None,
-        device: str | None, chunks: int, chunks_in_flight: int | None, all_gather_size: str, seed: int | None,
-        fidelity: str | None, as_json: bool) -> None:
+        device: str | None, chunks: int, chunks_in_flight: int | None, all_gather_size: str, timeline: str | None,
+        perfetto: str | None, seed: int | None, fidelity: str | None, as_json: bool) -> None:
     """Simulate the trace PREFIX.{rank}.et on FABRIC.toml and report per-rank finish, compute, communication
     and exposed communication, and each collective's start and end."""
     from ..chakra import load, lower
@@ -90,6 +94,13 @@ def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, 
     rec = with_spinner(lambda: run_scenario(sc, seed=seed, fidelity=fidelity, workload=lowered.workload),
                        f"simulating {prefix}", quiet=as_json)
     s = summarize(lowered, rec)
+    if timeline or perfetto:
+        from ..chakra import timeline as tl
+
+        if timeline:
+            tl.gantt(lowered, rec, timeline, title=f"{prefix} on {scenario_path}")
+        if perfetto:
+            tl.perfetto(lowered, rec, perfetto)
     out = {"completion_time_s": rec.completion_time_s, **s, "events": rec.events, "wall_s": rec.wall_s,
            "fidelity": rec.fidelity, "seed": rec.seed}
     if as_json:
