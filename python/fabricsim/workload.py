@@ -12,7 +12,7 @@ Name resolution happens here, vectorized: an unknown node name is reported with 
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -28,6 +28,13 @@ ALGORITHMS = ("ring", "direct", "halving_doubling", "shift", "hierarchical")
 ORDERS = ("sent", "delivered", "parallel")
 DEFAULT_ALGORITHM = {"all_to_all": "direct"}
 """The algorithm a collective uses when none is given: ring, except all-to-all (direct)."""
+
+
+class Deps(NamedTuple):
+    """Dependencies of n rows in CSR form: `counts[i]` references of row i, all rows' references in `flat`."""
+
+    counts: np.ndarray
+    flat: np.ndarray
 
 
 def sent(refs) -> np.ndarray:
@@ -130,9 +137,18 @@ class Workload:
     def _refs(self, after, field: str, n: int, sent_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Per-row dependencies → (counts per row, flat refs). `after` is None, one reference (all rows wait
         for it), a 1-D array of one reference per row (NONE = no dependency), or a sequence of per-row
-        sequences."""
+        sequences, or a CSR pair `Deps(counts, flat)` (counts per row, flat references)."""
         if after is None:
             return np.zeros(n, dtype=U32), np.zeros(0, dtype=U32)
+        if isinstance(after, Deps):
+            if len(after.counts) != n or int(after.counts.sum()) != len(after.flat):
+                raise self._err(field, f"CSR dependencies do not match the {n} rows")
+            counts, flat = after.counts.astype(U32), after.flat.astype(U32)
+            if sent_only:
+                if (flat >> 30 != 0).any():
+                    raise self._err(field, "after_sent takes message references only")
+                flat = flat | U32(_SENT)
+            return counts, flat
         if isinstance(after, (int, np.integer)):
             counts = np.ones(n, dtype=U32)
             flat = np.full(n, after, dtype=U32)
@@ -251,10 +267,10 @@ class Workload:
         self._n_barriers += 1
         return _BARRIER | b
 
-    def barriers(self, after: Sequence[Sequence[int]]) -> np.ndarray:
-        """Append one barrier per element of `after` (each a list of references); returns their references."""
-        n = len(after)
-        counts, flat = self._refs(list(after), f"barriers[{self._n_barriers}:].after", n)
+    def barriers(self, after: "Sequence[Sequence[int]] | Deps") -> np.ndarray:
+        """Append one barrier per row of `after` (lists of references, or a `Deps` CSR); returns their references."""
+        n = len(after.counts) if isinstance(after, Deps) else len(after)
+        counts, flat = self._refs(after if isinstance(after, Deps) else list(after), f"barriers[{self._n_barriers}:].after", n)
         self._deps["barrier"].append((counts, flat))
         b = self._n_barriers
         self._n_barriers += n

@@ -20,14 +20,13 @@ Rules (each a documented reading of ASTRA-sim's semantics):
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..errors import ScenarioError
-from ..workload import Workload
+from ..workload import Deps, Workload
 from .trace import COLL, COMM_TYPES, COMP, MEM_LOAD, MEM_STORE, RECV, SEND, RankTrace
 
 US = 1_000_000  # ps per microsecond
@@ -65,6 +64,8 @@ class Lowered:
     """kind, group, ranks, bytes (comm_size), first and last message index (half-open)."""
     rank_messages: list[list[int]] = field(default_factory=list)
     rank_compute: list[list[int]] = field(default_factory=list)
+    origin: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    """The (rank, node index) each compute step, barrier and message row came from, for error messages."""
 
 
 def placement_endpoints(scenario, n: int, placement: str | Sequence = "pack") -> list[tuple[str, int]]:
@@ -113,234 +114,241 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
     for h, _ in eps:
         if h not in at:
             raise ScenarioError(scenario.source, "placement", f"unknown host '{h}'")
-    index = [{int(x): i for i, x in enumerate(t.cols["id"].tolist())} for t in traces]
-
-    # Units: what becomes one workload item. unit_of[(r, i)] = unit id; send nodes map to their message unit.
-    units: list[tuple] = []
-    unit_of: dict[tuple[int, int], int] = {}
-    sent_of: dict[tuple[int, int], int] = {}  # send node → its message unit (done when fully sent)
-    recv_msg: dict[int, int] = {}  # receive unit → its message unit
-    preds: list[list[tuple[int, int]]] = []  # node-level dependencies per unit, resolved later
-
-    def new_unit(key: tuple) -> int:
-        units.append(key)
-        preds.append([])
-        return len(units) - 1
-
-    sends: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
-    recvs: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
-    colls: dict[tuple[str, int], list[tuple[int, int]]] = {}
-    coll_count: dict[tuple[int, str], int] = {}
+    rank_hosts = [h for h, _ in eps]
+    lowered = Lowered(wl, rank_hosts, [at[h] for h in rank_hosts], rank_messages=[[] for _ in range(n)],
+                      rank_compute=[[] for _ in range(n)])
     groups = {k: list(v) for k, v in (comm_groups or {}).items()}
+    m0_, b0_, c0_ = wl.n_messages, wl._n_barriers, wl._n_compute
+
+    # 1. Classify nodes (vectorized per rank) and give every node its reference in advance: compute steps,
+    #    then barriers (no-op nodes, receives, one completion barrier per collective), then messages.
+    comp_nodes, noop_nodes, recv_nodes = [], [], []
+    sends: dict[tuple[int, int, int], list[int]] = {}
+    recvs: dict[tuple[int, int, int], list[int]] = {}
+    colls: dict[tuple[str, int], list[tuple[int, int]]] = {}
     for t in traces:
         c, r = t.cols, t.rank
-        for i in range(t.n):
-            ty = int(c["node_type"][i])
-            nid = int(c["id"][i])
-            if ty in (COMP, MEM_LOAD, MEM_STORE):
-                u = new_unit(("compute", r, i))
-                unit_of[(r, i)] = u
-                preds[u] += [(r, i)]
-            elif ty == SEND:
-                dst = int(c["comm_dst"][i])
-                if not 0 <= dst < n:
-                    raise ScenarioError(t.path, f"node {nid}", f"comm_dst {dst} is not a rank (0..{n - 1})")
-                sends.setdefault((r, dst, int(c["comm_tag"][i])), []).append((r, i))
-            elif ty == RECV:
-                src = int(c["comm_src"][i])
-                if not 0 <= src < n:
-                    raise ScenarioError(t.path, f"node {nid}", f"comm_src {src} is not a rank (0..{n - 1})")
-                recvs.setdefault((src, r, int(c["comm_tag"][i])), []).append((r, i))
-            elif ty == COLL:
-                ct = int(c["comm_type"][i])
-                if ct not in KINDS and ct != 9:
-                    raise ScenarioError(t.path, f"node {nid}", f"comm_type {ct} ({COMM_TYPES.get(ct, 'unknown')}) is not modelled")
-                g = t.pg(i) or "all"
-                k = coll_count.get((r, g), 0)
-                coll_count[(r, g)] = k + 1
-                colls.setdefault((g, k), []).append((r, i))
-            else:
-                u = new_unit(("noop", r, i))
-                unit_of[(r, i)] = u
-                preds[u] += [(r, i)]
+        ty = c["node_type"]
+        comp_nodes.append(np.flatnonzero(np.isin(ty, (COMP, MEM_LOAD, MEM_STORE))))
+        noop_nodes.append(np.flatnonzero(~np.isin(ty, (COMP, MEM_LOAD, MEM_STORE, SEND, RECV, COLL))))
+        rv = np.flatnonzero(ty == RECV)
+        recv_nodes.append(rv)
+        for i in np.flatnonzero(ty == SEND).tolist():
+            dst = int(c["comm_dst"][i])
+            if not 0 <= dst < n:
+                raise ScenarioError(t.path, f"node {int(c['id'][i])}", f"comm_dst {dst} is not a rank (0..{n - 1})")
+            sends.setdefault((r, dst, int(c["comm_tag"][i])), []).append(i)
+        for i in rv.tolist():
+            src = int(c["comm_src"][i])
+            if not 0 <= src < n:
+                raise ScenarioError(t.path, f"node {int(c['id'][i])}", f"comm_src {src} is not a rank (0..{n - 1})")
+            recvs.setdefault((src, r, int(c["comm_tag"][i])), []).append(i)
+        count: dict[str, int] = {}
+        for i in np.flatnonzero(ty == COLL).tolist():
+            ct = int(c["comm_type"][i])
+            if ct not in KINDS and ct != 9:
+                raise ScenarioError(t.path, f"node {int(c['id'][i])}", f"comm_type {ct} ({COMM_TYPES.get(ct, 'unknown')}) is not modelled")
+            g = t.pg(i) or "all"
+            k = count.get(g, 0)
+            count[g] = k + 1
+            colls.setdefault((g, k), []).append((r, i))
+    pairs: list[tuple[int, int, int, int]] = []  # (send rank, send node, recv rank, recv node)
     for key, ss in sends.items():
         rr = recvs.get(key, [])
-        for j, (r, i) in enumerate(ss):
-            if j >= len(rr):
-                t = traces[r]
-                raise ScenarioError(t.path, f"node {int(t.cols['id'][i])}",
-                                    f"a send to rank {key[1]} (tag {key[2]}) without its receive on that rank")
-            m = new_unit(("message", (r, i), rr[j]))
-            unit_of[(r, i)] = m
-            sent_of[(r, i)] = m
-            preds[m] += [(r, i)]
-            rv = new_unit(("recv", rr[j]))
-            unit_of[rr[j]] = rv
-            recv_msg[rv] = m
-            preds[rv] += [rr[j]]
-        if len(rr) > len(ss):
-            r, i = rr[len(ss)]
-            t = traces[r]
-            raise ScenarioError(t.path, f"node {int(t.cols['id'][i])}", f"a receive from rank {key[0]} (tag {key[2]}) without its send")
+        if len(ss) > len(rr):
+            t = traces[key[0]]
+            raise ScenarioError(t.path, f"node {int(t.cols['id'][ss[len(rr)]])}",
+                                f"a send to rank {key[1]} (tag {key[2]}) without its receive on that rank")
+        pairs += [(key[0], i, key[1], j) for i, j in zip(ss, rr)]
     for key, rr in recvs.items():
-        if key not in sends:
-            r, i = rr[0]
-            t = traces[r]
-            raise ScenarioError(t.path, f"node {int(t.cols['id'][i])}", f"a receive from rank {key[0]} (tag {key[2]}) without its send")
-    for (g, k), members in sorted(colls.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        want = groups.get(g, list(range(n))) if g != "all" else list(range(n))
+        if len(rr) > len(sends.get(key, [])):
+            t = traces[key[1]]
+            raise ScenarioError(t.path, f"node {int(t.cols['id'][rr[len(sends.get(key, []))]])}",
+                                f"a receive from rank {key[0]} (tag {key[2]}) without its send")
+    instances = sorted(colls.items(), key=lambda kv: (kv[0][1], kv[0][0]))
+    for (g, k), members in instances:
+        want = sorted(groups.get(g, list(range(n)))) if g != "all" else list(range(n))
         got = sorted(r for r, _ in members)
-        if got != sorted(want):
+        if got != want:
             r, i = members[0]
-            t = traces[r]
-            raise ScenarioError(t.path, f"node {int(t.cols['id'][i])}",
-                                f"collective #{k} of communicator '{g}' appears on ranks {got}, expected {sorted(want)}")
+            raise ScenarioError(traces[r].path, f"node {int(traces[r].cols['id'][i])}",
+                                f"collective #{k} of communicator '{g}' appears on ranks {got}, expected {want}")
         sig = {(int(traces[r].cols["comm_type"][i]), int(traces[r].cols["comm_size"][i])) for r, i in members}
         if len(sig) > 1:
             r, i = members[0]
             raise ScenarioError(traces[r].path, f"node {int(traces[r].cols['id'][i])}",
                                 f"collective #{k} of communicator '{g}' differs across ranks (comm_type, comm_size): {sorted(sig)}")
-        u = new_unit(("collective", g, k, tuple(sorted(members))))
-        for m in members:
-            unit_of[m] = u
-        preds[u] += members
+    refs = [np.full(t.n, np.iinfo(np.uint32).max, dtype=np.uint32) for t in traces]
+    origin: dict[str, list[tuple[int, int]]] = {"compute": [], "barrier": [], "message": []}  # (rank, node) per row
+    nc, nb = c0_, b0_
+    for r, idx in enumerate(comp_nodes):
+        refs[r][idx] = (3 << 30) | (nc + np.arange(len(idx), dtype=np.uint32))
+        nc += len(idx)
+    for r, idx in enumerate(noop_nodes):
+        refs[r][idx] = (2 << 30) | (nb + np.arange(len(idx), dtype=np.uint32))
+        nb += len(idx)
+    recv_barrier = nb
+    pair_msg = {}
+    for p, (sr, si, dr, di) in enumerate(pairs):
+        refs[sr][si] = (1 << 30) | (m0_ + p)  # a send is done once its message is fully sent
+        refs[dr][di] = (2 << 30) | (recv_barrier + p)
+        pair_msg[(dr, di)] = m0_ + p
+    nb += len(pairs)
+    done_barrier = nb
+    for q, (_, members) in enumerate(instances):
+        for r, i in members:
+            refs[r][i] = (2 << 30) | (done_barrier + q)
+    nb += len(instances)
 
-    # Unit dependencies from the nodes' dependencies; a send's dependents wait for its message to be sent.
-    deps_of: list[list[tuple[int, bool]]] = [[] for _ in units]  # (unit, sent-only)
-    for u, nodes in enumerate(preds):
-        seen = set()
-        for r, i in nodes:
-            t = traces[r]
-            for d in t.deps(i):
-                j = index[r].get(d)
-                if j is None:
-                    raise ScenarioError(t.path, f"node {int(t.cols['id'][i])}", f"depends on node {d}, which is not in the trace")
-                src_unit = unit_of[(r, j)]
-                sent_only = (r, j) in sent_of
-                if src_unit == u or (src_unit, sent_only) in seen:
-                    continue
-                seen.add((src_unit, sent_only))
-                deps_of[u].append((src_unit, sent_only))
-        if units[u][0] == "recv":
-            deps_of[u].append((recv_msg[u], False))
-    order = _topo(units, deps_of, traces)
+    # 2. Every node's dependencies as references (CSR per rank, data then control dependencies).
+    dep_counts, dep_flat = [], []
+    for t in traces:
+        c = t.cols
+        ids = c["id"]
+        order = np.argsort(ids, kind="stable")
+        sid = ids[order]
+        ds, dd = c["data_dep_start"].astype(np.int64), c["data_deps"]
+        cs, cd = c["ctrl_dep_start"].astype(np.int64), c["ctrl_deps"]
+        counts = np.diff(ds) + np.diff(cs)
+        own = np.repeat(np.arange(t.n), np.diff(ds)), np.repeat(np.arange(t.n), np.diff(cs))
+        allv = np.concatenate([dd, cd])
+        owner = np.concatenate(own)
+        o = np.argsort(owner, kind="stable")
+        allv, owner = allv[o], owner[o]
+        pos = np.searchsorted(sid, allv)
+        bad = (pos >= len(sid)) | (sid[np.minimum(pos, len(sid) - 1)] != allv) if len(allv) else np.zeros(0, bool)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ScenarioError(t.path, f"node {int(ids[owner[k]])}", f"depends on node {int(allv[k])}, which is not in the trace")
+        dep_counts.append(counts.astype(np.uint32))
+        dep_flat.append(refs[t.rank][order[pos]] if len(allv) else np.zeros(0, np.uint32))
 
-    rank_hosts = [h for h, _ in eps]
-    lowered = Lowered(wl, rank_hosts, [at[h] for h in rank_hosts], rank_messages=[[] for _ in range(n)],
-                      rank_compute=[[] for _ in range(n)])
-    ref: list[int] = [-1] * len(units)
-    # Rows are buffered per kind and appended in bulk; their references are known in advance (the count so
-    # far). A collective flushes the buffers first, since it appends messages and barriers of its own.
-    buf: dict[str, list] = {"c_host": [], "c_dur": [], "c_after": [], "c_rank": [], "m_src": [], "m_dst": [], "m_snic": [],
-                            "m_dnic": [], "m_size": [], "m_after": [], "m_ranks": [], "b_after": []}
+    def csr(r: int, nodes: np.ndarray, first: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Dependencies of `nodes` of rank r, optionally preceded by one reference each (`first`)."""
+        cnt = dep_counts[r]
+        start = np.concatenate([np.zeros(1, np.int64), np.cumsum(cnt, dtype=np.int64)])
+        take = np.concatenate([np.arange(start[i], start[i + 1]) for i in nodes.tolist()]) if len(nodes) else np.zeros(0, np.int64)
+        c = cnt[nodes]
+        flat = dep_flat[r][take.astype(np.int64)] if len(take) else np.zeros(0, np.uint32)
+        if first is not None:
+            pos = np.concatenate([np.zeros(1, np.int64), np.cumsum(c.astype(np.int64) + 1)])[:-1]
+            out = np.empty(len(flat) + len(first), np.uint32)
+            out[pos] = first
+            mask = np.ones(len(out), bool)
+            mask[pos] = False
+            out[mask] = flat
+            return (c + 1).astype(np.uint32), out
+        return c.astype(np.uint32), flat
 
-    def flush() -> None:
-        if buf["c_host"]:
-            refs = wl.compute(buf["c_host"], buf["c_dur"], after=buf["c_after"])
-            for r, x in zip(buf["c_rank"], refs.tolist()):
-                lowered.rank_compute[r].append(x & ((1 << 30) - 1))
-        if buf["m_src"]:
-            refs = wl.messages(buf["m_src"], buf["m_dst"], buf["m_size"], src_nic=buf["m_snic"], dst_nic=buf["m_dnic"],
-                               packet_size=packet_size, after=buf["m_after"])
-            for (s_, d_), m in zip(buf["m_ranks"], refs.tolist()):
-                lowered.rank_messages[s_].append(m)
-                lowered.rank_messages[d_].append(m)
-        if buf["b_after"]:
-            wl.barriers(buf["b_after"])
-        for v in buf.values():
-            v.clear()
+    def fast_csr(r: int, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`csr` for many nodes at once, without a Python loop over them."""
+        cnt = dep_counts[r].astype(np.int64)
+        start = np.concatenate([np.zeros(1, np.int64), np.cumsum(cnt)])
+        c = cnt[nodes]
+        total = int(c.sum())
+        if total == 0:
+            return c.astype(np.uint32), np.zeros(0, np.uint32)
+        base = np.repeat(start[nodes] - np.concatenate([np.zeros(1, np.int64), np.cumsum(c)])[:-1], c)
+        return c.astype(np.uint32), dep_flat[r][base + np.arange(total)]
 
-    for u in order:
-        key = units[u]
-        after = [ref[v] | (1 << 30 if sent else 0) for v, sent in deps_of[u]]
-        kind = key[0]
-        if kind == "compute":
-            _, r, i = key
-            c = traces[r].cols
-            ty = int(c["node_type"][i])
-            dur = int(c["duration_micros"][i]) * US
-            if device is not None and (ty in (MEM_LOAD, MEM_STORE) or dur == 0):
-                t_ops = float(c["num_ops"][i]) / device.peak_flops if ty == COMP else 0.0
-                t_mem = float(c["tensor_size"][i]) / device.mem_bw
-                dur = round(max(t_ops, t_mem) * 1e12)
-            ref[u] = (3 << 30) | (wl._n_compute + len(buf["c_host"]))
-            buf["c_host"].append(lowered.rank_nodes[r])
-            buf["c_dur"].append(dur)
-            buf["c_after"].append(after)
-            buf["c_rank"].append(r)
-        elif kind == "message":
-            _, (s_, i), (d_, _) = key
-            ref[u] = wl.n_messages + len(buf["m_src"])
-            buf["m_src"].append(lowered.rank_nodes[s_])
-            buf["m_dst"].append(lowered.rank_nodes[d_])
-            buf["m_snic"].append(eps[s_][1])
-            buf["m_dnic"].append(eps[d_][1])
-            buf["m_size"].append(max(1, int(traces[s_].cols["comm_size"][i])))
-            buf["m_after"].append(after)
-            buf["m_ranks"].append((s_, d_))
-        elif kind in ("recv", "noop"):
-            ref[u] = (2 << 30) | (wl._n_barriers + len(buf["b_after"]))
-            buf["b_after"].append(after)
+    # 3. Append in reference order: compute steps, barriers, the collectives' completion barriers, messages.
+    host_node = np.asarray(lowered.rank_nodes, dtype=np.int64)
+    for r, idx in enumerate(comp_nodes):
+        if not len(idx):
+            continue
+        c = traces[r].cols
+        dur = c["duration_micros"][idx].astype(np.int64) * US
+        if device is not None:
+            ty = c["node_type"][idx]
+            t_ops = np.where(ty == COMP, c["num_ops"][idx].astype(np.float64) / device.peak_flops, 0.0)
+            t_mem = c["tensor_size"][idx].astype(np.float64) / device.mem_bw
+            roof = np.round(np.maximum(t_ops, t_mem) * 1e12).astype(np.int64)
+            dur = np.where((ty != COMP) | (dur == 0), roof, dur)
+        got = wl.compute(np.full(len(idx), host_node[r]), dur, after=Deps(*fast_csr(r, idx)))
+        lowered.rank_compute[r].extend((got & ((1 << 30) - 1)).tolist())
+        origin["compute"] += [(r, int(i)) for i in idx.tolist()]
+    for r, idx in enumerate(noop_nodes):
+        if len(idx):
+            wl.barriers(Deps(*fast_csr(r, idx)))
+            origin["barrier"] += [(r, int(i)) for i in idx.tolist()]
+    if pairs:
+        cnts, flats = [], []
+        for p, (sr, si, dr, di) in enumerate(pairs):
+            cc, ff = csr(dr, np.array([di]), first=np.array([m0_ + p], np.uint32))
+            cnts.append(cc)
+            flats.append(ff)
+        wl.barriers(Deps(np.concatenate(cnts), np.concatenate(flats)))
+        origin["barrier"] += [(dr, di) for _, _, dr, di in pairs]
+    slots = [wl._reserve_barrier(None) for _ in instances]
+    origin["barrier"] += [members[0] for _, members in instances]
+    if pairs:
+        cnts, flats = [], []
+        for sr, si, _, _ in pairs:
+            cc, ff = csr(sr, np.array([si]))
+            cnts.append(cc)
+            flats.append(ff)
+        sizes = [max(1, int(traces[sr].cols["comm_size"][si])) for sr, si, _, _ in pairs]
+        got = wl.messages(host_node[[p[0] for p in pairs]], host_node[[p[2] for p in pairs]], sizes,
+                          src_nic=[eps[p[0]][1] for p in pairs], dst_nic=[eps[p[2]][1] for p in pairs],
+                          packet_size=packet_size, after=Deps(np.concatenate(cnts), np.concatenate(flats)))
+        for (sr, _, dr, _), m in zip(pairs, got.tolist()):
+            lowered.rank_messages[sr].append(m)
+            lowered.rank_messages[dr].append(m)
+            origin["message"].append((sr, _))
+    for q, ((g, k), members) in enumerate(instances):
+        r0, i0 = members[0]
+        ct = int(traces[r0].cols["comm_type"][i0])
+        size = int(traces[r0].cols["comm_size"][i0])
+        ranks = [r for r, _ in members]
+        after = sorted({x for r, i in members for x in csr(r, np.array([i]))[1].tolist()})
+        if ct == 9:
+            wl._fill_barrier(slots[q], np.asarray(after, np.uint32))
+            continue
+        kind_name = KINDS[ct]
+        alg = (algorithm.get(kind_name) if isinstance(algorithm, dict) else algorithm) or DEFAULT_ALGORITHM.get(kind_name, "ring")
+        split = kind_name == "all_to_all" or (kind_name == "all_gather" and all_gather_size == "total")
+        per = size // len(ranks) if split else size
+        m0 = wl.n_messages
+        endpoints = [eps[r] for r in ranks]
+        if chunks_in_flight is None:
+            wl.collective(kind_name, endpoints, max(1, per), algorithm=alg, chunks=chunks, packet_size=packet_size,
+                          after=after or None, _done=slots[q])
         else:
-            flush()
-            _, g, k, members = key
-            r0, i0 = members[0]
-            ct = int(traces[r0].cols["comm_type"][i0])
-            size = int(traces[r0].cols["comm_size"][i0])
-            ranks = [r for r, _ in members]
-            if ct == 9:
-                ref[u] = wl.barrier(after)
-                continue
-            kind_name = KINDS[ct]
-            alg = (algorithm.get(kind_name) if isinstance(algorithm, dict) else algorithm) or DEFAULT_ALGORITHM.get(kind_name, "ring")
-            split = kind_name == "all_to_all" or (kind_name == "all_gather" and all_gather_size == "total")
-            per = size // len(ranks) if split else size
-            m0 = wl.n_messages
-            endpoints = [eps[r] for r in ranks]
-            if chunks_in_flight is None:
-                ref[u] = wl.collective(kind_name, endpoints, max(1, per), algorithm=alg, chunks=chunks,
-                                       packet_size=packet_size, after=after or None)
-            else:
-                done: list[int] = []
-                for c in range(chunks):
-                    part = per // chunks + (1 if c < per % chunks else 0)
-                    gate = after + ([done[c - chunks_in_flight]] if c >= chunks_in_flight else [])
-                    done.append(wl.collective(kind_name, endpoints, max(1, part), algorithm=alg, packet_size=packet_size,
-                                              after=gate or None))
-                ref[u] = wl.barrier(done)
-            lowered.collectives.append({"kind": kind_name, "group": g, "index": k, "ranks": ranks, "bytes": size,
-                                        "algorithm": alg, "messages": (m0, wl.n_messages)})
-            for r in ranks:
-                lowered.rank_messages[r].extend(range(m0, wl.n_messages))
-    flush()
+            done: list[int] = []
+            for ch in range(chunks):
+                part = per // chunks + (1 if ch < per % chunks else 0)
+                gate = after + ([done[ch - chunks_in_flight]] if ch >= chunks_in_flight else [])
+                done.append(wl.collective(kind_name, endpoints, max(1, part), algorithm=alg, packet_size=packet_size,
+                                          after=gate or None))
+            wl._fill_barrier(slots[q], np.asarray(done, np.uint32))
+        lowered.collectives.append({"kind": kind_name, "group": g, "index": k, "ranks": ranks, "bytes": size,
+                                    "algorithm": alg, "messages": (m0, wl.n_messages)})
+        for r in ranks:
+            lowered.rank_messages[r].extend(range(m0, wl.n_messages))
+    lowered.origin = origin
+    _check_acyclic(lowered, scenario, traces)
     return lowered
 
 
-def _topo(units: list[tuple], deps_of: list[list[tuple[int, bool]]], traces) -> list[int]:
-    """Units in dependency order, ties by creation order (deterministic); a cycle is an error naming a node."""
-    n = len(units)
-    indeg = [len(d) for d in deps_of]
-    succ: list[list[int]] = [[] for _ in range(n)]
-    for u, ds in enumerate(deps_of):
-        for v, _ in ds:
-            succ[v].append(u)
-    ready = [u for u in range(n) if indeg[u] == 0]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        u = heapq.heappop(ready)
-        order.append(u)
-        for w in succ[u]:
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                heapq.heappush(ready, w)
-    if len(order) < n:
-        u = next(x for x in range(n) if indeg[x] > 0)
-        key = units[u]
-        r, i = key[1] if key[0] == "message" else (key[1] if key[0] == "recv" else (key[3][0] if key[0] == "collective" else (key[1], key[2])))
-        t = traces[r]
-        raise ScenarioError(t.path, f"node {int(t.cols['id'][i])}", "is on a dependency cycle")
-    return order
+def _check_acyclic(lowered: Lowered, scenario, traces) -> None:
+    """The engine's cycle search over the lowered workload; a cycle is reported at the trace node it came from."""
+    import re
+
+    from ..engine import validate
+
+    try:
+        validate(scenario, workload=lowered.workload, fidelity="flow" if scenario.tcp or scenario.sources else None)
+    except ScenarioError as e:
+        m = re.match(r"(messages|barriers|compute)\[(\d+)\]", e.field or "")
+        if "dependency cycle" not in e.reason or not m:
+            raise
+        kind = {"messages": "message", "barriers": "barrier", "compute": "compute"}[m.group(1)]
+        rows = lowered.origin.get(kind, [])
+        k = int(m.group(2))
+        if k < len(rows):
+            r, i = rows[k]
+            raise ScenarioError(traces[r].path, f"node {int(traces[r].cols['id'][i])}", "is on a dependency cycle") from None
+        raise
 
 
 def summarize(lowered: Lowered, rec) -> dict[str, Any]:
