@@ -150,3 +150,23 @@ def test_cycles_and_the_cli(tmp_path, capsys):
     assert main(["trace", "run", str(bad), "--scenario", str(fabric)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "t.0.et" in err and "dependency cycle" in err
+
+
+def test_synth_then_run_from_the_cli(tmp_path, capsys):
+    import json
+
+    from fabricsim.cli import main
+
+    out = tmp_path / "dptp"
+    assert main(["trace", "synth", "dp-tp", "--out", str(out), "--ranks", "4", "--tp", "2", "--layers", "2",
+                 "--hidden", "256", "--seq-len", "64"]) == 0
+    assert json.loads((tmp_path / "dptp.comm_groups.json").read_text()) == {"tp0": [0, 1], "tp1": [2, 3], "dp0": [0, 2], "dp1": [1, 3]}
+    vela = tmp_path / "vela.toml"
+    vela.write_text('[topology]\nkind = "leaf_spine"\nracks = 4\nleaves_per_rack = 2\nhosts_per_rack = 6\nnics_per_host = 4\n'
+                    'spines = 4\nparallel_links = 2\nhost_rate = "100Gbps"\nfabric_rate = "100Gbps"\n')
+    capsys.readouterr()
+    # preset 4n_4r puts the 4 ranks on servers 1, 7, 13, 19: one per rack.
+    assert main(["trace", "run", str(out), "--scenario", str(vela), "--placement", "preset:4n_4r", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert [r["host"] for r in res["ranks"]] == ["h0", "h6", "h12", "h18"]
+    assert {c["group"] for c in res["collectives"]} == {"tp0", "tp1", "dp0", "dp1"}

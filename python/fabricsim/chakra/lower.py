@@ -70,17 +70,27 @@ class Lowered:
 
 def placement_endpoints(scenario, n: int, placement: str | Sequence = "pack") -> list[tuple[str, int]]:
     """Rank → (host, NIC). "pack": rank i on the i-th host, NIC 0; "nics:K": K ranks per host on NICs
-    0..K−1; or an explicit list of hosts or (host, nic) pairs."""
+    0..K−1; "preset:NAME": study 000's placements (Tables II/III, pack:N, spread:N:R) on the Vela-like
+    fabric's servers; or an explicit list of hosts or (host, nic) pairs."""
     hosts = [nd.name for nd in scenario.topology.network().nodes if nd.kind == "host"]
     if isinstance(placement, str):
         kind, _, arg = placement.partition(":")
         if kind == "pack" and not arg:
             eps = [(h, 0) for h in hosts[:n]]
+        elif kind == "preset" and arg:
+            from ..collectives.placement import placement_groups, vela_nodes
+            from ..studies.orchestration import PRESETS
+
+            try:
+                servers = [sv for g in placement_groups(arg, presets=PRESETS) for sv in g]
+            except ValueError as e:
+                raise ScenarioError(scenario.source, "placement", str(e)) from None
+            eps = [node.endpoint for node_nics in vela_nodes(servers) for node in node_nics[:1]]
         elif kind == "nics" and arg.isdigit() and int(arg) > 0:
             k = int(arg)
             eps = [(hosts[i // k], i % k) for i in range(min(n, len(hosts) * k))]
         else:
-            raise ScenarioError(scenario.source, "placement", f"unknown placement '{placement}' (pack, nics:K or a list)")
+            raise ScenarioError(scenario.source, "placement", f"unknown placement '{placement}' (pack, nics:K, preset:NAME or a list)")
     else:
         eps = [(p, 0) if isinstance(p, str) else (str(p[0]), int(p[1])) for p in placement]
     if len(eps) < n:

@@ -42,12 +42,14 @@ def info(prefix: str, as_json: bool) -> None:
 @click.option("--scenario", "scenario_path", required=True, metavar="FABRIC.toml",
               help="The fabric (its [topology], [routing], [queue]); the trace's ranks are placed on its hosts.")
 @click.option("--placement", default="pack", show_default=True,
-              help="pack (rank i on the i-th host, NIC 0), nics:K (K ranks per host, NICs 0..K-1), or a "
-                   "comma-separated host list (host or host:nic).")
+              help="pack (rank i on the i-th host, NIC 0), nics:K (K ranks per host, NICs 0..K-1), preset:NAME "
+                   "(study 000's Tables II/III on the Vela-like fabric, e.g. preset:8n_4r), or a comma-separated host "
+                   "list (host or host:nic).")
 @click.option("--algorithm", default=None, help="Collective algorithm: ring (default; direct for all-to-all), direct, "
                                                 "halving_doubling or hierarchical; or kind=alg,kind=alg.")
 @click.option("--comm-groups", "comm_groups", type=click.Path(dir_okay=False), default=None,
-              help="JSON file mapping communicator (pg_name) to its ranks, as ASTRA-sim's --comm-group-configuration.")
+              help="JSON file mapping communicator (pg_name) to its ranks, as ASTRA-sim's --comm-group-configuration. "
+                   "Default: PREFIX.comm_groups.json if it exists, else every communicator is all ranks.")
 @click.option("--device", type=click.Choice(["h100", "a100"]), default=None,
               help="Roofline for COMP nodes without a duration and for MEM nodes (see README).")
 @click.option("--chunks", type=click.IntRange(min=1), default=1, show_default=True,
@@ -78,12 +80,14 @@ def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, 
     from ..spec import load_scenario
 
     sc = load_scenario(scenario_path)
-    place = placement if placement in ("pack",) or placement.startswith("nics:") else [
+    place = placement if placement in ("pack",) or placement.startswith(("nics:", "preset:")) else [
         (p.split(":")[0], int(p.split(":")[1])) if ":" in p else p for p in placement.split(",")]
     alg: str | dict | None = algorithm
     if algorithm and "=" in algorithm:
         alg = dict(x.split("=", 1) for x in algorithm.split(","))
-    groups = None
+    from ..chakra.synth import read_comm_groups
+
+    groups = read_comm_groups(prefix)  # PREFIX.comm_groups.json, written by `trace synth`
     if comm_groups:
         try:
             groups = {str(k): [int(r) for r in v] for k, v in json.loads(open(comm_groups).read()).items()}
@@ -128,3 +132,56 @@ def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, 
                       format_duration(x["start_s"] * 1e12) if x["start_s"] is not None else "-",
                       format_duration(x["end_s"] * 1e12) if x["end_s"] is not None else "-")
         con.print(c)
+
+
+@trace.command("synth")
+@click.argument("kind", type=click.Choice(["dp", "tp", "pp", "ep", "dp-tp"]))
+@click.option("--out", "out", required=True, metavar="PREFIX", help="Write PREFIX.{rank}.et (and PREFIX.comm_groups.json).")
+@click.option("--ranks", type=click.IntRange(min=2), default=8, show_default=True,
+              help="Ranks (dp, tp, ep), pipeline stages (pp).")
+@click.option("--tp", type=click.IntRange(min=2), default=2, show_default=True, help="dp-tp: tensor-parallel group size.")
+@click.option("--layers", type=click.IntRange(min=1), default=24, show_default=True)
+@click.option("--hidden", type=click.IntRange(min=1), default=4096, show_default=True, help="Hidden size h (elements).")
+@click.option("--seq-len", "seq_len", type=click.IntRange(min=1), default=2048, show_default=True, help="Sequence length s (tokens).")
+@click.option("--micro-batch", "micro_batch", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Sequences per micro-batch b.")
+@click.option("--micro-batches", "micro_batches", type=click.IntRange(min=1), default=8, show_default=True, help="pp only.")
+@click.option("--bucket-layers", "bucket_layers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="dp, dp-tp: layers per gradient all-reduce bucket.")
+@click.option("--dtype-bytes", "dtype_bytes", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option("--device", type=click.Choice(["h100", "a100"]), default="h100", show_default=True)
+@click.option("--efficiency", type=click.FloatRange(0, 1, min_open=True), default=0.5, show_default=True,
+              help="Fraction of the device's peak FLOP/s and memory bandwidth reached (roofline durations).")
+@click.option("--forward-us", "forward_us", type=click.FloatRange(0, min_open=True), default=None,
+              help="Calibrate: one layer's forward time for one micro-batch (µs); other nodes scale by FLOPs.")
+def synth(kind: str, out: str, ranks: int, tp: int, layers: int, hidden: int, seq_len: int, micro_batch: int,
+          micro_batches: int, bucket_layers: int, dtype_bytes: int, device: str, efficiency: float,
+          forward_us: float | None) -> None:
+    """Write the Chakra trace of one training step: data parallel (per-layer backward with bucketed gradient
+    all-reduce overlapping it), tensor parallel (an all-reduce per layer and direction), pipeline parallel
+    (1F1B, send/recv of activations and gradients), expert parallel (all-to-all dispatch and combine) or DP x TP.
+    Sizes and FLOPs follow the formulas in fabricsim/chakra/synth.py (12·h² parameters per layer, 24·b·s·h² +
+    4·b·s²·h forward FLOPs)."""
+    from ..chakra import synth as sy
+
+    model = sy.Model(layers=layers, hidden=hidden, seq_len=seq_len, micro_batch=micro_batch, dtype_bytes=dtype_bytes,
+                     device=device, efficiency=efficiency, forward_us=forward_us)
+    groups = None
+    if kind == "dp":
+        traces = sy.data_parallel(model, ranks, bucket_layers)
+    elif kind == "tp":
+        traces = sy.tensor_parallel(model, ranks)
+    elif kind == "pp":
+        traces = sy.pipeline_parallel(model, ranks, micro_batches)
+    elif kind == "ep":
+        traces = sy.expert_parallel(model, ranks)
+    else:
+        if ranks % tp:
+            from ..errors import UserError
+
+            raise UserError(f"--ranks {ranks} is not a multiple of --tp {tp}")
+        traces, groups = sy.data_tensor_parallel(model, ranks // tp, tp, bucket_layers)
+    path = sy.write(out, traces, groups)
+    nodes = sum(len(t["id"]) for t in traces)
+    click.echo(f"wrote {len(traces)} ranks, {nodes:,} nodes: {path}.{{0..{len(traces) - 1}}}.et"
+               + (f" and {path}.comm_groups.json" if groups else ""), err=True)
