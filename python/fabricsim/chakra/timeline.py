@@ -407,7 +407,12 @@ def gantt(lowered, rec, path, *, max_ranks: int = 64, title: str | None = None) 
     ax.set_ylim(shown - 0.5, -0.5)
     ax.set_yticks(range(shown), [f"{r}  {tl.hosts[r]}" for r in range(shown)], fontsize=9 if shown <= 32 else 7)
     ax.set_ylabel("rank  host")
-    ax.set_xlabel("time (µs)")
+    # Ticks in the unit that keeps their numbers short (the data stay in µs).
+    scale, unit = (1e6, "s") if t_end >= 1e6 else (1e3, "ms") if t_end >= 1e4 else (1.0, "µs")
+    from matplotlib.ticker import FuncFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / scale:g}"))
+    ax.set_xlabel(f"time ({unit})")
     ax.grid(axis="x", color="#dddddd", lw=0.6)
     ax.set_axisbelow(True)
     for r in range(1, shown):
@@ -415,7 +420,9 @@ def gantt(lowered, rec, path, *, max_ranks: int = 64, title: str | None = None) 
     done = rec.completion_time_s
     head = title or f"Chakra trace, {n} ranks, {rec.fidelity} fidelity"
     more = f" (first {shown} of {n} ranks shown)" if shown < n else ""
-    ax.set_title(f"{head} — completion {done * 1e6:,.2f} µs{more}" if done is not None
+    from ..units import format_duration
+
+    ax.set_title(f"{head} — completion {format_duration(done * 1e12)}{more}" if done is not None
                  else f"{head} — did not complete{more}", fontsize=12)
     handles = [Patch(fc=COMPUTE_COLOUR, label="compute (top lane)"),
                Patch(fc=SEND_COLOUR, label="message sent (middle lane)"),
