@@ -344,6 +344,67 @@ class Workload:
             return -1
         return self.barrier(np.arange(m0, m0 + n, dtype=U32))
 
+    def collective_many(self, kind: str, ranks: Iterable, size: int, after: Deps, *, algorithm: str | None = None,
+                        packet_size: int = 1024, header: int = 0, chunks: int = 1, order: str | None = None,
+                        barrier: bool = False, root: int = 0) -> tuple[np.ndarray, int]:
+        """Append len(after.counts) copies of one collective, copy q waiting for row q of `after`: the engine
+        expands it once and the copies are tiled with numpy (O(copies × its size), no Python per copy).
+        Returns (first message of each copy, messages per copy). No completion barrier is appended."""
+        algorithm = algorithm or DEFAULT_ALGORITHM.get(kind, "ring")
+        k = len(after.counts)
+        ranks = list(ranks)
+        pairs = [(r, 0) if isinstance(r, (str, int, np.integer)) else tuple(r) for r in ranks]
+        names = np.asarray([p[0] for p in pairs], dtype=object if any(isinstance(p[0], str) for p in pairs) else np.int64)
+        nodes = self._nodes(names, "collective.ranks", len(pairs))
+        spec = {"kind": kind, "algorithm": algorithm, "ranks": [(int(v), int(p[1])) for v, p in zip(nodes.tolist(), pairs)],
+                "size_bytes": int(size), "packet_bytes": int(packet_size), "header_bytes": int(header), "chunks": int(chunks),
+                "order": order, "barrier": bool(barrier), "root": int(root), "after": [_COMPUTE]}
+        from . import _core
+
+        try:
+            cols = _core.expand_collective(_json(spec), 0, 0, 0)
+        except SpecError as e:
+            raise self._err(f"collective ({kind}, {algorithm})", e.reason) from None
+        nm, nb = len(cols["size"]), int(cols["n_barriers"])
+        ps, pred = cols["pred_start"].astype(np.int64), cols["pred"].astype(np.int64)
+        m_base = self._n_msgs + nm * np.arange(k, dtype=np.int64)
+        b_base = self._n_barriers + nb * np.arange(k, dtype=np.int64)
+
+        def shifted(refs: np.ndarray) -> np.ndarray:
+            """Copies of internal references, copy q's offset by its own messages and barriers."""
+            tag, idx = refs >> 30, refs & _INDEX
+            t, i = np.tile(tag, k), np.tile(idx, k)
+            off = np.where(t <= 1, np.repeat(m_base, len(refs)), np.repeat(b_base, len(refs)))
+            return ((t << 30) | (i + off)).astype(U32)
+
+        for key in ("src", "src_nic", "dst", "dst_nic", "size", "packet", "header", "start_ps", "delay_ps", "path"):
+            self._m[key].append(np.tile(cols[key], k))
+        self._deps["msg"].append((np.tile(np.diff(ps[: nm + 1]), k).astype(U32), shifted(pred[: ps[nm]])))
+        # Barrier rows: the entry barrier (row 0) takes each copy's own dependencies; the rest are internal.
+        bcounts = np.diff(ps[nm:])
+        internal = pred[ps[nm] + bcounts[0]:]
+        acount = after.counts.astype(np.int64)
+        cnt2d = np.tile(bcounts, (k, 1)).astype(np.int64)
+        cnt2d[:, 0] = acount
+        seg = acount + len(internal)
+        seg_start = np.concatenate([np.zeros(1, np.int64), np.cumsum(seg)])[:-1]
+        flat = np.empty(int(seg.sum()), dtype=U32)
+        a_start = np.concatenate([np.zeros(1, np.int64), np.cumsum(acount)])[:-1]
+        if len(after.flat):
+            flat[np.repeat(seg_start, acount) + (np.arange(len(after.flat)) - np.repeat(a_start, acount))] = after.flat
+        if len(internal):
+            flat[np.repeat(seg_start + acount, len(internal)) + np.tile(np.arange(len(internal)), k)] = shifted(internal)
+        self._deps["barrier"].append((cnt2d.ravel().astype(U32), flat))
+        self._n_msgs += nm * k
+        self._n_barriers += nb * k
+        return m_base, nm
+
+    def _reserve_barrier_block(self, n: int) -> int:
+        """Append n barriers whose dependencies are set later by replacing the returned chunk."""
+        self._deps["barrier"].append((np.zeros(n, dtype=U32), np.zeros(0, dtype=U32)))
+        self._n_barriers += n
+        return len(self._deps["barrier"]) - 1
+
     def _name(self, kind: str, base: int, names: Sequence[str], n: int) -> None:
         names = list(names)
         if len(names) != n:

@@ -64,8 +64,8 @@ class Lowered:
     """kind, group, ranks, bytes (comm_size), first and last message index (half-open)."""
     rank_messages: list[list[int]] = field(default_factory=list)
     rank_compute: list[list[int]] = field(default_factory=list)
-    origin: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
-    """The (rank, node index) each compute step, barrier and message row came from, for error messages."""
+    origin: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    """Per row kind ("compute", "barrier", "message"): the rank and node index each row came from (error messages)."""
 
 
 def placement_endpoints(scenario, n: int, placement: str | Sequence = "pack") -> list[tuple[str, int]]:
@@ -135,7 +135,7 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
     comp_nodes, noop_nodes, recv_nodes = [], [], []
     sends: dict[tuple[int, int, int], list[int]] = {}
     recvs: dict[tuple[int, int, int], list[int]] = {}
-    colls: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    coll_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # (rank, node, group, k) per COLL node
     for t in traces:
         c, r = t.cols, t.rank
         ty = c["node_type"]
@@ -153,15 +153,20 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
             if not 0 <= src < n:
                 raise ScenarioError(t.path, f"node {int(c['id'][i])}", f"comm_src {src} is not a rank (0..{n - 1})")
             recvs.setdefault((src, r, int(c["comm_tag"][i])), []).append(i)
-        count: dict[str, int] = {}
-        for i in np.flatnonzero(ty == COLL).tolist():
-            ct = int(c["comm_type"][i])
-            if ct not in KINDS and ct != 9:
-                raise ScenarioError(t.path, f"node {int(c['id'][i])}", f"comm_type {ct} ({COMM_TYPES.get(ct, 'unknown')}) is not modelled")
-            g = t.pg(i) or "all"
-            k = count.get(g, 0)
-            count[g] = k + 1
-            colls.setdefault((g, k), []).append((r, i))
+        ci = np.flatnonzero(ty == COLL)
+        ct = c["comm_type"][ci]
+        bad = ~np.isin(ct, list(KINDS) + [9])
+        if bad.any():
+            i, v = int(ci[np.argmax(bad)]), int(ct[np.argmax(bad)])
+            raise ScenarioError(t.path, f"node {int(c['id'][i])}", f"comm_type {v} ({COMM_TYPES.get(v, 'unknown')}) is not modelled")
+        pg = c["pg_name"][ci]
+        gnames = np.array(["all" if x == np.iinfo(np.uint32).max else t.names[x] for x in np.unique(pg).tolist()], dtype=object)
+        _, inv = np.unique(pg, return_inverse=True)
+        kth = np.empty(len(ci), dtype=np.int64)
+        for u in range(len(gnames)):
+            at_u = np.flatnonzero(inv == u)
+            kth[at_u] = np.arange(len(at_u))
+        coll_rows.append((np.full(len(ci), r), ci, gnames[inv] if len(ci) else np.zeros(0, object), kth))
     pairs: list[tuple[int, int, int, int]] = []  # (send rank, send node, recv rank, recv node)
     for key, ss in sends.items():
         rr = recvs.get(key, [])
@@ -175,21 +180,50 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
             t = traces[key[1]]
             raise ScenarioError(t.path, f"node {int(t.cols['id'][rr[len(sends.get(key, []))]])}",
                                 f"a receive from rank {key[0]} (tag {key[2]}) without its send")
-    instances = sorted(colls.items(), key=lambda kv: (kv[0][1], kv[0][0]))
-    for (g, k), members in instances:
-        want = sorted(groups.get(g, list(range(n)))) if g != "all" else list(range(n))
-        got = sorted(r for r, _ in members)
-        if got != want:
-            r, i = members[0]
+    # Collective instances: the k-th COLL node of communicator g on every member, ordered by (k, g).
+    cr = np.concatenate([x[0] for x in coll_rows]) if coll_rows else np.zeros(0, np.int64)
+    cn = np.concatenate([x[1] for x in coll_rows]) if coll_rows else np.zeros(0, np.int64)
+    cg_names = np.concatenate([x[2] for x in coll_rows]) if coll_rows else np.zeros(0, object)
+    ck = np.concatenate([x[3] for x in coll_rows]) if coll_rows else np.zeros(0, np.int64)
+    group_list = sorted(set(cg_names.tolist()))
+    gid_of = {g: j for j, g in enumerate(group_list)}
+    cgid = np.fromiter((gid_of[g] for g in cg_names.tolist()), dtype=np.int64, count=len(cg_names))
+    inst_key = ck * (len(group_list) + 1) + cgid
+    inst_keys, inst_of = np.unique(inst_key, return_inverse=True)
+    order_m = np.lexsort((cr, inst_of))  # members grouped by instance, ranks ascending
+    m_inst, m_rank, m_node = inst_of[order_m], cr[order_m], cn[order_m]
+    n_inst = len(inst_keys)
+    first = np.searchsorted(m_inst, np.arange(n_inst))
+    n_members = np.diff(np.append(first, len(m_inst)))
+    m_ct = np.empty(len(m_rank), np.int64)
+    m_sz = np.empty(len(m_rank), np.int64)
+    for r in range(n):
+        sel = m_rank == r
+        m_ct[sel] = traces[r].cols["comm_type"][m_node[sel]]
+        m_sz[sel] = traces[r].cols["comm_size"][m_node[sel]].astype(np.int64)
+    inst_g = [group_list[int(x) % (len(group_list) + 1)] for x in inst_keys.tolist()] if n_inst else []
+    inst_k = (inst_keys // (len(group_list) + 1)).tolist() if n_inst else []
+    want = {g: (list(range(n)) if g == "all" else sorted(groups.get(g, list(range(n))))) for g in group_list}
+    ok_members = np.array([n_members[q] == len(want[inst_g[q]]) for q in range(n_inst)], dtype=bool) if n_inst else np.ones(0, bool)
+    if n_inst:
+        expect = np.concatenate([np.asarray(want[inst_g[q]], np.int64) for q in range(n_inst)]) if ok_members.all() else None
+        if expect is None or len(expect) != len(m_rank) or (expect != m_rank).any():
+            q = int(np.argmin(ok_members)) if not ok_members.all() else int(m_inst[np.argmax(expect != m_rank)])
+            got = m_rank[first[q]:first[q] + n_members[q]].tolist()
+            r, i = int(m_rank[first[q]]), int(m_node[first[q]])
             raise ScenarioError(traces[r].path, f"node {int(traces[r].cols['id'][i])}",
-                                f"collective #{k} of communicator '{g}' appears on ranks {got}, expected {want}")
-        sig = {(int(traces[r].cols["comm_type"][i]), int(traces[r].cols["comm_size"][i])) for r, i in members}
-        if len(sig) > 1:
-            r, i = members[0]
+                                f"collective #{inst_k[q]} of communicator '{inst_g[q]}' appears on ranks {got}, expected {want[inst_g[q]]}")
+        lead_ct, lead_sz = m_ct[first], m_sz[first]
+        differ = (m_ct != lead_ct[m_inst]) | (m_sz != lead_sz[m_inst])
+        if differ.any():
+            q = int(m_inst[np.argmax(differ)])
+            r, i = int(m_rank[first[q]]), int(m_node[first[q]])
+            sig = sorted(set(zip(m_ct[first[q]:first[q] + n_members[q]].tolist(), m_sz[first[q]:first[q] + n_members[q]].tolist())))
             raise ScenarioError(traces[r].path, f"node {int(traces[r].cols['id'][i])}",
-                                f"collective #{k} of communicator '{g}' differs across ranks (comm_type, comm_size): {sorted(sig)}")
+                                f"collective #{inst_k[q]} of communicator '{inst_g[q]}' differs across ranks (comm_type, comm_size): {sig}")
+    # Instances in (k, g) order: inst_keys sort by k first, then group id (groups sorted by name).
     refs = [np.full(t.n, np.iinfo(np.uint32).max, dtype=np.uint32) for t in traces]
-    origin: dict[str, list[tuple[int, int]]] = {"compute": [], "barrier": [], "message": []}  # (rank, node) per row
+    origin: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {"compute": [], "barrier": [], "message": []}  # (ranks, nodes) per row
     nc, nb = c0_, b0_
     for r, idx in enumerate(comp_nodes):
         refs[r][idx] = (3 << 30) | (nc + np.arange(len(idx), dtype=np.uint32))
@@ -205,10 +239,10 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
         pair_msg[(dr, di)] = m0_ + p
     nb += len(pairs)
     done_barrier = nb
-    for q, (_, members) in enumerate(instances):
-        for r, i in members:
-            refs[r][i] = (2 << 30) | (done_barrier + q)
-    nb += len(instances)
+    for r in range(n):
+        sel = m_rank == r
+        refs[r][m_node[sel]] = (2 << 30) | (done_barrier + m_inst[sel]).astype(np.uint32)
+    nb += n_inst
 
     # 2. Every node's dependencies as references (CSR per rank, data then control dependencies).
     dep_counts, dep_flat = [], []
@@ -233,10 +267,12 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
         dep_counts.append(counts.astype(np.uint32))
         dep_flat.append(refs[t.rank][order[pos]] if len(allv) else np.zeros(0, np.uint32))
 
+    dep_start = [np.concatenate([np.zeros(1, np.int64), np.cumsum(c, dtype=np.int64)]) for c in dep_counts]
+
     def csr(r: int, nodes: np.ndarray, first: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Dependencies of `nodes` of rank r, optionally preceded by one reference each (`first`)."""
         cnt = dep_counts[r]
-        start = np.concatenate([np.zeros(1, np.int64), np.cumsum(cnt, dtype=np.int64)])
+        start = dep_start[r]
         take = np.concatenate([np.arange(start[i], start[i + 1]) for i in nodes.tolist()]) if len(nodes) else np.zeros(0, np.int64)
         c = cnt[nodes]
         flat = dep_flat[r][take.astype(np.int64)] if len(take) else np.zeros(0, np.uint32)
@@ -253,7 +289,7 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
     def fast_csr(r: int, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`csr` for many nodes at once, without a Python loop over them."""
         cnt = dep_counts[r].astype(np.int64)
-        start = np.concatenate([np.zeros(1, np.int64), np.cumsum(cnt)])
+        start = dep_start[r]
         c = cnt[nodes]
         total = int(c.sum())
         if total == 0:
@@ -276,11 +312,11 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
             dur = np.where((ty != COMP) | (dur == 0), roof, dur)
         got = wl.compute(np.full(len(idx), host_node[r]), dur, after=Deps(*fast_csr(r, idx)))
         lowered.rank_compute[r].extend((got & ((1 << 30) - 1)).tolist())
-        origin["compute"] += [(r, int(i)) for i in idx.tolist()]
+        origin["compute"].append((np.full(len(idx), r), idx))
     for r, idx in enumerate(noop_nodes):
         if len(idx):
             wl.barriers(Deps(*fast_csr(r, idx)))
-            origin["barrier"] += [(r, int(i)) for i in idx.tolist()]
+            origin["barrier"].append((np.full(len(idx), r), idx))
     if pairs:
         cnts, flats = [], []
         for p, (sr, si, dr, di) in enumerate(pairs):
@@ -288,9 +324,9 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
             cnts.append(cc)
             flats.append(ff)
         wl.barriers(Deps(np.concatenate(cnts), np.concatenate(flats)))
-        origin["barrier"] += [(dr, di) for _, _, dr, di in pairs]
-    slots = [wl._reserve_barrier(None) for _ in instances]
-    origin["barrier"] += [members[0] for _, members in instances]
+        origin["barrier"].append((np.asarray([p[2] for p in pairs]), np.asarray([p[3] for p in pairs])))
+    done_chunk = wl._reserve_barrier_block(n_inst)
+    origin["barrier"].append((m_rank[first], m_node[first]) if n_inst else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
     if pairs:
         cnts, flats = [], []
         for sr, si, _, _ in pairs:
@@ -304,38 +340,67 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
         for (sr, _, dr, _), m in zip(pairs, got.tolist()):
             lowered.rank_messages[sr].append(m)
             lowered.rank_messages[dr].append(m)
-            origin["message"].append((sr, _))
-    for q, ((g, k), members) in enumerate(instances):
-        r0, i0 = members[0]
-        ct = int(traces[r0].cols["comm_type"][i0])
-        size = int(traces[r0].cols["comm_size"][i0])
-        ranks = [r for r, _ in members]
-        after = sorted({x for r, i in members for x in csr(r, np.array([i]))[1].tolist()})
+        origin["message"].append((np.asarray([p[0] for p in pairs]), np.asarray([p[1] for p in pairs])))
+    # 4. Collectives: identical ones (kind, algorithm, ranks, size) are expanded once and tiled in bulk; with
+    #    chunks in flight each is expanded on its own. done[q] lists what collective q's completion waits for.
+    done: list[np.ndarray | None] = [None] * n_inst
+    bulk: dict[tuple, list[int]] = {}
+    # Each instance waits for the union of its members' dependencies (sorted, without repeats).
+    keys_parts = []
+    for r in range(n):
+        sel = np.flatnonzero(m_rank == r)
+        cnt, flat = fast_csr(r, m_node[sel])
+        keys_parts.append((np.repeat(m_inst[sel], cnt.astype(np.int64)).astype(np.int64) << 32) | flat.astype(np.int64))
+    akeys = np.unique(np.concatenate(keys_parts)) if keys_parts else np.zeros(0, np.int64)
+    a_inst, a_ref = akeys >> 32, (akeys & 0xFFFFFFFF).astype(np.uint32)
+    a_count = np.bincount(a_inst, minlength=n_inst) if n_inst else np.zeros(0, np.int64)
+    a_start = np.concatenate([np.zeros(1, np.int64), np.cumsum(a_count)])
+    ranks_of = [m_rank[first[q]:first[q] + n_members[q]].tolist() for q in range(n_inst)]
+    for q in range(n_inst):
+        ct, size, g, k = int(m_ct[first[q]]), int(m_sz[first[q]]), inst_g[q], inst_k[q]
+        ranks = ranks_of[q]
         if ct == 9:
-            wl._fill_barrier(slots[q], np.asarray(after, np.uint32))
+            done[q] = a_ref[a_start[q]:a_start[q + 1]]
             continue
         kind_name = KINDS[ct]
         alg = (algorithm.get(kind_name) if isinstance(algorithm, dict) else algorithm) or DEFAULT_ALGORITHM.get(kind_name, "ring")
         split = kind_name == "all_to_all" or (kind_name == "all_gather" and all_gather_size == "total")
-        per = size // len(ranks) if split else size
-        m0 = wl.n_messages
-        endpoints = [eps[r] for r in ranks]
-        if chunks_in_flight is None:
-            wl.collective(kind_name, endpoints, max(1, per), algorithm=alg, chunks=chunks, packet_size=packet_size,
-                          after=after or None, _done=slots[q])
-        else:
-            done: list[int] = []
-            for ch in range(chunks):
-                part = per // chunks + (1 if ch < per % chunks else 0)
-                gate = after + ([done[ch - chunks_in_flight]] if ch >= chunks_in_flight else [])
-                done.append(wl.collective(kind_name, endpoints, max(1, part), algorithm=alg, packet_size=packet_size,
-                                          after=gate or None))
-            wl._fill_barrier(slots[q], np.asarray(done, np.uint32))
+        per = max(1, size // len(ranks) if split else size)
         lowered.collectives.append({"kind": kind_name, "group": g, "index": k, "ranks": ranks, "bytes": size,
-                                    "algorithm": alg, "messages": (m0, wl.n_messages)})
-        for r in ranks:
-            lowered.rank_messages[r].extend(range(m0, wl.n_messages))
-    lowered.origin = origin
+                                    "algorithm": alg, "messages": None, "q": q})
+        if chunks_in_flight is None:
+            bulk.setdefault((kind_name, alg, g, per), []).append(len(lowered.collectives) - 1)
+            continue
+        after = a_ref[a_start[q]:a_start[q + 1]].tolist()
+        m0 = wl.n_messages
+        refs_done: list[int] = []
+        for ch in range(chunks):
+            part = per // chunks + (1 if ch < per % chunks else 0)
+            gate = after + ([refs_done[ch - chunks_in_flight]] if ch >= chunks_in_flight else [])
+            refs_done.append(wl.collective(kind_name, [eps[r] for r in ranks], max(1, part), algorithm=alg,
+                                           packet_size=packet_size, after=gate or None))
+        done[q] = np.asarray(refs_done, np.uint32)
+        lowered.collectives[-1]["messages"] = (m0, wl.n_messages)
+    for (kind_name, alg, g, per), idxs in bulk.items():
+        qs = np.asarray([lowered.collectives[j]["q"] for j in idxs], np.int64)
+        counts = a_count[qs].astype(np.uint32)
+        take = np.repeat(a_start[qs], counts.astype(np.int64)) + (np.arange(int(counts.sum())) - np.repeat(
+            np.concatenate([np.zeros(1, np.int64), np.cumsum(counts.astype(np.int64))])[:-1], counts.astype(np.int64)))
+        endpoints = [eps[r] for r in ranks_of[int(qs[0])]]
+        m_base, nm = wl.collective_many(kind_name, endpoints, per, Deps(counts, a_ref[take]), algorithm=alg, chunks=chunks,
+                                        packet_size=packet_size)
+        for j, q, mb in zip(idxs, qs.tolist(), m_base.tolist()):
+            lowered.collectives[j]["messages"] = (mb, mb + nm)
+            done[q] = np.arange(mb, mb + nm, dtype=np.uint32)
+    dc = np.asarray([len(x) for x in done], np.uint32)
+    wl._deps["barrier"][done_chunk] = (dc, np.concatenate(done).astype(np.uint32) if len(done) else np.zeros(0, np.uint32))
+    for c in lowered.collectives:
+        a_, b_ = c.pop("messages"), c.pop("q")
+        c["messages"] = a_
+        for r in c["ranks"]:
+            lowered.rank_messages[r].extend(range(*a_))
+    lowered.origin = {k: (np.concatenate([a for a, _ in v]).astype(np.int64), np.concatenate([b for _, b in v]).astype(np.int64))
+                      if v else (np.zeros(0, np.int64), np.zeros(0, np.int64)) for k, v in origin.items()}
     _check_acyclic(lowered, scenario, traces)
     return lowered
 
@@ -353,10 +418,10 @@ def _check_acyclic(lowered: Lowered, scenario, traces) -> None:
         if "dependency cycle" not in e.reason or not m:
             raise
         kind = {"messages": "message", "barriers": "barrier", "compute": "compute"}[m.group(1)]
-        rows = lowered.origin.get(kind, [])
+        ranks, nodes = lowered.origin.get(kind, (np.zeros(0), np.zeros(0)))
         k = int(m.group(2))
-        if k < len(rows):
-            r, i = rows[k]
+        if k < len(ranks):
+            r, i = int(ranks[k]), int(nodes[k])
             raise ScenarioError(traces[r].path, f"node {int(traces[r].cols['id'][i])}", "is on a dependency cycle") from None
         raise
 

@@ -1,0 +1,82 @@
+"""Chakra trace speed: parsing and lowering a 1,000,000-node trace, and a synthesized 64-rank data-parallel step.
+
+Cases (issue 16's targets):
+1. a synthesized 1,000,000-node trace (data parallel, 2 ranks, many layers) parses and lowers in ≤ 3 s with
+   ≤ 1 GB peak RSS;
+2. a 64-rank data-parallel step (24 layers, per-layer gradient all-reduce overlapping the backward compute)
+   on a 2-level fat-tree FT(2;8,8) of 100 Gb/s runs in ≤ 30 s at packet fidelity and ≤ 1 s at flow fidelity.
+Each case runs in its own process (peak RSS is its own). Usage: python benchmarks/bench_chakra.py
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def big() -> None:
+    import fabricsim
+    from fabricsim.chakra import load, lower
+    from fabricsim.chakra.synth import Model, data_parallel, write
+
+    with tempfile.TemporaryDirectory() as d:
+        # 2 ranks × (2·L compute + L all-reduce + 1) nodes = 1,000,000 with L = 166,666 layers (+ rounding).
+        traces = data_parallel(Model(layers=166_666, hidden=1024, seq_len=512, forward_us=10.0), 2)
+        nodes = sum(len(t["id"]) for t in traces)
+        write(f"{d}/big", traces)
+        sc = fabricsim.scenario_from_dict({"topology": {"kind": "leaf_spine", "racks": 1, "hosts_per_rack": 2, "spines": 1,
+                                                        "host_rate": "100Gbps", "fabric_rate": "100Gbps"}})
+        t0 = time.perf_counter()
+        tr = load(f"{d}/big")
+        t1 = time.perf_counter()
+        lower(tr, sc)
+        t2 = time.perf_counter()
+    out(case="big", nodes=nodes, parse_s=t1 - t0, lower_s=t2 - t1)
+
+
+def dp64(fidelity: str) -> None:
+    import fabricsim
+    from fabricsim.chakra import load, lower
+    from fabricsim.chakra.synth import Model, data_parallel, write
+
+    with tempfile.TemporaryDirectory() as d:
+        write(f"{d}/dp", data_parallel(Model(layers=24, hidden=4096, seq_len=2048), 64))
+        sc = fabricsim.scenario_from_dict({"topology": {"kind": "fat_tree", "m0": 8, "m1": 8, "rate": "100Gbps"},
+                                           "routing": {"ecmp": "per_message"}, "queue": {"limit_packets": "unlimited"}})
+        t0 = time.perf_counter()
+        low = lower(load(f"{d}/dp"), sc, packet_size=4096)
+        rec = fabricsim.run(sc, workload=low.workload, fidelity=fidelity)
+        dt = time.perf_counter() - t0
+    out(case=f"dp64_{fidelity}", total_s=dt, engine_s=rec.wall_s, events=rec.events, step_ms=rec.completion_time_s * 1e3,
+        messages=low.workload.n_messages)
+
+
+def out(**kw) -> None:
+    kw["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(kw))
+
+
+def child(case: str) -> dict:
+    r = subprocess.run([sys.executable, __file__, case], capture_output=True, text=True, check=True)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    b = child("big")
+    print(f"1. {b['nodes']:,}-node trace: parse {b['parse_s']:.2f} s + lower {b['lower_s']:.2f} s = "
+          f"{b['parse_s'] + b['lower_s']:.2f} s (target <= 3 s), peak RSS {b['peak_rss_mb']:.0f} MB (target <= 1024)")
+    for fid, target in (("flow", 1), ("packet", 30)):
+        x = child(f"dp64_{fid}")
+        print(f"2. 64-rank DP step, 24 layers, FT(2;8,8), {fid}: {x['total_s']:.2f} s (engine {x['engine_s']:.2f} s, "
+              f"{x['events']:,} events, {x['messages']:,} messages; target <= {target} s), step {x['step_ms']:.2f} ms")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        {"big": big, "dp64_flow": lambda: dp64("flow"), "dp64_packet": lambda: dp64("packet")}[sys.argv[1]]()
+    else:
+        main()
