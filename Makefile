@@ -43,6 +43,7 @@ bench: setup
 	$(PY) benchmarks/bench_fors.py
 	$(PY) benchmarks/bench_ina.py
 	$(PY) benchmarks/bench_cpo.py
+	$(PY) benchmarks/bench_chakra.py
 	$(PY) benchmarks/astra_sim_compare.py
 
 ## validate: install ns-3 3.44 (PyPI ns3) into the venv and cross-check the incast study side by side
