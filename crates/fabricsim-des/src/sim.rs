@@ -190,7 +190,6 @@ pub struct Sim {
     /// The workload DAG (message and barrier dependencies) and its scratch output.
     dag: Dag,
     dag_out: Vec<(u32, Time)>,
-    msgs_done: usize,
     totals: PacketTotals,
     hops: Vec<u64>,
     events: u64,
@@ -319,7 +318,6 @@ impl Sim {
             msgs,
             dag: Dag::new(&wl, n_nodes),
             dag_out: Vec::new(),
-            msgs_done: 0,
             totals: PacketTotals::default(),
             hops: Vec::new(),
             events: 0,
@@ -779,7 +777,6 @@ impl Sim {
     fn msg_complete(&mut self, m: u32) {
         let now = self.now;
         self.msgs[m as usize].complete = Some(now);
-        self.msgs_done += 1;
         let mut out = std::mem::take(&mut self.dag_out);
         self.dag.delivered(m, now, &mut out);
         self.start_released(&mut out);

@@ -85,7 +85,6 @@ pub struct FlowSim {
     n_src: u32,
     dag: Dag,
     dag_out: Vec<(u32, Time)>,
-    msgs_done: usize,
     events: u64,
     seed_flows: Vec<u32>,
     seed_res: Vec<u32>,
@@ -171,7 +170,6 @@ impl FlowSim {
             n_src,
             dag: Dag::new(&wl, topo_nodes),
             dag_out: Vec::new(),
-            msgs_done: 0,
             comp_host,
             events: 0,
             seed_flows: Vec::new(),
@@ -268,7 +266,6 @@ impl FlowSim {
             Ev::Delivered(m) => {
                 let f = (self.n_src + m) as usize;
                 self.flows[f].complete = Some(self.now);
-                self.msgs_done += 1;
                 let mut out = std::mem::take(&mut self.dag_out);
                 self.dag.delivered(m, self.now, &mut out);
                 self.release(&mut out);
