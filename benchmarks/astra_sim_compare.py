@@ -15,6 +15,7 @@ Usage: python benchmarks/astra_sim_compare.py [--json]
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -22,7 +23,7 @@ from pathlib import Path
 import fabricsim
 from fabricsim.chakra import load, lower
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "chakra"
+SHARED = Path(os.environ.get("FABRICSIM_SHARED") or Path(__file__).resolve().parents[2] / "shared") / "data" / "chakra"
 
 
 def ring_fabric(n: int):

@@ -11,11 +11,11 @@ Each case runs in its own process (peak RSS is its own). Usage: python benchmark
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
 import sys
 import tempfile
 import time
+
+from _cases import child, out
 
 
 def big() -> None:
@@ -55,22 +55,12 @@ def dp64(fidelity: str) -> None:
         messages=low.workload.n_messages)
 
 
-def out(**kw) -> None:
-    kw["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps(kw))
-
-
-def child(case: str) -> dict:
-    r = subprocess.run([sys.executable, __file__, case], capture_output=True, text=True, check=True)
-    return json.loads(r.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
-    b = child("big")
+    b = child(__file__, "big")
     print(f"1. {b['nodes']:,}-node trace: parse {b['parse_s']:.2f} s + lower {b['lower_s']:.2f} s = "
           f"{b['parse_s'] + b['lower_s']:.2f} s (target <= 3 s), peak RSS {b['peak_rss_mb']:.0f} MB (target <= 1024)")
     for fid, target in (("flow", 1), ("packet", 30)):
-        x = child(f"dp64_{fid}")
+        x = child(__file__, f"dp64_{fid}")
         print(f"2. 64-rank DP step, 24 layers, FT(2;8,8), {fid}: {x['total_s']:.2f} s (engine {x['engine_s']:.2f} s, "
               f"{x['events']:,} events, {x['messages']:,} messages; target <= {target} s), step {x['step_ms']:.2f} ms")
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _cases import child, out
 
 FT_TOPOLOGY = {"kind": "fat_tree", "m0": 20, "m1": 18, "rate": "200Gbps"}
 
@@ -61,23 +61,9 @@ def direct_a2a_1000() -> None:
     out(case="direct_a2a_1000", messages=n, build_s=t1 - t0, validate_s=t2 - t1, total_s=t2 - t0)
 
 
-def toml_collective() -> None:
-    """Whole `fabricsim run` process on a [[collectives]] scenario (timed by the parent)."""
-
-
-def out(**kw) -> None:
-    kw["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps(kw))
-
-
-def child(case: str) -> dict:
-    r = subprocess.run([sys.executable, __file__, case], capture_output=True, text=True, check=True)
-    return json.loads(r.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     print(f"front door on {os.cpu_count()} cores, one process per case")
-    a = child("ft_flow")
+    a = child(__file__, "ft_flow")
     print(f"1. phased a2a FT(2;20,18), {a['messages']:,} x 1 MB, flow: build {a['build_s']:.2f} s + run {a['run_s']:.2f} s "
           f"= {a['total_s']:.2f} s; engine {a['engine_s']:.3f} s; ratio {a['total_s'] / a['engine_s']:.1f}x (target <= 2.5x); "
           f"peak RSS {a['peak_rss_mb']:.0f} MB")
@@ -94,11 +80,11 @@ def main() -> None:
         n = len(json.loads(r.stdout)["flows"]) if ok else 0
         print(f"2. the same as [[collectives]] TOML, `fabricsim run --fidelity flow --json` whole process: {dt:.2f} s "
               f"({n:,} flow rows; target <= 0.6 s)" + ("" if ok else f" FAILED: {r.stderr.strip()[:200]}"))
-    c = child("direct1000")
+    c = child(__file__, "direct1000")
     print(f"3. 1,000-host direct all-to-all, {c['messages']:,} messages built + validated: {c['total_s']:.2f} s "
           f"(build {c['build_s']:.2f}, validate {c['validate_s']:.2f}; target <= 1.0 s), peak RSS {c['peak_rss_mb']:.0f} MB "
           f"(target <= 400)")
-    b = child("ft_packet")
+    b = child(__file__, "ft_packet")
     print(f"4. phased a2a FT(2;20,18), 64 KiB, packet, lossless: total {b['total_s']:.1f} s, engine {b['engine_s']:.1f} s, "
           f"peak RSS {b['peak_rss_mb']:.0f} MB (target <= 200)")
 

@@ -1,6 +1,7 @@
 """Chakra traces lowered onto fabrics: ASTRA-sim's example traces run at both fidelities, closed forms on an ideal
 star, the send/recv ring equals the native ring, and malformed traces name the file and the node."""
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,10 @@ from fabricsim import ScenarioError
 from fabricsim.chakra import info, load, lower
 from fabricsim.chakra.lower import summarize
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "chakra" / "astra-sim-examples"
+SHARED = Path(os.environ.get("FABRICSIM_SHARED") or Path(__file__).resolve().parents[2] / "shared")
+"""The project's shared/ folder: beside the checkout (as in CI), or where FABRICSIM_SHARED says (the Makefile
+sets it for a clone elsewhere)."""
+DATA = SHARED / "data" / "chakra" / "astra-sim-examples"
 S = 1 << 20  # every example moves a 1 MiB buffer (comm_size 1048576)
 P = 1024  # packet payload; links carry 1 byte per ns, so a packet takes 1024 ns
 

@@ -9,7 +9,7 @@ import pytest
 from fabricsim import _core
 from fabricsim.errors import SpecError
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "data" / "chakra" / "astra-sim-examples"
+from test_chakra import DATA as EXAMPLES
 COLLECTIVES = {"all_reduce": 0, "all_gather": 2, "reduce_scatter": 7, "all_to_all": 6}
 COMM_COLL_NODE, COMP_NODE, COMM_SEND_NODE, COMM_RECV_NODE = 7, 4, 5, 6
 

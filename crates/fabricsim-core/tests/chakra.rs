@@ -7,17 +7,24 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/chakra/astra-sim-examples");
+/// ASTRA-sim's example traces in the project's shared/ folder: beside the checkout (as in CI), or where
+/// FABRICSIM_SHARED says (the Makefile sets it for a clone elsewhere).
+fn examples() -> std::path::PathBuf {
+    let shared = std::env::var_os("FABRICSIM_SHARED")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    shared.join("data/chakra/astra-sim-examples")
+}
 
 const COLLECTIVES: [(&str, i32); 4] =
     [("all_reduce", comm_type::ALL_REDUCE), ("all_gather", comm_type::ALL_GATHER), ("reduce_scatter", comm_type::REDUCE_SCATTER), ("all_to_all", comm_type::ALL_TO_ALL)];
 
 fn file(coll: &str, npus: usize, rank: usize) -> PathBuf {
-    Path::new(EXAMPLES).join(format!("{coll}/{npus}npus_1MB/{coll}.{rank}.et"))
+    examples().join(format!("{coll}/{npus}npus_1MB/{coll}.{rank}.et"))
 }
 
 fn ring(rank: usize) -> PathBuf {
-    Path::new(EXAMPLES).join(format!("custom_ring_allreduce/8npus_1MB/custom_allreduce.{rank}.et"))
+    examples().join(format!("custom_ring_allreduce/8npus_1MB/custom_allreduce.{rank}.et"))
 }
 
 /// Every example file (the 4 collectives on 4 and 8 ranks, then the custom ring).

@@ -219,15 +219,8 @@ impl Sim {
 
     /// Build a simulation from a compiled scenario. O(ports + flows + workload).
     pub fn new_compiled(c: Compiled) -> Result<Sim> {
+        let flow_kind: Vec<FlowKind> = (0..c.flows.len() as u32).map(|f| c.flow_kind(f)).collect();
         let Compiled { spec, wl, topo, fib, paths, flows: routes, n_src: _, n_msg: _, n_tcp, flow_names, flow_name } = c;
-        let flow_kind: Vec<FlowKind> = {
-            let (s, m) = (spec.sources.len(), wl.n_msgs());
-            let mut k: Vec<FlowKind> = spec.sources.iter().map(|x| if x.kind == SourceKind::Cbr { FlowKind::Cbr } else { FlowKind::Onoff }).collect();
-            k.resize(s + m, FlowKind::Message);
-            k.resize(s + m + n_tcp as usize, FlowKind::Tcp);
-            k.resize(s + m + 2 * n_tcp as usize, FlowKind::TcpAck);
-            k
-        };
         let ports: Vec<PortState> = topo
             .ports
             .iter()
