@@ -6,7 +6,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 # The project's shared/ folder (test data): beside the checkout, as in CI, or beside the repository this one
 # was cloned from (git clone . /tmp/x); tests and benchmarks read FABRICSIM_SHARED.
-FABRICSIM_SHARED ?= $(abspath $(firstword $(wildcard ../shared) $(wildcard $(dir $(shell git config --get remote.origin.url 2>/dev/null))shared)))
+FABRICSIM_SHARED ?= $(abspath $(firstword $(wildcard ../shared) $(wildcard $(dir $(abspath $(shell git config --get remote.origin.url 2>/dev/null)))shared)))
 export FABRICSIM_SHARED
 
 .PHONY: setup build run test test-rust test-python bench validate clean

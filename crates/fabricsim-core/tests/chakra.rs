@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 /// FABRICSIM_SHARED says (the Makefile sets it for a clone elsewhere).
 fn examples() -> std::path::PathBuf {
     let shared = std::env::var_os("FABRICSIM_SHARED")
+        .filter(|v| !v.is_empty())
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
     shared.join("data/chakra/astra-sim-examples")
