@@ -170,7 +170,7 @@ def test_scenario_workload_errors_name_the_row(tmp_path, capsys):
         '[[compute]]\nname = "c"\nhost = "s"\nduration = "1us"\n': "compute[0].host: 's' is a switch",
         '[[compute]]\nname = "c"\nhost = "a"\nduration = "1us"\nafter = ["nope"]\n': "compute[0].after[0]: unknown message, barrier, compute step or collective 'nope'",
         '[[collectives]]\nkind = "all_reduce"\nranks = ["a", "zz"]\nsize = 100\n': "unknown node 'zz'",
-        '[[collectives]]\nkind = "all_to_all"\nalgorithm = "ring"\nranks = "all"\nsize = 100\n': "collectives[0]",
+        '[[collectives]]\nkind = "broadcast"\nalgorithm = "shift"\nranks = "all"\nsize = 100\n': "collectives[0]",
         '[[compute]]\nname = "c"\nhost = "a"\nduration = "1us"\nafter = ["d"]\n[[compute]]\nname = "d"\nhost = "b"\nduration = "1us"\nafter = ["c"]\n': "dependency cycle: c -> d -> c",
     }
     for i, (extra, want) in enumerate(cases.items()):

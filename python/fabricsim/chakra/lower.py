@@ -50,7 +50,6 @@ DEVICES = {
 KINDS = {0: "all_reduce", 2: "all_gather", 5: "broadcast", 6: "all_to_all", 7: "reduce_scatter", 1: "reduce"}
 """Chakra comm_type → the engine's collective kind (BARRIER is a barrier; GATHER, SCATTER and
 REDUCE_SCATTER_BLOCK are not modelled)."""
-DEFAULT_ALGORITHM = {"all_to_all": "direct"}
 
 
 @dataclass
@@ -363,7 +362,7 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
             done[q] = a_ref[a_start[q]:a_start[q + 1]]
             continue
         kind_name = KINDS[ct]
-        alg = (algorithm.get(kind_name) if isinstance(algorithm, dict) else algorithm) or DEFAULT_ALGORITHM.get(kind_name, "ring")
+        alg = (algorithm.get(kind_name) if isinstance(algorithm, dict) else algorithm) or "ring"  # every type, as ASTRA-sim
         split = kind_name == "all_to_all" or (kind_name == "all_gather" and all_gather_size == "total")
         per = max(1, size // len(ranks) if split else size)
         lowered.collectives.append({"kind": kind_name, "group": g, "index": k, "ranks": ranks, "bytes": size,

@@ -45,8 +45,9 @@ def info(prefix: str, as_json: bool) -> None:
               help="pack (rank i on the i-th host, NIC 0), nics:K (K ranks per host, NICs 0..K-1), preset:NAME "
                    "(study 000's Tables II/III on the Vela-like fabric, e.g. preset:8n_4r), or a comma-separated host "
                    "list (host or host:nic).")
-@click.option("--algorithm", default=None, help="Collective algorithm: ring (default; direct for all-to-all), direct, "
-                                                "halving_doubling or hierarchical; or kind=alg,kind=alg.")
+@click.option("--algorithm", default=None, help="Collective algorithm: ring (default for every type, as ASTRA-sim; an all-to-all ring "
+                                                "relays blocks hop by hop), direct, halving_doubling or hierarchical; "
+                                                "or kind=alg,kind=alg, e.g. all_to_all=direct.")
 @click.option("--comm-groups", "comm_groups", type=click.Path(dir_okay=False), default=None,
               help="JSON file mapping communicator (pg_name) to its ranks, as ASTRA-sim's --comm-group-configuration. "
                    "Default: PREFIX.comm_groups.json if it exists, else every communicator is all ranks.")

@@ -141,7 +141,7 @@ pub fn supported(kind: CollectiveKind, algorithm: Algorithm) -> bool {
     use CollectiveKind::*;
     matches!(
         (kind, algorithm),
-        (AllToAll, Shift | Direct)
+        (AllToAll, Shift | Direct | Ring)
             | (AllGather | AllReduce, Shift | Ring | Direct | HalvingDoubling | Hierarchical)
             | (ReduceScatter, Ring | Direct | HalvingDoubling | Hierarchical)
             | (Broadcast | Reduce, Ring | Direct | HalvingDoubling)
@@ -322,6 +322,7 @@ fn generate(b: &mut Builder, c: &CollectiveSpec, s: &Shape, size: u64) {
         (Ring, AllReduce) => ring(b, &[(0..n).collect()], part(size, n as u64), 2 * (n - 1)),
         (Ring, ReduceScatter) => ring(b, &[(0..n).collect()], part(size, n as u64), n - 1),
         (Ring, AllGather) => ring(b, &[(0..n).collect()], size, n - 1),
+        (Ring, AllToAll) => ring_all_to_all(b, size),
         (Ring, Broadcast) => chain_broadcast(b, size, root),
         (Ring, Reduce) => chain_reduce(b, size, root),
         (HalvingDoubling, AllReduce) => {
@@ -741,6 +742,20 @@ fn ring(b: &mut Builder, groups: &[Vec<usize>], step_size: u64, steps: usize) {
     }
 }
 
+/// Ring all-to-all (a relay, as ASTRA-sim's "ring" all-to-all): `size` is the block for one destination.
+/// Step k = 1..n−1: every rank i sends to i + 1 the (n − k) blocks it still holds for others (its own, and
+/// those it relays), waiting for its incoming message of step k − 1. n(n−1) messages, n−1 steps; each link
+/// carries n(n−1)/2 blocks, so on a ring of links of rate B the bandwidth term is (n−1)/2 · n·size / B.
+fn ring_all_to_all(b: &mut Builder, size: u64) {
+    let n = b.ranks.len();
+    for k in 1..n {
+        for i in 0..n {
+            b.step_send(i, (i + 1) % n, size.saturating_mul((n - k) as u64), &[]);
+        }
+        b.end_step();
+    }
+}
+
 /// Ring broadcast: a chain root → root+1 → … → root+n−1, `size` per hop, each hop waiting for the one
 /// before: n−1 messages, n−1 steps.
 fn chain_broadcast(b: &mut Builder, size: u64, root: usize) {
@@ -938,6 +953,9 @@ mod tests {
         assert_eq!(totals(AllReduce, Ring, 4, MIB), (24, 6 * MIB));
         assert_eq!(totals(ReduceScatter, Ring, 4, MIB), (12, 3 * MIB));
         assert_eq!(totals(AllGather, Ring, 4, MIB), (12, 12 * MIB));
+        // Ring all-to-all (relay), n = 4, blocks of 1 MiB: steps of 3, 2, 1 blocks, 4 ranks each: 24 MiB =
+        // n · n(n−1)/2 blocks.
+        assert_eq!(totals(AllToAll, Ring, 4, MIB), (12, 24 * MIB));
         // Ring broadcast / reduce, n = 5: a chain of 4 hops of S.
         assert_eq!(totals(Broadcast, Ring, 5, MIB), (4, 4 * MIB));
         assert_eq!(totals(Reduce, Ring, 5, MIB), (4, 4 * MIB));
@@ -1265,8 +1283,8 @@ mod tests {
         assert_eq!(with(&|c| c.packet_bytes = 0).0, "collectives[7].packet_bytes");
         assert_eq!(with(&|c| c.chunks = 0).0, "collectives[7].chunks");
         assert_eq!(with(&|c| c.chunks = 1001).0, "collectives[7].chunks");
-        let (f, r) = with(&|c| c.kind = AllToAll);
-        assert_eq!((f.as_str(), r.as_str()), ("collectives[7].algorithm", "'ring' is not defined for 'all_to_all'"));
+        let (f, r) = with(&|c| (c.kind, c.algorithm) = (AllToAll, HalvingDoubling));
+        assert_eq!((f.as_str(), r.as_str()), ("collectives[7].algorithm", "'halving_doubling' is not defined for 'all_to_all'"));
         assert_eq!(with(&|c| (c.kind, c.algorithm) = (ReduceScatter, Shift)).0, "collectives[7].algorithm");
         assert_eq!(with(&|c| (c.kind, c.algorithm) = (Broadcast, Hierarchical)).0, "collectives[7].algorithm");
         assert_eq!(with(&|c| c.order = Some(Order::Sent)).0, "collectives[7].order");
