@@ -204,3 +204,15 @@ def test_ring_all_gather_agrees_with_astra_sim(n):
     low = lower(load(prefix("all_gather", n)), sc, chunks=4, chunks_in_flight=1, all_gather_size="block")
     got = fabricsim.run(sc, workload=low.workload).completion_time_s * 1e9
     assert got == pytest.approx(want, rel=0.003)
+
+
+def test_placements_pack_spread_and_nics():
+    from fabricsim.chakra.lower import placement_endpoints
+
+    # examples/leaf_spine_16.toml: 2 racks of 8 hosts, h0..h7 on leaf0 and h8..h15 on leaf1.
+    sc = fabricsim.load_scenario(Path(__file__).resolve().parents[1] / "examples" / "leaf_spine_16.toml")
+    assert placement_endpoints(sc, 4, "pack") == [("h0", 0), ("h1", 0), ("h2", 0), ("h3", 0)]
+    assert placement_endpoints(sc, 4, "spread") == [("h0", 0), ("h8", 0), ("h1", 0), ("h9", 0)]
+    assert placement_endpoints(sc, 3, "nics:2") == [("h0", 0), ("h0", 1), ("h1", 0)]
+    with pytest.raises(ScenarioError, match="the trace has 17 ranks; the placement gives 16 endpoints"):
+        placement_endpoints(sc, 17, "spread")

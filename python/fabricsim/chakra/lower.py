@@ -68,14 +68,17 @@ class Lowered:
 
 
 def placement_endpoints(scenario, n: int, placement: str | Sequence = "pack") -> list[tuple[str, int]]:
-    """Rank → (host, NIC). "pack": rank i on the i-th host, NIC 0; "nics:K": K ranks per host on NICs
-    0..K−1; "preset:NAME": study 000's placements (Tables II/III, pack:N, spread:N:R) on the Vela-like
+    """Rank → (host, NIC). "pack": rank i on the i-th host, NIC 0; "spread": round-robin over the edge
+    switches (rank i on the next free host of edge switch i mod E, in the order the switches first appear),
+    NIC 0; "nics:K": K ranks per host on NICs 0..K−1; "preset:NAME": study 000's placements (Tables II/III, pack:N, spread:N:R) on the Vela-like
     fabric's servers; or an explicit list of hosts or (host, nic) pairs."""
     hosts = [nd.name for nd in scenario.topology.network().nodes if nd.kind == "host"]
     if isinstance(placement, str):
         kind, _, arg = placement.partition(":")
         if kind == "pack" and not arg:
             eps = [(h, 0) for h in hosts[:n]]
+        elif kind == "spread" and not arg:
+            eps = [(h, 0) for h in _spread(scenario, hosts)[:n]]
         elif kind == "preset" and arg:
             from ..collectives.placement import placement_groups, vela_nodes
             from ..studies.orchestration import PRESETS
@@ -89,13 +92,30 @@ def placement_endpoints(scenario, n: int, placement: str | Sequence = "pack") ->
             k = int(arg)
             eps = [(hosts[i // k], i % k) for i in range(min(n, len(hosts) * k))]
         else:
-            raise ScenarioError(scenario.source, "placement", f"unknown placement '{placement}' (pack, nics:K, preset:NAME or a list)")
+            raise ScenarioError(scenario.source, "placement", f"unknown placement '{placement}' (pack, spread, nics:K, preset:NAME or a list)")
     else:
         eps = [(p, 0) if isinstance(p, str) else (str(p[0]), int(p[1])) for p in placement]
     if len(eps) < n:
         raise ScenarioError(scenario.source, "placement", f"the trace has {n} ranks; the placement gives {len(eps)} endpoints "
                             f"({len(hosts)} hosts in the fabric)")
     return eps[:n]
+
+
+def _spread(scenario, hosts: list[str]) -> list[str]:
+    """Hosts interleaved across their edge switches (a host's edge switch: the switch its first link reaches),
+    switches in order of first appearance, hosts within one in fabric order. O(hosts + links)."""
+    net = scenario.topology.network()
+    kinds = {nd.name: nd.kind for nd in net.nodes}
+    edge: dict[str, str] = {}
+    for ln in net.links:
+        for h, o in ((ln.a, ln.b), (ln.b, ln.a)):
+            if kinds.get(h) == "host" and kinds.get(o) == "switch":
+                edge.setdefault(h, o)
+    groups: dict[str, list[str]] = {}
+    for h in hosts:
+        groups.setdefault(edge.get(h, h), []).append(h)
+    cols = list(groups.values())
+    return [g[i] for i in range(max(map(len, cols), default=0)) for g in cols if i < len(g)]
 
 
 def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pack", algorithm: str | dict | None = None,

@@ -42,7 +42,7 @@ def info(prefix: str, as_json: bool) -> None:
 @click.option("--scenario", "scenario_path", required=True, metavar="FABRIC.toml",
               help="The fabric (its [topology], [routing], [queue]); the trace's ranks are placed on its hosts.")
 @click.option("--placement", default="pack", show_default=True,
-              help="pack (rank i on the i-th host, NIC 0), nics:K (K ranks per host, NICs 0..K-1), preset:NAME "
+              help="pack (rank i on the i-th host, NIC 0), spread (round-robin over the edge switches), nics:K (K ranks per host, NICs 0..K-1), preset:NAME "
                    "(study 000's Tables II/III on the Vela-like fabric, e.g. preset:8n_4r), or a comma-separated host "
                    "list (host or host:nic).")
 @click.option("--algorithm", default=None, help="Collective algorithm: ring (default for every type, as ASTRA-sim; an all-to-all ring "
