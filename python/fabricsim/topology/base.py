@@ -16,8 +16,13 @@ class BuiltTopology(_Model):
     `builder(**self.builder_args())`."""
 
     switch_latency: Duration = 0
+    """Forwarding delay every switch adds to every packet, on top of serialization and propagation."""
     switch_model: SwitchModelName = "output_queued"
+    """Either "output_queued" (a packet goes straight to its egress queue) or "input_buffered" (it waits in
+    its ingress port's buffer while the egress is busy; lossless, with credits)."""
     input_buffer: PositiveSize = 128 * 1024
+    """Ingress buffer of every switch port in the "input_buffered" model (the credits a sender may have in
+    flight)."""
 
     def builder_args(self) -> dict[str, Any]:
         """The builder's keyword arguments: every field but `kind`. Durations and rates dump with explicit

@@ -15,7 +15,9 @@ class CustomTopology(_Model):
 
     kind: Literal["custom"]
     nodes: list[NodeDef] = Field(min_length=1)
+    """Every node, host or switch ([[topology.nodes]] below)."""
     links: list[LinkDef] = Field(min_length=1)
+    """Every full-duplex link; a host's NICs are its links, numbered in the order they are listed."""
 
     def network(self) -> Network:
         return Network(nodes=self.nodes, links=self.links)

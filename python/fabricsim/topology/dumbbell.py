@@ -15,10 +15,15 @@ class DumbbellTopology(BuiltTopology):
 
     kind: Literal["dumbbell"]
     senders: PositiveInt = 8
+    """Number of senders (sender0…); each has its own access link to the leaf."""
     access_rate: PositiveRate = 1_000_000_000
+    """Rate of each sender's access link."""
     access_delay: Duration = 2_000_000_000
+    """Propagation delay of each access link."""
     bottleneck_rate: PositiveRate = 100_000_000
+    """Rate of the leaf–spine bottleneck link."""
     bottleneck_delay: Duration = 5_000_000_000
+    """Propagation delay of the bottleneck link."""
 
     def network(self) -> Network:
         return dumbbell(**self.builder_args())

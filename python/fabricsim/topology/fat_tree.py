@@ -15,9 +15,13 @@ class FatTreeTopology(BuiltTopology):
 
     kind: Literal["fat_tree"]
     m0: PositiveInt
+    """Servers per leaf, uplinks per leaf and number of spines (M0)."""
     m1: PositiveInt
+    """Number of leaves (M1); hosts are M0·M1."""
     rate: PositiveRate
+    """Rate of every link."""
     delay: Duration = 0
+    """Propagation delay of every link."""
 
     def network(self) -> Network:
         return fat_tree(**self.builder_args())

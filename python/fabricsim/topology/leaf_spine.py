@@ -15,15 +15,25 @@ class LeafSpineTopology(BuiltTopology):
 
     kind: Literal["leaf_spine"]
     racks: PositiveInt
+    """Number of racks; hosts are h0… in rack order."""
     hosts_per_rack: PositiveInt
+    """Hosts in each rack."""
     spines: PositiveInt
+    """Number of spine switches; every leaf links to every spine."""
     leaves_per_rack: PositiveInt = 1
+    """Leaf switches per rack; NIC k of a host attaches to leaf k mod leaves_per_rack of its rack."""
     nics_per_host: PositiveInt = 1
+    """NICs (links to its leaves) per host."""
     parallel_links: PositiveInt = 1
+    """Links between each leaf and each spine."""
     host_rate: PositiveRate
+    """Rate of each host–leaf link."""
     fabric_rate: PositiveRate
+    """Rate of each leaf–spine link."""
     host_delay: Duration = 0
+    """Propagation delay of each host–leaf link."""
     fabric_delay: Duration = 0
+    """Propagation delay of each leaf–spine link."""
 
     def network(self) -> Network:
         return leaf_spine(**self.builder_args())
