@@ -139,3 +139,20 @@ def test_parallel_all_gather_is_placement_insensitive_with_one_interface():
     for preset in ("6n_1r", "6n_2r"):
         rec = fabricsim.run(collective_scenario(preset_groups(preset), ["all-gather"], 1.0, seed=3))
         assert 0.4194 < rec.completion_time_s * 1e3 < 0.4194 + 0.006, preset
+
+
+def test_endpoints_are_checked_and_names_mean_nic_0():
+    # A plain host name is its NIC 0: the ring over ["h0", "h1", "h2"] is the ring over (h, 0) pairs, 2(N−1) = 4
+    # steps of 3 messages of 900 // 3 = 300 bytes.
+    by_name = ring_all_reduce(["h0", "h1", "h2"], 900)
+    assert by_name == ring_all_reduce([("h0", 0), ("h1", 0), ("h2", 0)], 900)
+    assert len(by_name) == 12 and {m["size"] for m in by_name} == {300}
+    assert {(m["src"], m["src_nic"]) for m in by_name} == {("h0", 0), ("h1", 0), ("h2", 0)}
+    with pytest.raises(ValueError, match=r"got the string 'h0h1'"):
+        all_to_all("h0h1", 100)
+    with pytest.raises(ValueError, match=r"nodes\[1\]: expected a host name or a \(host, nic\) pair"):
+        all_gather([("h0", 0), ("h1", -1)], 100)
+    with pytest.raises(ValueError, match=r"appears more than once"):
+        all_reduce(["h0", ("h0", 0)], 100)
+    with pytest.raises(ValueError, match=r"at least 2 nodes, got 1"):
+        reduce_scatter(["h0"], 100)

@@ -1,6 +1,6 @@
 """Collective communication patterns as message lists for the workload DAG.
 
-A *node* is an endpoint (host name and NIC). Every generator returns message dicts for `Scenario.messages`
+A *node* is an endpoint: a (host name, NIC) pair, or a host name meaning its NIC 0 (`endpoints` checks them). Every generator returns message dicts for `Scenario.messages`
 (name, src, src_nic, dst, dst_nic, size, packet_size, after); with `barrier=True` the list also holds one
 barrier entry per phase ({"barrier": True, "name", "after"}, for `Scenario.barriers`; `split_barriers`
 separates them), so a phase barrier costs O(N) edges, not O(N²). Conventions (documented, as the study leaves
@@ -25,6 +25,28 @@ from typing import Sequence
 Endpoint = tuple[str, int]
 
 
+def endpoints(nodes: Sequence) -> list[Endpoint]:
+    """Normalize `nodes`: a host name means its NIC 0; a (host, nic) pair is kept. Anything else (a bare
+    string split into characters, a negative NIC, fewer than 2 nodes) raises ValueError naming the entry. O(N)."""
+    if isinstance(nodes, str):
+        raise ValueError(f"nodes: expected a list of host names or (host, nic) pairs, got the string {nodes!r}")
+    out: list[Endpoint] = []
+    for i, x in enumerate(nodes):
+        if isinstance(x, str) and x:
+            out.append((x, 0))
+        elif (isinstance(x, (tuple, list)) and len(x) == 2 and isinstance(x[0], str) and x[0]
+              and isinstance(x[1], int) and not isinstance(x[1], bool) and x[1] >= 0):
+            out.append((x[0], int(x[1])))
+        else:
+            raise ValueError(f"nodes[{i}]: expected a host name or a (host, nic) pair with nic >= 0, got {x!r}")
+    if len(out) < 2:
+        raise ValueError(f"nodes: a collective needs at least 2 nodes, got {len(out)}")
+    if len(set(out)) != len(out):
+        dup = next(e for e in out if out.count(e) > 1)
+        raise ValueError(f"nodes: endpoint {dup} appears more than once")
+    return out
+
+
 def _msg(name: str, src: Endpoint, dst: Endpoint, size: int, packet: int, header: int, after: list[str],
          after_sent: list[str] | None = None) -> dict:
     return {"name": name, "src": src[0], "src_nic": src[1], "dst": dst[0], "dst_nic": dst[1], "size": size,
@@ -45,6 +67,7 @@ def _shift(tag: str, nodes: Sequence[Endpoint], size: int, packet: int, header: 
     Returns (messages, last message sent by node i, messages addressed to node i)."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {ORDERS}, not {order!r}")
+    nodes = endpoints(nodes)
     n = len(nodes)
     msgs: list[dict] = []
     sent: dict[int, str] = dict(last_own or {})
@@ -103,6 +126,7 @@ def all_reduce(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, head
 
 
 def _ring(tag: str, nodes: Sequence[Endpoint], size: int, steps: int, packet: int, header: int) -> list[dict]:
+    nodes = endpoints(nodes)
     n = len(nodes)
     chunk = max(1, size // n)
     msgs = []
