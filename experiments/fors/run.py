@@ -22,6 +22,9 @@ from fabricsim.topology.fattree import FatTree
 TITLE = "Study 004: FORS, fault-adaptive all-to-all on a fat-tree DAQ network (Figs 3, 6, 7)"
 HERE = Path(__file__).resolve().parent
 TASK = "fabricsim.studies.fors:sweep_task"
+SCHEMES = {"default": "default (OpenSM linear shift: Ftree, else Min-Hop)", "fors": "FORS",
+           "ftree-ar": "Ftree + adaptive routing (packet engine)"}
+"""Legend names of the table's scheme labels."""
 
 
 def default_scheme(name: str) -> str:
@@ -99,7 +102,9 @@ def reproduce(ctx) -> None:
     ctx.table("Figs 3 and 6: throughput per server (Gb/s) by scenario and scheme", table)
     fig = table.rename(columns={"gbps": "gbps_mean"}).assign(gbps_ci95=0.0)
     ctx.figure(grouped_bars(fig, "scenario", "gbps", "scheme", title="Figs 3 and 6: per-server throughput, FT(2;20,18)",
-                            ylabel="Gb/s per server", paper={(p["scenario"], p["scheme"]): p["gbps"] for p in paper["per_server_gbps"]}),
+                            xlabel="failure scenario", ylabel="throughput per server (Gb/s)",
+                            paper={(p["scenario"], p["scheme"]): p["gbps"] for p in paper["per_server_gbps"]},
+                            paper_label="paper (§3.2, §6.1)", group_label=lambda k: SCHEMES.get(k, k), legend_below=True),
                "fig6_throughput", "Per-server throughput of the synchronized all-to-all per failure scenario and scheme; "
                "diamonds: the numbers the study states.")
     fig7(ctx)
@@ -129,6 +134,12 @@ def fig7(ctx) -> None:
             f"f={r.f}: {r.phases} phases (bound {r.lower_bound})" for r in other.itertuples()))
     ctx.table("Fig. 7: phase multiplier; I_formula = P_f/P_0 by the study's formula (P_0 = P − M0 counts inter-leaf "
               "phases only), I_mean = our schedules' phases over our no-failure count (P − 1)", df)
-    ctx.figure(lines(df.assign(I_ci95=0.0), "f", "I", "topology", title="Fig. 7: phase multiplier vs bandwidth reduction",
-                     ylabel="I = P_f / P_0 (our schedules)"), "fig7_multiplier",
-               "Phase multiplier of our FORS schedules against the bandwidth reduction f.")
+    fig = lines(df.assign(I_ci95=0.0), "f", "I", "topology", title="Fig. 7: phase multiplier vs bandwidth reduction",
+                xlabel="bandwidth reduction f", ylabel="I = P_f / P_0")
+    ax = fig.axes[0]
+    for line, (topo, g) in zip(list(ax.lines), df.groupby("topology", sort=False)):
+        ax.plot(g["f"], g["I_formula"], linestyle="--", linewidth=1.2, color=line.get_color(),
+                label=f"{topo}, study's formula")
+    ax.legend(fontsize="small", ncols=2)
+    ctx.figure(fig, "fig7_multiplier", "Phase multiplier of our FORS schedules (solid, markers) against the bandwidth "
+               "reduction f; dashed: the study's formula P_f / P_0 for the same fat-tree.")

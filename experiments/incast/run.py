@@ -152,7 +152,9 @@ def figures(ctx, ours: dict, ns3: dict | None, paper: dict, dur: float) -> None:
         frame = pd.DataFrame({"scenario": names, f"{key}_mean": [ours[s][1][key] for s in names],
                               f"{key}_ci95": [float("nan")] * len(names)})
         fig = grouped_bars(frame, "scenario", key, title=f"{label}: fabricsim bars, {dur:g} s runs", ylabel=label,
-                           paper={s: t4[key][s] for s in names if t4[key].get(s) is not None}, paper_label="paper (60 s)")
+                           xlabel="scenario (S1 TCP, S2 30 Mb/s FIFO, S3 200 Mb/s FIFO, S4 200 Mb/s FQ-CoDel)",
+                           paper={s: t4[key][s] for s in names if t4[key].get(s) is not None}, paper_label="paper (60 s)",
+                           bar_label=f"fabricsim ({dur:g} s)")
         if ns3:
             ax = fig.axes[0]
             ax.scatter([i + 0.15 for i, s in enumerate(names) if s in ns3], [ns3[s][key] for s in names if s in ns3],
@@ -173,14 +175,18 @@ def figures(ctx, ours: dict, ns3: dict | None, paper: dict, dur: float) -> None:
             if all(g is not None for g in got):
                 series["ns-3 3.44: discipline + device"] = [q + d for q, d in got]
         qd = ours[s][0].qdisc
-        fig = timeseries(t, series, title=f"{s} bottleneck queue ({qd}), 1 ms samples", ylabel="packets")
-        if z and len(fig.axes[0].lines) == 3:  # ns-3 dashed over fabricsim's line, which it mostly hides
-            fig.axes[0].lines[2].set(linestyle="--", color="black", linewidth=0.9)
+        peak = {f"paper: peak discipline depth over 100 ms samples ({t4['peak_queue_pkts'][s]:g})":
+                t4["peak_queue_pkts"][s]}
+        # ns-3 dashed over fabricsim's line, which it mostly hides
+        ns3_style = {"ns-3 3.44: discipline + device": dict(linestyle="--", color="black", linewidth=0.9)}
+        fig = timeseries(t, series, title=f"{s} bottleneck queue ({qd}), 1 ms samples", ylabel="packets", hlines=peak,
+                         styles=ns3_style)
         ctx.figure(fig, f"queue_{s}", f"Study Figure 3 at 1 ms instead of 100 ms: the {qd} bottleneck over "
                                       f"{ZOOM_S[0]:g}–{ZOOM_S[1]:g} s (bursts 1.1–1.2, 1.3–1.4, 1.5–1.6 s). Each burst fills "
-                                      "the device queue, then the discipline, and the queue drains in the off period.")
+                                      "the device queue, then the discipline, and the queue drains in the off period. "
+                                      "Dotted: the paper's peak (Table 4).")
     rows = []
-    labels = {}
+    labels, t5 = {}, paper["table5"]["rows"]
     for s in names:
         m = ours[s][1]
         j = m["jain_fairness_delay"]
@@ -189,9 +195,12 @@ def figures(ctx, ours: dict, ns3: dict | None, paper: dict, dur: float) -> None:
         labels[s] = f"{s}\nJ={j:.4f}" + (f"\nns-3 {jn:.4f}" if jn is not None else "") + f"\npaper {jp:.4f}"
         rows += [{"scenario": labels[s], "delay_ms": d} for d in m["flow_mean_delays_ms"]]
     fig = distribution(pd.DataFrame(rows), "scenario", "delay_ms", kind="box",
-                       title="Per-flow mean delay (8 flows) and Jain's index", ylabel="per-flow mean delay (ms)")
+                       title="Per-flow mean delay (8 flows) and Jain's index", ylabel="per-flow mean delay (ms)",
+                       paper={labels[s]: [t5["min_flow_delay_ms"][s], t5["max_flow_delay_ms"][s]] for s in names},
+                       paper_label="paper: min and max flow delay (Table 5)")
     ctx.figure(fig, "flow_delays", "Study Figure 5: per-flow mean end-to-end delays (boxes: fabricsim) with Jain's "
-                                   "index over them (fabricsim, ns-3 3.44, paper).")
+                                   "index over them (fabricsim, ns-3 3.44, paper); diamonds: the paper's minimum and "
+                                   "maximum flow delay (Table 5).")
 
 
 def reproduce(ctx) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fabricsim.report.figures import grouped_bars
+from fabricsim.report.figures import grouped_bars, plural
 from fabricsim.report.stats import summarize
 from fabricsim.studies.orchestration import PRESETS
 from fabricsim.sweep import SweepSpec
@@ -103,7 +103,8 @@ def table4(ctx) -> None:
                     flow.loc[p, "completion_time_ms_mean"], "ms", rel=0.005, source="fabricsim packet engine (contention-free)")
     fig_df = s.reset_index().rename(columns={"preset": "placement"})
     ctx.figure(grouped_bars(fig_df, "placement", "completion_time_ms", title=f"Table IV: All-Reduce execution time ({seeds} seeds, 95% CI)",
-                            ylabel="ms", paper={r["placement"]: r["time_ms"] for r in paper}), "table4_time",
+                            ylabel="execution time (ms)", paper={r["placement"]: r["time_ms"] for r in paper},
+                            paper_label="paper (Table IV)"), "table4_time",
                "All-Reduce execution time per placement, mean and 95% CI; diamonds: the paper's Table IV.")
     ctx.note("Concurrent rows: Venus's packet counts and throughputs cover 2N(N−1) − (n_b − 1) messages, not 2N(N−1). "
              "Throughput × time gives 79.0 messages for every 4 & 6 row (84 sent) and 165.0 for every 6 & 8 row "
@@ -146,9 +147,10 @@ def all_to_all_sizes(ctx) -> None:
                             note=", ".join(f"{p} {v:.2f} ms" for p, v in t.items()))
     df = pd.concat(frames)
     ctx.figure(grouped_bars(df, "preset", "completion_time_ms", "msg_mib", title="Fig 4: All-to-All execution time",
-                            ylabel="ms", logy=True), "fig4_a2a_time", "All-to-All execution time per placement and message size (MiB), 95% CI.")
+                            xlabel="placement", ylabel="execution time (ms, log scale)", logy=True,
+                            group_label="{:g} MiB", legend_title="message size"), "fig4_a2a_time", "All-to-All execution time per placement and message size (MiB), 95% CI.")
     ctx.figure(grouped_bars(df[df["msg_mib"] == 10.0], "preset", "throughput_gbps", title="Fig 5: All-to-All throughput, 10 MiB",
-                            ylabel="Gb/s"), "fig5_a2a_thr", "Aggregate All-to-All throughput at 10 MiB per placement, 95% CI.")
+                            xlabel="placement", ylabel="aggregate throughput (Gb/s)"), "fig5_a2a_thr", "Aggregate All-to-All throughput at 10 MiB per placement, 95% CI.")
     ctx.table("Figs 4-5: All-to-All, one interface per node", df[["msg_mib", "preset", "completion_time_ms_mean", "completion_time_ms_ci95",
                                                                  "throughput_gbps_mean", "packets_1hop_m_mean", "packets_3hop_m_mean"]])
 
@@ -178,7 +180,8 @@ def single_rack(ctx) -> None:
                 float(s.loc[TABLE3["6"], "completion_time_ms_mean"].min() > s.loc[TABLE3["4"], "completion_time_ms_mean"].max()),
                 source="Fig 6, §V-A")
     df = s.reset_index()
-    ctx.figure(grouped_bars(df, "preset", "completion_time_ms", title=f"Fig 6: All-to-All in one rack, {mib:g} MiB", ylabel="ms"),
+    ctx.figure(grouped_bars(df, "preset", "completion_time_ms", title=f"Fig 6: All-to-All in one rack, {mib:g} MiB",
+                            xlabel="placement (nodes per server)", ylabel="execution time (ms)"),
                "fig6_single_rack", "All-to-All execution time for the single-rack strategies of Table III (nodes sharing servers), 95% CI.")
     ctx.table("Fig 6: All-to-All, single-rack strategies (Table III)", df[["preset", "completion_time_ms_mean", "completion_time_ms_ci95",
                                                                            "packets_1hop_m_mean", "packets_3hop_m_mean"]])
@@ -194,7 +197,8 @@ def concurrent(ctx) -> None:
         ctx.compare(f"fig7-{group}", f"concurrent All-to-Alls {group}: a dedicated rack per collective is fastest (1 = yes)", 1.0,
                     float(t.idxmin() == ps[0]), source="Fig 7, §V-A", note=", ".join(f"{p} {v:.2f} ms" for p, v in t.items()))
     df = s.reset_index()
-    ctx.figure(grouped_bars(df, "preset", "completion_time_ms", title="Fig 7: concurrent All-to-Alls, 10 MiB", ylabel="ms"),
+    ctx.figure(grouped_bars(df, "preset", "completion_time_ms", title="Fig 7: concurrent All-to-Alls, 10 MiB",
+                            xlabel="placement of the two collectives", ylabel="execution time (ms)"),
                "fig7_concurrent", "Two concurrent All-to-Alls per placement (time until both finish), 95% CI.")
 
 
@@ -224,7 +228,8 @@ def all_gather_interfaces(ctx) -> None:
                             0.165, gain, abs=0.035, source="Fig 8g-h, §V-B (spreading saves 13-20%)", note=f"{', '.join(f'{p} {v:.2f}' for p, v in g.items())} ms")
     df = pd.concat(frames)
     ctx.figure(grouped_bars(df, "preset", "completion_time_ms", "interfaces", title=f"Fig 8: All-Gather, {mib:g} MiB per interface",
-                            ylabel="ms"), "fig8_allgather", "All-Gather execution time with 1 and 4 interfaces per node, 95% CI.")
+                            xlabel="placement", ylabel="execution time (ms)", group_label=plural("interface"),
+                            legend_title="per node"), "fig8_allgather", "All-Gather execution time with 1 and 4 interfaces per node, 95% CI.")
     ctx.table(f"Fig 8: All-Gather, {mib:g} MiB per interface", df[["interfaces", "preset", "completion_time_ms_mean", "completion_time_ms_ci95",
                                                                    "throughput_per_interface_gbps_mean"]])
 

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+from matplotlib.collections import PathCollection  # noqa: E402
 import numpy as np  # noqa: E402
 
+from .stats import column_label  # noqa: E402
 
-def _fig(title: str, xlabel: str, ylabel: str, size=(6.4, 4.0)):
+WIDTH_IN = 10.0
+"""Figure width in inches: the report shows figures at its full content width (about 1,150 px), so every figure is
+drawn this wide (1,500 px at 150 dpi) and its 10 pt text shows at about 16 px whatever its number of bars."""
+PAPER_STYLE = dict(marker="D", s=46, color="black", edgecolor="white", linewidths=0.8, zorder=5)
+"""How a published value is marked on our figures (a black diamond), everywhere the same."""
+
+Labeler = Callable[[object], str] | str | None
+
+
+def _fig(title: str, xlabel: str, ylabel: str, size=(WIDTH_IN, 4.2)):
     fig, ax = plt.subplots(figsize=size, layout="constrained")
     ax.set_title(title)
     ax.set_xlabel(xlabel)
@@ -20,38 +32,89 @@ def _fig(title: str, xlabel: str, ylabel: str, size=(6.4, 4.0)):
     return fig, ax
 
 
+def legend(fig, ax, below: bool = False, **kw) -> None:
+    """The axes' legend, our series first and markers (the paper's values) after them; inside the axes where it
+    covers the least, or (`below`) in a row under the plot, where it covers nothing (for plots that fill their
+    area)."""
+    pairs = sorted(zip(*ax.get_legend_handles_labels()), key=lambda hl: isinstance(hl[0], PathCollection))
+    handles, labels = [h for h, _ in pairs], [lb for _, lb in pairs]
+    if below:
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 3), fontsize="small", **kw)
+    else:
+        ax.legend(handles, labels, fontsize="small", **kw)
+
+
+def group_name(label: Labeler, value) -> str:
+    """A legend entry for group `value`: `label` is a format string ("{:g} MiB"), a function, or None (the value)."""
+    if label is None:
+        return str(value)
+    return label(value) if callable(label) else label.format(value)
+
+
+def plural(unit: str) -> Callable[[object], str]:
+    """A labeler for counts: plural("interface")(1) = "1 interface", (4) = "4 interfaces"."""
+    return lambda n: f"{n:g} {unit}" + ("" if float(n) == 1 else "s")
+
+
+def clipped_err(means, halves) -> np.ndarray:
+    """Error bars (2 × n, below and above) of ±`halves` around `means`, the lower arm cut at zero for non-negative
+    means: a quantity that cannot be negative never shows a whisker below 0 (and a log axis never sees one)."""
+    m = np.asarray(means, dtype=float)
+    h = np.nan_to_num(np.asarray(halves, dtype=float))
+    below = np.where(m >= 0, np.minimum(h, np.nan_to_num(m)), h)
+    return np.vstack([below, h])
+
+
+def mark_paper(ax, xs, values, label: str = "paper") -> None:
+    """Published values as black diamonds at positions `xs` (None values skipped), with one legend entry."""
+    pts = [(x, v) for x, v in zip(xs, values) if v is not None and not (isinstance(v, float) and np.isnan(v))]
+    if pts:
+        ax.scatter([p[0] for p in pts], [p[1] for p in pts], label=label, **PAPER_STYLE)
+
+
 def grouped_bars(summary, x: str, metric: str, group: str | None = None, *, title: str = "", ylabel: str | None = None,
-                 paper: dict | None = None, paper_label: str = "paper", logy: bool = False):
-    """Bars of `<metric>_mean` per `x` (clustered by `group`) with 95% CI whiskers (`<metric>_ci95`).
-    `paper` maps x (or (x, group)) to a published value drawn as a black marker beside the bar; `logy`
-    draws the value axis on a log scale (for groups that differ by orders of magnitude)."""
+                 xlabel: str | None = None, paper: dict | None = None, paper_label: str = "paper", logy: bool = False,
+                 group_label: Labeler = None, legend_title: str | None = None, bar_label: str | None = None,
+                 legend_below: bool = False):
+    """Bars of `<metric>_mean` per `x` (clustered by `group`) with 95% CI whiskers (`<metric>_ci95`), cut at zero.
+    `paper` maps x (or (x, group)) to a published value drawn as a black diamond on the bar; `logy` draws the value
+    axis on a log scale (for groups that differ by orders of magnitude); `group_label` names a group in the legend
+    (a format string such as "{:g} MiB" or a function, e.g. plural("interface")), `legend_title` heads it;
+    `bar_label` names the bars in the legend when there are no groups (e.g. "fabricsim"); `legend_below` puts the
+    legend under the plot instead of inside it."""
     xs = list(dict.fromkeys(summary[x]))
     groups = list(dict.fromkeys(summary[group])) if group else [None]
     width = 0.8 / len(groups)
-    fig, ax = _fig(title, x, ylabel or metric, size=(max(6.4, 0.6 * len(xs) * len(groups)), 4.0))
+    fig, ax = _fig(title, xlabel or column_label(x), ylabel or column_label(metric))
     for gi, g in enumerate(groups):
         sub = summary if g is None else summary[summary[group] == g]
         means = [sub[sub[x] == v][f"{metric}_mean"].mean() for v in xs]
-        errs = [np.nan_to_num(sub[sub[x] == v][f"{metric}_ci95"].mean()) for v in xs]
+        halves = [sub[sub[x] == v][f"{metric}_ci95"].mean() if f"{metric}_ci95" in sub else np.nan for v in xs]
         pos = np.arange(len(xs)) + (gi - (len(groups) - 1) / 2) * width
-        ax.bar(pos, means, width * 0.95, yerr=errs, capsize=3, label=None if g is None else str(g))
+        ax.bar(pos, means, width * 0.95, yerr=clipped_err(means, halves), capsize=3,
+               label=bar_label if g is None else group_name(group_label, g))
         if paper:
-            pv = [paper.get((v, g) if g is not None else v) for v in xs]
-            ax.scatter([p for p, v in zip(pos, pv) if v is not None], [v for v in pv if v is not None],
-                       marker="D", color="black", zorder=3, label=paper_label if gi == 0 else None)
-    ax.set_xticks(np.arange(len(xs)), [str(v) for v in xs], rotation=30 if len(xs) > 6 else 0, ha="right" if len(xs) > 6 else "center")
+            mark_paper(ax, pos, [paper.get((v, g) if g is not None else v) for v in xs],
+                       label=paper_label if gi == 0 else "_nolegend_")
+    rotate = len(xs) > 8
+    ax.set_xticks(np.arange(len(xs)), [str(v) for v in xs], rotation=30 if rotate else 0,
+                  ha="right" if rotate else "center")
+    ax.set_xlim(-0.6, len(xs) - 0.4)
     if logy:
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     if group or paper:
-        ax.legend(fontsize="small")
+        legend(fig, ax, legend_below, title=legend_title)
     return fig
 
 
-def distribution(frame, x: str, metric: str, *, kind: str = "box", title: str = "", ylabel: str | None = None):
-    """Box or violin plots of `metric` for each value of `x` (one box per group of runs)."""
+def distribution(frame, x: str, metric: str, *, kind: str = "box", title: str = "", ylabel: str | None = None,
+                 xlabel: str | None = None, paper: dict | None = None, paper_label: str = "paper"):
+    """Box or violin plots of `metric` for each value of `x` (one box per group of runs). `paper` maps an x value
+    to a published value or a list of them, drawn as black diamonds on that box."""
     xs = list(dict.fromkeys(frame[x]))
     data = [frame[frame[x] == v][metric].dropna().to_numpy() for v in xs]
-    fig, ax = _fig(title, x, ylabel or metric)
+    fig, ax = _fig(title, xlabel or column_label(x), ylabel or column_label(metric))
     if kind == "violin":
         ax.violinplot(data, showmeans=True)
     elif kind == "box":
@@ -59,47 +122,76 @@ def distribution(frame, x: str, metric: str, *, kind: str = "box", title: str = 
     else:
         raise ValueError(f"kind must be 'box' or 'violin', not '{kind}'")
     ax.set_xticks(range(1, len(xs) + 1), [str(v) for v in xs])
+    if paper:
+        pts = [(i + 1, v) for i, x_ in enumerate(xs) for v in np.atleast_1d(paper.get(x_, [])) if v is not None]
+        mark_paper(ax, [p[0] for p in pts], [p[1] for p in pts], label=paper_label)
+        legend(fig, ax)
     return fig
+
+
+def text_color(rgba) -> str:
+    """Black or white, whichever reads better on a cell of colour `rgba` (relative luminance above 0.45: black)."""
+    r, g, b = rgba[:3]
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else "white"
+
+
+def annotate_cells(ax, im, values, fmt: str = "{:.0f}", fontsize: float = 10) -> None:
+    """Write each non-NaN cell's value on an imshow heatmap, in black or white as its colour needs."""
+    for (i, j), v in np.ndenumerate(np.asarray(values, dtype=float)):
+        if not np.isnan(v):
+            ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=fontsize,
+                    color=text_color(im.cmap(im.norm(v))))
 
 
 def heatmap(pivot, *, title: str = "", xlabel: str = "", ylabel: str = "", cbar: str = "", fmt: str = "{:.0f}"):
     """A heatmap of a pivot table (index = rows, columns = columns), each cell annotated."""
-    fig, ax = _fig(title, xlabel, ylabel)
+    fig, ax = _fig(title, xlabel, ylabel, size=(WIDTH_IN, 5.5))
     ax.grid(False)
-    im = ax.imshow(pivot.to_numpy(dtype=float), aspect="auto", cmap="viridis", origin="lower")
+    values = pivot.to_numpy(dtype=float)
+    im = ax.imshow(values, aspect="auto", cmap="viridis", origin="lower")
     ax.set_xticks(range(len(pivot.columns)), [str(c) for c in pivot.columns])
     ax.set_yticks(range(len(pivot.index)), [str(i) for i in pivot.index])
-    for (i, j), v in np.ndenumerate(pivot.to_numpy(dtype=float)):
-        if not np.isnan(v):
-            ax.text(j, i, fmt.format(v), ha="center", va="center", color="white", fontsize="small")
+    annotate_cells(ax, im, values, fmt)
     fig.colorbar(im, ax=ax, label=cbar)
     return fig
 
 
 def timeseries(t: Sequence[float], series: dict[str, Sequence[float]], *, title: str = "", xlabel: str = "time (s)",
-               ylabel: str = "", step: bool = True):
-    """One line per named series over time (steps by default, as queue depths are)."""
-    fig, ax = _fig(title, xlabel, ylabel, size=(8.0, 3.6))
+               ylabel: str = "", step: bool = True, hlines: dict[str, float] | None = None,
+               styles: dict[str, dict] | None = None):
+    """One line per named series over time (steps by default, as queue depths are); `styles` maps a series to
+    line properties (e.g. dashed); `hlines` maps a label to a level drawn as a dotted horizontal line (e.g. a
+    published peak). The legend goes under the plot: queue traces fill their area."""
+    fig, ax = _fig(title, xlabel, ylabel, size=(WIDTH_IN, 3.8))
     for name, y in series.items():
-        (ax.step(t, y, where="post", label=name) if step else ax.plot(t, y, label=name))
-    if len(series) > 1:
-        ax.legend(fontsize="small")
+        kw = dict(label=name, **(styles or {}).get(name, {}))
+        (ax.step(t, y, where="post", **kw) if step else ax.plot(t, y, **kw))
+    for name, level in (hlines or {}).items():
+        ax.axhline(level, color="tab:red", linestyle=":", linewidth=1.5, label=name)
+    if len(series) + len(hlines or {}) > 1:
+        legend(fig, ax, below=True)
     return fig
 
 
 def lines(summary, x: str, metric: str, group: str | None = None, *, title: str = "", ylabel: str | None = None,
-          ci: bool = True):
-    """Lines with markers of `<metric>_mean` against `x`, one per `group`, with shaded 95% CIs."""
-    fig, ax = _fig(title, x, ylabel or metric)
+          xlabel: str | None = None, ci: bool = True, paper: dict | None = None, paper_label: str = "paper",
+          group_label: Labeler = None):
+    """Lines with markers of `<metric>_mean` against `x`, one per `group`, with shaded 95% CIs (cut at zero for
+    non-negative means). `paper` maps (x, group) (or x without groups) to a published value, drawn as a black
+    diamond; `group_label` names a group in the legend as in grouped_bars."""
+    fig, ax = _fig(title, xlabel or column_label(x), ylabel or column_label(metric))
     for g in (list(dict.fromkeys(summary[group])) if group else [None]):
         sub = (summary if g is None else summary[summary[group] == g]).sort_values(x)
         m = sub[f"{metric}_mean"].to_numpy(dtype=float)
-        ax.plot(sub[x], m, marker="o", label=None if g is None else str(g))
+        ax.plot(sub[x], m, marker="o", label=None if g is None else group_name(group_label, g))
         if ci and f"{metric}_ci95" in sub:
-            h = np.nan_to_num(sub[f"{metric}_ci95"].to_numpy(dtype=float))
-            ax.fill_between(sub[x], m - h, m + h, alpha=0.2)
-    if group:
-        ax.legend(fontsize="small")
+            below, above = clipped_err(m, sub[f"{metric}_ci95"].to_numpy(dtype=float))
+            ax.fill_between(sub[x], m - below, m + above, alpha=0.2)
+    if paper:
+        keys = list(paper)
+        mark_paper(ax, [k[0] if isinstance(k, tuple) else k for k in keys], [paper[k] for k in keys], label=paper_label)
+    if group or paper:
+        legend(fig, ax)
     return fig
 
 
