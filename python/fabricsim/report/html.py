@@ -275,8 +275,9 @@ def misses_section(reports: list[StudyReport]) -> str:
         miss = [c for c in r.comparisons if not c.passed]
         if miss:
             quick = " <span class='tag quick'>quick setting</span>" if r.quick else ""
+            notes = f" <a class='top' href='#{anchor(r)}-notes'>the study's notes ↓</a>" if r.notes else ""
             parts.append(f"<h3><a href='#{anchor(r)}'>{md_inline(r.title)}</a> — {len(miss)} of "
-                         f"{len(r.comparisons)} missed{quick}</h3>{comparison_table(miss)}")
+                         f"{len(r.comparisons)} missed{quick}{notes}</h3>{comparison_table(miss)}")
     total = sum(counts(r)["miss"] for r in reports)
     return (f"<section id='misses'><h2>Misses ({total})</h2><p class='muted'>Every published number we did not "
             "reproduce within its tolerance, with its note; the study's notes further down explain more.</p>"
