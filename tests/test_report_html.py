@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 
 from fabricsim.report import figures
-from fabricsim.report.html import (QUICK_BANNER, _num, humanize_table, md_block, md_inline, render, seed_number,
-                                   write_report)
+from fabricsim.report.html import (QUICK_BANNER, _num, first_sentence, humanize_table, md_block, md_inline, render,
+                                   seed_number, write_report)
 from fabricsim.report.reproduce import Comparison, StudyReport
 from fabricsim.report.stats import column_label
 
@@ -136,6 +136,13 @@ def test_tables_collapsed_after_the_figures_with_human_column_names(tmp_path):
     # the comparisons are collapsed too; the figure is not
     assert "<details><summary>All 1 rows: 1 pass, 0 miss, 0 not scored" in section
     assert "a <code>queue</code>" in section
+
+
+def test_table_titles_split_after_their_first_sentence():
+    assert first_sentence("Fig. 3: throughput (Gb/s). flow_ms = the flow engine.") == (
+        "Fig. 3: throughput (Gb/s).", "flow_ms = the flow engine.")
+    assert first_sentence("Fig 8: All-Gather, 10 MiB, e.g. 4 racks vs. 2") == (
+        "Fig 8: All-Gather, 10 MiB, e.g. 4 racks vs. 2", "")
 
 
 def test_humanize_table_leaves_the_body_alone():

@@ -84,7 +84,8 @@ def ecmp(ctx) -> None:
         ctx.compare(f"ecmp-sp{int(row['spine'])}", f"mean packets on spine {int(row['spine'])} of 10 000 (per-message ECMP)",
                     1250, row["packets_mean"], "packets", rel=0.05, source="10 000 / 8")
     ctx.figure(grouped_bars(summary, "spine", "packets", title=f"Per-message ECMP over 8 spines ({len(df)} seeds, 95% CI)",
-                            ylabel="packets", paper={k: 1250 for k in range(8)}, paper_label="even split"), "ecmp_spread",
+                            ylabel="packets", paper={k: 1250 for k in range(8)}, paper_label="even split",
+                            bar_label=f"fabricsim, mean of {len(df)} seeds"), "ecmp_spread",
                "Packets per spine path, mean and 95% CI over seeds; diamonds: the even split (1250).")
     ctx.table("Per-message ECMP: packets per spine (mean ± 95% CI)", summary)
 

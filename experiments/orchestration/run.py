@@ -104,7 +104,7 @@ def table4(ctx) -> None:
     fig_df = s.reset_index().rename(columns={"preset": "placement"})
     ctx.figure(grouped_bars(fig_df, "placement", "completion_time_ms", title=f"Table IV: All-Reduce execution time ({seeds} seeds, 95% CI)",
                             ylabel="execution time (ms)", paper={r["placement"]: r["time_ms"] for r in paper},
-                            paper_label="paper (Table IV)"), "table4_time",
+                            paper_label="paper (Table IV)", bar_label="fabricsim, packet engine"), "table4_time",
                "All-Reduce execution time per placement, mean and 95% CI; diamonds: the paper's Table IV.")
     ctx.note("Concurrent rows: Venus's packet counts and throughputs cover 2N(N−1) − (n_b − 1) messages, not 2N(N−1). "
              "Throughput × time gives 79.0 messages for every 4 & 6 row (84 sent) and 165.0 for every 6 & 8 row "

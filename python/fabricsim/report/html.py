@@ -213,6 +213,17 @@ def _table_shape(table_html: str) -> tuple[int, int]:
     return rows, len(re.findall(r"<th[\s>]", head))
 
 
+_SENTENCE_END = re.compile(r"(?<!\bFig)(?<!\bFigs)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bcf)(?<!\bal)(?<!\bEq)(?<!\bNo)"
+                           r"\.\s+(?=[^\d\s])")
+
+
+def first_sentence(text: str) -> tuple[str, str]:
+    """(first sentence with its full stop, the rest): a table title's headline and its explanation. A full stop
+    ends a sentence unless an abbreviation (Fig., e.g., vs., …) or a number ("Fig. 3") says otherwise."""
+    m = _SENTENCE_END.search(text)
+    return (text, "") if m is None else (text[:m.start() + 1], text[m.end():])
+
+
 def figure_html(f: dict[str, str], href: str | None) -> str:
     """A figure at the page's full width, the PNG embedded (the report is one self-contained file) and linked to
     its file so that a click opens it at full size."""
@@ -311,9 +322,9 @@ def study_section(r: StudyReport, hrefs: dict[str, str]) -> str:
         parts.append(f"<h3 id='{a}-tables'>Tables</h3>")
         for t in r.tables:
             n_rows, n_cols = _table_shape(t["html"])
-            head, _, rest = t["title"].partition(". ")
+            head, rest = first_sentence(t["title"])
             more = f" <span class='more'>{md_inline(rest)}</span>" if rest else ""
-            parts.append(f"<details><summary>{md_inline(head)}{'.' if rest else ''} <span class='muted'>({n_rows} rows "
+            parts.append(f"<details><summary>{md_inline(head)} <span class='muted'>({n_rows} rows "
                          f"× {n_cols} columns)</span>{more}</summary>"
                          f"{_scroll(humanize_table(t['html']), tall=n_rows > 25)}</details>")
     return "".join(parts) + "</section>"
