@@ -30,7 +30,7 @@ def measure(page, tmp_path, width: int) -> dict[str, int]:
     probe.write_text(page.read_text(encoding="utf-8") + MEASURE, encoding="utf-8")
     out = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", f"--window-size={width},900",
                           "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()],
-                         capture_output=True, text=True, timeout=120).stdout
+                         check=False, capture_output=True, text=True, timeout=120).stdout
     m = re.search(r"scrollWidth=(\d+) innerWidth=(\d+) height=(\d+)", out)
     assert m, out[-2000:]
     return dict(zip(("scrollWidth", "innerWidth", "height"), map(int, m.groups())))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fabricsim import run, scenario_from_dict
-from fabricsim.report.figures import grouped_bars, lines
+from fabricsim.report.figures import grouped_bars
 from fabricsim.report.stats import summarize
 from fabricsim.sweep import SweepSpec
 

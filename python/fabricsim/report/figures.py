@@ -9,8 +9,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
-from matplotlib.collections import PathCollection  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.collections import PathCollection  # noqa: E402
 
 from .stats import column_label  # noqa: E402
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import html
+import math
 import os
 import re
 import shutil
@@ -136,7 +137,7 @@ def anchor(r: StudyReport) -> str:
 # --- pieces -------------------------------------------------------------------------------------------------------
 def _num(v) -> str:
     """A number for a table cell: integers in full with thousands separators, others to 4 significant digits."""
-    if v is None or (isinstance(v, float) and v != v):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
         return f"{int(v):,}"
