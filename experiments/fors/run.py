@@ -100,7 +100,9 @@ def reproduce(ctx) -> None:
             ctx.compare(f"fors-conflict-free-{s}", f"FORS on {s}: at most one flow per link and phase", 1.0,
                         float(ft["max_flows_per_link"].iloc[0]), source="§5 (congestion-free routing)")
     ctx.table("Figs 3 and 6: throughput per server (Gb/s) by scenario and scheme", table)
-    fig = table.rename(columns={"gbps": "gbps_mean"}).assign(gbps_ci95=0.0)
+    # schemes in SCHEMES order (not the sweep's finishing order), so each keeps its colour from run to run
+    fig = (table.rename(columns={"gbps": "gbps_mean"}).assign(gbps_ci95=0.0)
+           .sort_values("scheme", key=lambda c: c.map(list(SCHEMES).index), kind="stable"))
     ctx.figure(grouped_bars(fig, "scenario", "gbps", "scheme", title="Figs 3 and 6: per-server throughput, FT(2;20,18)",
                             xlabel="failure scenario", ylabel="throughput per server (Gb/s)",
                             paper={(p["scenario"], p["scheme"]): p["gbps"] for p in paper["per_server_gbps"]},
