@@ -99,7 +99,11 @@ def test_invalid_point_is_reported_once_and_others_finish(tmp_path):
 
 def test_failing_task_is_retried_then_reported_not_stored(tmp_path):
     spec = SweepSpec(name="f", base={}, task="fabricsim.sweep.testing:fail_always", seeds=2)
-    res = run_sweep(spec, {}, tmp_path, workers=0, retries=1, quiet=True)
+    from fabricsim.sweep import SweepFailed
+
+    with pytest.raises(SweepFailed, match="all 2 runs failed; the first: RuntimeError: deliberate failure") as e:
+        run_sweep(spec, {}, tmp_path, workers=0, retries=1, quiet=True)
+    res = e.value.result
     assert len(res.failed) == 2 and "deliberate failure" in res.failed[0][1]
     with Store(tmp_path) as st:
         assert st.hashes() == set()

@@ -1,16 +1,56 @@
-"""fabricsim: fast, faithful simulation of AI/HPC collective traffic on data-center fabrics (public API)."""
+"""fabricsim: fast, faithful simulation of AI/HPC collective traffic on data-center fabrics (public API).
 
-from . import _core, topology
-from .engine import run, validate
+Importing the package is cheap (the native module and the exceptions only); every other public name is
+loaded from its module on first access (PEP 562), so `fabricsim --version` does not pay for pydantic or numpy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from . import _core
 from .errors import FabricsimError, ScenarioError
-from .record import RunRecord
-from .spec import Scenario, load_scenario, scenario_from_dict
-from .workload import Workload
+
+if TYPE_CHECKING:
+    from . import topology
+    from .engine import run, validate
+    from .record import RunRecord
+    from .spec import Scenario, load_scenario, scenario_from_dict
+    from .workload import Workload
 
 __version__ = _core.version()
 """The package version: maturin takes it from the Rust workspace, so it is the native module's."""
+
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "Scenario": (".spec", "Scenario"),
+    "load_scenario": (".spec", "load_scenario"),
+    "scenario_from_dict": (".spec", "scenario_from_dict"),
+    "run": (".engine", "run"),
+    "validate": (".engine", "validate"),
+    "RunRecord": (".record", "RunRecord"),
+    "topology": (".topology", None),
+    "Workload": (".workload", "Workload"),
+}
+"""Public name -> (module, attribute; None for the module itself), imported on first access."""
 
 __all__ = [
     "Scenario", "load_scenario", "scenario_from_dict", "run", "validate", "RunRecord",
     "FabricsimError", "ScenarioError", "topology", "Workload", "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a lazily exported public name on first access and cache it in the package namespace."""
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'fabricsim' has no attribute {name!r}") from None
+    mod = importlib.import_module(module, __name__)
+    value = mod if attr is None else getattr(mod, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,22 +1,80 @@
-"""`fabricsim collective`: a collective on study 000's Vela-like lossless fabric over several seeds, as means and CIs."""
+"""`fabricsim collective`: a collective on study 000's Vela-like fabric or on any fabric file, over several seeds."""
 
 from __future__ import annotations
+
+import sys
 
 import click
 
 from ..errors import UserError
 from ._common import FIDELITY, echo_json
 
+VELA_SERVERS = 24
+"""Servers of the Vela-like fabric (4 racks x 6), ids 1..24."""
+
+
+def _parse_ids(text: str, option: str, names: list[str] | None) -> list:
+    """Comma-separated node ids: server ids 1..24 on Vela; on a fabric file, 1-based host numbers or host names.
+    Returns server ids (Vela) or host names; raises UserError naming the first bad value and the valid range."""
+    top = VELA_SERVERS if names is None else len(names)
+    valid = f"server ids are 1..{top}" if names is None else f"the fabric's {top} hosts are numbered 1..{top} (or named)"
+    out = []
+    for raw in (x.strip() for x in text.split(",")):
+        if names is not None and raw in names:
+            out.append(raw)
+            continue
+        try:
+            v = int(raw)
+        except ValueError:
+            raise UserError(f"fabricsim collective: {option}: '{raw}' is not a node id: {valid}") from None
+        if not 1 <= v <= top:
+            raise UserError(f"fabricsim collective: {option}: {v} is out of range: {valid}")
+        out.append(v if names is None else names[v - 1])
+    if len(out) < 2:
+        raise UserError(f"fabricsim collective: {option}: a collective needs at least 2 nodes, not {len(out)}")
+    return out
+
+
+def _fabric_placement(placement: str, sc, names: list[str]) -> list[list[str]]:
+    """pack:N (the first N hosts) or spread:N (round-robin over the edge switches) on a fabric file."""
+    from ..chakra.lower import placement_endpoints
+
+    kind, _, arg = placement.partition(":")
+    if kind not in ("pack", "spread") or not arg.isdigit() or int(arg) < 2:
+        raise UserError(f"fabricsim collective: --placement: '{placement}' on a fabric file: give pack:N or spread:N "
+                        f"(N ≥ 2 nodes)")
+    n = int(arg)
+    if n > len(names):
+        raise UserError(f"fabricsim collective: --placement: {n} nodes, but {sc.source} has {len(names)} hosts")
+    return [[h for h, _ in placement_endpoints(sc, n, kind)]]
+
+
+def _fabric_file(path: str):
+    """The fabric document and its checked Scenario (traffic tables ignored); ScenarioError names the file."""
+    from ..collectives.run import fabric_of
+    from ..spec import read_document, scenario_from_dict
+
+    doc = fabric_of(read_document(path))
+    return doc, scenario_from_dict(doc, path)
+
 
 @click.command("collective")
-@click.option("--topology", type=click.Choice(["vela"]), default="vela", show_default=True,
-              help="The fabric: vela = study 000's 4 racks x 6 servers, 8 leaves, 4 spines, lossless.")
+@click.option("--scenario", "scenario_path", default=None, metavar="FABRIC.toml",
+              help="Any fabric (its [topology], [routing], [queue]; traffic tables are ignored): its hosts are the "
+                   "candidate nodes, numbered 1..H in fabric order (or named).")
+@click.option("--fabric", type=click.Choice(["vela"]), default=None,
+              help="A built-in fabric: vela = study 000's 4 racks x 6 servers, 8 leaves, 4 spines, lossless "
+                   "(the default without --scenario).")
+@click.option("--topology", "topology_alias", type=click.Choice(["vela"]), default=None, hidden=True)
 @click.option("--pattern", type=click.Choice(["all-to-all", "all-gather", "all-reduce", "ring-all-reduce",
                                               "reduce-scatter"]), default="all-reduce", show_default=True)
 @click.option("--placement", default=None, metavar="PRESET",
-              help="A study 000 preset (Tables II, III), e.g. 4n_2r or 6n_3_3; or pack:N (N nodes on consecutive "
-                   "servers) or spread:N:R (N nodes round-robin over R racks).")
-@click.option("--nodes", default=None, metavar="1,2,7,8", help="Server ids (1-24, repeats = nodes sharing a server).")
+              help="vela: a study 000 preset (Tables II, III), e.g. 4n_2r or 6n_3_3; or pack:N (N nodes on "
+                   "consecutive servers) or spread:N:R (N nodes round-robin over R racks). A fabric file: pack:N "
+                   "(the first N hosts) or spread:N (round-robin over the edge switches).")
+@click.option("--nodes", default=None, metavar="1,2,7,8",
+              help="vela: server ids 1-24; a fabric file: host numbers 1..H or host names. Repeats = nodes sharing "
+                   "a server.")
 @click.option("--nodes-b", default=None, metavar="13,14,...", help="A second, concurrent collective.")
 @click.option("--pattern-b", default=None, help="Pattern of the second collective (default: --pattern).")
 @click.option("--msg-mb", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
@@ -28,57 +86,92 @@ from ._common import FIDELITY, echo_json
               help="How a node issues its messages: sent = back to back (the next when the previous has left the "
                    "NIC), delivered = the next after the previous arrived, parallel = all at once. Default: sent for "
                    "All-to-All, parallel for All-Gather (also inside All-Reduce).")
-@click.option("--seeds", type=click.IntRange(min=1), default=30, show_default=True, help="Runs (ECMP is random).")
-@click.option("--workers", type=click.IntRange(min=0), default=None, help="Local worker processes (default: cores).")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
+              help="The first seed; runs use seeds S..S+N-1 (ECMP is random).")
+@click.option("--seeds", type=click.IntRange(min=1), default=5, show_default=True, help="Runs N, one per seed.")
+@click.option("--workers", type=click.IntRange(min=0), default=None,
+              help="Local worker processes (default: cores; 0 = in this process).")
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (means and 95% CIs) on stdout.")
-def collective(topology, pattern, placement, nodes, nodes_b, pattern_b, msg_mb, interfaces, packet_bytes, barrier,
-               order, seeds, workers, fidelity, as_json) -> None:
-    """Run a collective on the Vela-like lossless fabric over several seeds and report completion time,
-    throughput (aggregate and per interface, Gb/s) and packets by switch hops, as mean and 95% CI."""
+def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes, nodes_b, pattern_b, msg_mb,
+               interfaces, packet_bytes, barrier, order, seed, seeds, workers, fidelity, as_json) -> None:
+    """Run a collective on the Vela-like lossless fabric or any fabric file over several seeds and report
+    completion time, throughput (aggregate and per interface, Gb/s) and packets by switch hops, as mean and 95% CI.
+
+    \b
+    Examples:
+      fabricsim collective --placement 4n_2r --pattern all-reduce --seeds 30 --json
+      fabricsim collective --scenario examples/leaf_spine_16.toml --placement spread:8 --pattern all-to-all
+    """
     import tempfile
 
     from ..report.stats import ci95
-    from ..sweep import SweepSpec, run_sweep
+    from ..sweep import SweepFailed, SweepSpec, intify, run_sweep
 
+    fabric = fabric or topology_alias
+    if scenario_path is not None and fabric is not None:
+        raise UserError("fabricsim collective: give --scenario FABRIC.toml or --fabric vela, not both")
     if (placement is None) == (nodes is None):
-        raise UserError("fabricsim: give exactly one of --placement and --nodes")
-    if placement is not None:
-        from ..studies.orchestration import placement_groups
+        raise UserError("fabricsim collective: give exactly one of --placement and --nodes")
+    names = None
+    if scenario_path is not None:
+        from ..collectives.run import host_nics
 
-        try:
-            groups = placement_groups(placement)
-        except ValueError as e:
-            raise UserError(f"fabricsim: --placement: {e}") from None
+        doc, sc = _fabric_file(scenario_path)
+        names = list(host_nics(sc))
+    if placement is not None:
+        if names is not None:
+            groups = _fabric_placement(placement, sc, names)
+        else:
+            from ..studies.orchestration import placement_groups
+
+            try:
+                groups = placement_groups(placement)
+            except ValueError as e:
+                raise UserError(f"fabricsim collective: --placement: {e}") from None
     else:
-        try:
-            groups = [[int(x) for x in nodes.split(",")]]
-            if nodes_b:
-                groups.append([int(x) for x in nodes_b.split(",")])
-        except ValueError:
-            raise UserError("fabricsim: --nodes/--nodes-b take comma-separated server ids, e.g. 1,2,7,8") from None
-        if any(not 1 <= s <= 24 for g in groups for s in g) or any(len(g) < 2 for g in groups):
-            raise UserError("fabricsim: each collective needs at least 2 nodes on servers 1..24")
+        groups = [_parse_ids(nodes, "--nodes", names)]
+        if nodes_b:
+            groups.append(_parse_ids(nodes_b, "--nodes-b", names))
     patterns = [pattern] + [pattern_b or pattern] * (len(groups) - 1)
     base = {"servers": groups, "patterns": patterns, "msg_mib": msg_mb, "interfaces": interfaces,
             "packet": packet_bytes, "barrier": barrier, "order": order, "fidelity": fidelity}
-    spec = SweepSpec(name="collective", base=base, task="fabricsim.collectives.run:sweep_task", seeds=seeds)
+    if names is not None:
+        base.update(fabric=doc, source=scenario_path)
+    seed_list = list(range(seed, seed + seeds))
+    spec = SweepSpec(name="collective", base=base, task="fabricsim.collectives.run:sweep_task", seeds=seed_list)
+    quiet = as_json or seeds == 1 or not sys.stderr.isatty()
     with tempfile.TemporaryDirectory() as d:
-        res = run_sweep(spec, base, d, workers=workers, quiet=as_json)
+        try:
+            res = run_sweep(spec, base, d, workers=workers, quiet=quiet)
+        except SweepFailed as e:
+            res = e.result
         if res.invalid or res.failed:
-            raise UserError(f"fabricsim: {(res.invalid + res.failed)[0][1]}")
+            raise UserError(f"fabricsim collective: {(res.invalid + res.failed)[0][1]}")
         df = res.frame()
-    out = {"placement": placement, "servers": groups, "patterns": patterns, "msg_mib": msg_mb,
-           "interfaces": interfaces, "fidelity": fidelity or "packet", "runs": len(df)}
+    where = scenario_path or "vela"
+    out = {"fabric": where, "placement": placement, "servers": groups, "patterns": patterns, "msg_mib": msg_mb,
+           "interfaces": interfaces, "fidelity": fidelity or ("packet" if names is None else sc.fidelity),
+           "seeds": seed_list, "runs": len(df)}
     for key in ("completion_time_ms", "throughput_gbps", "throughput_per_interface_gbps"):
         mean, _, half, _ = ci95(df[key])
         out[key] = {"mean": mean, "ci95": None if half != half else half}
-    out["hop_packets"] = {"1": float(df["packets_1hop_m"].mean() * 1e6), "3": float(df["packets_3hop_m"].mean() * 1e6)}
+    hop_cols = sorted((c for c in df.columns if c.startswith("packets_") and c.endswith("hop") and c[8:-3].isdigit()),
+                      key=lambda c: int(c[8:-3]))
+    out["hop_packets"] = {c[8:-3]: intify(float(df[c].fillna(0).mean())) for c in hop_cols}
+    for h in ("1", "3"):
+        out["hop_packets"].setdefault(h, 0)
     if as_json:
         echo_json(out)
         return
     c, t, ti = out["completion_time_ms"], out["throughput_gbps"], out["throughput_per_interface_gbps"]
-    click.echo(f"{pattern} on {groups} ({msg_mb:g} MiB, {interfaces} interface(s), {len(df)} runs):")
-    click.echo(f"  completion {c['mean']:.3f} ± {c['ci95'] or 0:.3f} ms; throughput {t['mean']:.1f} ± {t['ci95'] or 0:.1f} Gb/s "
-               f"({ti['mean']:.2f} per interface); packets 1-hop {out['hop_packets']['1'] / 1e6:.3f} M, "
-               f"3-hop {out['hop_packets']['3'] / 1e6:.3f} M")
+    runs = len(df)
+    stat = f"mean ± 95% CI over {runs} seeds ({seed}..{seed + runs - 1})" if runs > 1 else f"1 seed ({seed}), no CI"
+
+    def pm(x: dict, fmt: str) -> str:
+        return format(x["mean"], fmt) + ("" if x["ci95"] is None else " ± " + format(x["ci95"], fmt))
+
+    hops = ", ".join(f"{k}-hop {v / 1e6:.3f} M" for k, v in sorted(out["hop_packets"].items(), key=lambda kv: int(kv[0])))
+    click.echo(f"{pattern} on {where}, nodes {groups} ({msg_mb:g} MiB, {interfaces} interface(s)); {stat}:")
+    click.echo(f"  completion {pm(c, '.3f')} ms; throughput {pm(t, '.1f')} Gb/s ({ti['mean']:.2f} per interface); "
+               f"packets {hops}")

@@ -1,7 +1,7 @@
 """Sweeps: grids x seeds expanded to hashed runs, executed on local processes or Dask, stored crash-safely."""
 
-from .runner import SweepResult, run_sweep
+from .runner import SweepFailed, SweepResult, intify, run_sweep
 from .spec import RunTask, SweepSpec, expand, load_sweep
 from .store import Store
 
-__all__ = ["SweepSpec", "load_sweep", "expand", "RunTask", "run_sweep", "SweepResult", "Store"]
+__all__ = ["SweepSpec", "load_sweep", "expand", "RunTask", "run_sweep", "SweepResult", "SweepFailed", "Store", "intify"]

@@ -7,9 +7,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import FabricsimError
 from .executors import make_executor
 from .spec import RunTask, SweepSpec, expand
 from .store import Store
+
+GUARD_HINT = ('a script that calls run_sweep with local workers must run it under `if __name__ == "__main__":` '
+              "(workers start by importing the script)")
+
+
+class SweepFailed(FabricsimError):
+    """Every run of a sweep failed or was invalid: nothing to summarize. `result` is the SweepResult; the message
+    names how many runs failed and the first one's reason."""
+
+    def __init__(self, result: "SweepResult"):
+        self.result = result
+        bad = result.invalid + result.failed
+        reason = bad[0][1] if bad else "no run finished"
+        what = "invalid" if result.invalid and not result.failed else "failed"
+        msg = f"sweep '{result.name}': all {result.total} runs {what}; the first: {reason}"
+        if result.failed and all("BrokenProcessPool" in e for _, e in result.failed) and result.executor == "local":
+            msg += f" ({GUARD_HINT})"
+        super().__init__(msg)
 
 
 @dataclass
@@ -27,6 +46,12 @@ class SweepResult:
     wall_s: float = 0.0
     executor: str = ""
     hashes: list[str] = field(default_factory=list)
+    points: dict[str, str] = field(default_factory=dict)
+    """Run hash -> its point key (the JSON of its parameters)."""
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Point key -> its parameters (by path), in grid order."""
+    ok: int = 0
+    """Runs of this sweep stored as ok (run now or before)."""
 
     def frame(self):
         import pandas as pd
@@ -39,20 +64,59 @@ class SweepResult:
     def summary(self) -> dict[str, Any]:
         return {
             "sweep": self.name, "store": str(self.store_dir), "executor": self.executor, "total": self.total,
-            "skipped": self.skipped, "ran": self.ran, "invalid": len(self.invalid), "failed": len(self.failed),
-            "wall_s": round(self.wall_s, 3),
+            "skipped": self.skipped, "ran": self.ran, "ok": self.ok, "invalid": len(self.invalid),
+            "failed": len(self.failed), "wall_s": round(self.wall_s, 3),
             "errors": sorted({e for _, e in self.invalid + self.failed})[:20],
         }
+
+    def point_summary(self) -> dict[str, Any]:
+        """Per point and numeric metric: mean, 95% CI half-width (Student t over the point's seeds, None for one
+        seed) and n, from the stored ok runs. Returns {"metrics": [names, first-seen order], "points": [{"params",
+        "n", "metrics": {name: {"mean", "ci95", "n"}}}, ...]} with points in grid order. Means of integral values
+        stay ints (`intify`)."""
+        from ..report.stats import ci95
+
+        with Store(self.store_dir) as s:
+            runs = s.metrics(self.hashes)
+        values: dict[str, dict[str, list[float]]] = {k: {} for k in self.params}
+        seeds: dict[str, int] = {k: 0 for k in self.params}
+        names: dict[str, None] = {}
+        for h, metrics in runs.items():
+            key = self.points[h]
+            seeds[key] += 1
+            for m, v in metrics.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    names.setdefault(m)
+                    values[key].setdefault(m, []).append(float(v))
+        points = []
+        for key, params in self.params.items():
+            stats = {}
+            for m in names:
+                mean, _, half, n = ci95(values[key].get(m, []))
+                if n:
+                    stats[m] = {"mean": intify(mean), "ci95": None if n < 2 else half, "n": n}
+            points.append({"params": params, "n": seeds[key], "metrics": stats})
+        return {"metrics": list(names), "points": points}
+
+
+def intify(x: float) -> int | float:
+    """`x` as an int when it is integral within 1e-9 relative (a mean of counts, 81920.00000000004), else `x`:
+    counts stay integers in JSON."""
+    if x != x or x in (float("inf"), float("-inf")):
+        return x
+    r = round(x)
+    return int(r) if abs(x - r) <= 1e-9 * max(1.0, abs(x)) else x
 
 
 def _progress(quiet: bool, total: int, label: str):
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+    console = Console(stderr=True)
     prog = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("failures {task.fields[failures]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-        console=Console(stderr=True), disable=quiet, transient=False,
+        console=console, disable=quiet or not console.is_terminal, transient=False,
     )
     return prog
 
@@ -64,7 +128,8 @@ def run_sweep(spec: SweepSpec, base: dict[str, Any], store_dir: str | Path, *, w
 
     Each finished run is committed at once, so a killed sweep resumes where it stopped. Invalid points are
     recorded once with their error and never retried; other failures are retried `retries` times and then
-    reported (not stored, so the next invocation tries them again)."""
+    reported (not stored, so the next invocation tries them again). Raises SweepFailed (with the result) when no
+    run of the sweep is stored as ok, e.g. every run failed."""
     t0 = time.perf_counter()
     tasks = expand(spec, base, seeds=seeds, source=source)
     unique: dict[str, RunTask] = {}
@@ -76,7 +141,8 @@ def run_sweep(spec: SweepSpec, base: dict[str, Any], store_dir: str | Path, *, w
         have = store.hashes()
         todo = [t for h, t in unique.items() if h not in have]
         res = SweepResult(spec.name, store_dir, len(unique), len(unique) - len(todo), 0, executor=executor.name,
-                          hashes=list(unique))
+                          hashes=list(unique), points={h: t.point_key for h, t in unique.items()},
+                          params={t.point_key: t.params for t in unique.values()})
         with _progress(quiet, len(todo), spec.name) as prog:
             bar = prog.add_task(spec.name, total=len(todo), failures=0)
             for task, out in executor.run(todo, retries):
@@ -88,5 +154,8 @@ def run_sweep(spec: SweepSpec, base: dict[str, Any], store_dir: str | Path, *, w
                 else:
                     res.failed.append((task, out["error"]))
                 prog.update(bar, advance=1, failures=len(res.invalid) + len(res.failed))
+        res.ok = len(store.hashes(status="ok") & set(unique))
     res.wall_s = time.perf_counter() - t0
+    if res.total and not res.ok:
+        raise SweepFailed(res)
     return res

@@ -54,9 +54,20 @@ class Store:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def hashes(self, sweep: str | None = None) -> set[str]:
-        q = "SELECT hash FROM runs" + (" WHERE sweep = ?" if sweep else "")
-        return {h for (h,) in self.db.execute(q, (sweep,) if sweep else ())}
+    def hashes(self, sweep: str | None = None, status: str | None = None) -> set[str]:
+        """Stored run hashes, of one sweep and/or one status ('ok', 'invalid') when given."""
+        q, args = "SELECT hash FROM runs WHERE 1=1", []
+        if sweep:
+            q, args = q + " AND sweep = ?", args + [sweep]
+        if status:
+            q, args = q + " AND status = ?", args + [status]
+        return {h for (h,) in self.db.execute(q, args)}
+
+    def metrics(self, hashes: list[str]) -> dict[str, dict[str, Any]]:
+        """Run hash -> metrics of the stored ok runs among `hashes`, in storage order. O(stored runs)."""
+        want = set(hashes)
+        rows = self.db.execute("SELECT hash, metrics FROM runs WHERE status = 'ok' ORDER BY rowid")
+        return {h: json.loads(m) for h, m in rows if h in want and m}
 
     def put(self, task: RunTask, result: dict[str, Any]) -> bool:
         """Commit one finished run; False if its hash was already stored. O(log n)."""
