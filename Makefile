@@ -9,7 +9,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 FABRICSIM_SHARED ?= $(abspath $(firstword $(wildcard ../shared) $(wildcard $(dir $(abspath $(shell git config --get remote.origin.url 2>/dev/null)))shared)))
 export FABRICSIM_SHARED
 
-.PHONY: setup build run test test-rust test-python bench validate clean
+.PHONY: setup build run test test-rust test-python check-install bench validate clean
 
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,10 +24,11 @@ setup: $(VENV)/.deps
 	$(VENV)/bin/maturin develop --release
 	$(PY) -c "import fabricsim._core" || (echo "fabricsim build failed" >&2; exit 1)
 
-## run: the main job: reproduce every study on the quick setting, then write the HTML report
+## run: the main job: reproduce every study on the quick setting into fabricsim-outputs/<study>/, then write
+## the HTML report, fabricsim-outputs/report.html
 run: setup
-	$(VENV)/bin/fabricsim reproduce all --quick
-	$(VENV)/bin/fabricsim report
+	$(VENV)/bin/fabricsim reproduce all --quick --out fabricsim-outputs
+	$(VENV)/bin/fabricsim report --out fabricsim-outputs
 
 ## test: every test (cargo, then pytest)
 test: setup test-rust test-python
@@ -37,6 +38,11 @@ test-rust:
 
 test-python:
 	$(PY) -m pytest -q -m "not slow"
+
+## check-install: build the wheel, install it into a fresh venv, and from a temporary folder copy the examples,
+## run the Quick start on them and `fabricsim reproduce engine_checks --quick && fabricsim report` (minutes)
+check-install: setup
+	$(PY) -m pytest -q -m slow tests/test_install.py
 
 ## bench: packet-engine throughput (events/s), front-door timings (bulk workloads, RSS), flow-engine scale (10k hosts, 129k flows), sweep overhead (runs/s), FORS and ATRO solve times, study 003 grid
 bench: setup

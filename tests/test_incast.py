@@ -199,8 +199,9 @@ def test_study_quick_mode_matches_ns3_counts(tmp_path, capsys):
     exp = tmp_path / "experiments"
     src = Path(__file__).parents[1] / "experiments" / "incast"
     shutil.copytree(src, exp / "incast", ignore=shutil.ignore_patterns("outputs"))
-    assert main(["reproduce", "incast", "--quick", "--experiments", str(exp), "--quiet"]) == 0
-    rep = _json.loads((exp / "incast" / "outputs" / "report.json").read_text())
+    out = tmp_path / "out"
+    assert main(["reproduce", "incast", "--quick", "--experiments", str(exp), "--out", str(out), "--quiet"]) == 0
+    rep = _json.loads((out / "incast" / "report.json").read_text())
     by_id = {c["id"]: c for c in rep["comparisons"]}
     for s in ("S2", "S3"):
         for k in ("tx_packets", "rx_packets", "throughput_mbps", "loss_pct", "mean_delay_ms"):

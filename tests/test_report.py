@@ -50,7 +50,7 @@ def test_comparison_tolerances():
 def test_inputs_and_calibrated_values_are_shown_but_not_scored(tmp_path):
     """Two results (one pass, one miss) score 1 of 2; an input and a calibrated row are kept apart, survive the
     JSON round trip with their role, and appear in the HTML labelled as such, outside the count."""
-    ctx = StudyContext(tmp_path / "study", quick=True)
+    ctx = StudyContext(tmp_path / "study", quick=True, out=tmp_path / "out" / "study")
     ctx.compare("r-pass", "a computed number", 10.0, 10.0)
     ctx.compare("r-miss", "another computed number", 10.0, 12.0, rel=0.1)
     ctx.compare("in", "a preset taken from the paper", 48.0, 48.0, role="input")
@@ -74,18 +74,54 @@ def test_inputs_and_calibrated_values_are_shown_but_not_scored(tmp_path):
         ctx.compare("x", "q", 1.0, 1.0, role="fit")
 
 
-def test_reproduce_and_report_through_the_cli(tmp_path, capsys):
+def test_reproduce_and_report_through_the_cli(tmp_path, capsys, monkeypatch):
+    """A study from --experiments runs into ./fabricsim-outputs/<study>/ (never into the study's folder); `report`
+    reads the same folder and writes fabricsim-outputs/report.html, saying where."""
     from fabricsim.cli import main
 
     exp = tmp_path / "experiments"
     shutil.copytree(ROOT / "experiments" / "engine_checks", exp / "engine_checks",
-                    ignore=shutil.ignore_patterns("outputs"))
+                    ignore=shutil.ignore_patterns("outputs", "__pycache__"))
+    before = sorted(p.name for p in (exp / "engine_checks").iterdir())
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
     assert main(["reproduce", "engine_checks", "--quick", "--experiments", str(exp), "--workers", "2", "--quiet"]) == 0
-    rep = json.loads((exp / "engine_checks" / "outputs" / "report.json").read_text())
+    assert capsys.readouterr().out.rstrip().endswith("wrote fabricsim-outputs/engine_checks/: report.json and 1 figure")
+    assert sorted(p.name for p in (exp / "engine_checks").iterdir() if p.name != "__pycache__") == before
+    rep = json.loads((work / "fabricsim-outputs" / "engine_checks" / "report.json").read_text())
     assert rep["comparisons"] and all(c["passed"] for c in rep["comparisons"]), \
         [c for c in rep["comparisons"] if not c["passed"]]
-    out = tmp_path / "report.html"
-    assert main(["report", "--experiments", str(exp), "--out", str(out)]) == 0
-    html = out.read_text()
+    assert all(Path(f["path"]).parent == work / "fabricsim-outputs" / "engine_checks" for f in rep["figures"])
+    assert main(["report"]) == 0
+    out = capsys.readouterr().out.strip()
+    n = len(rep["comparisons"])
+    assert out == f"wrote fabricsim-outputs/report.html (1 study, {n}/{n} numbers within tolerance)"
+    html = (work / "fabricsim-outputs" / "report.html").read_text()
     assert "Engine checks" in html and "data:image/png;base64," in html and "class='pass'" in html
+    # --out names the outputs folder for both commands; --html puts the page elsewhere.
+    assert main(["report", "--out", "fabricsim-outputs", "--html", str(tmp_path / "r.html")]) == 0
+    assert (tmp_path / "r.html").read_text().count("Engine checks") >= 1
     assert main(["reproduce", "nope", "--experiments", str(exp)]) == 2
+
+
+def test_studies_ship_with_the_package_and_report_without_outputs_is_one_line(tmp_path, capsys, monkeypatch):
+    from fabricsim.cli import main
+    from fabricsim.report.reproduce import discover, experiments_dir
+
+    studies = discover(experiments_dir())
+    assert {"engine_checks", "incast", "ina", "orchestration", "fors", "cpo"} <= set(studies)
+    assert all(d.resolve() == (ROOT / "experiments" / name).resolve() for name, d in studies.items())
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("fabricsim: unknown study 'nope' (known: cpo, engine_checks, ")
+    assert main(["report"]) == 2
+    assert capsys.readouterr().err.strip() == ("fabricsim: no study outputs in fabricsim-outputs; "
+                                               "run 'fabricsim reproduce all --quick' first")
+    (tmp_path / "o" / "x").mkdir(parents=True)
+    (tmp_path / "o" / "x" / "report.json").write_text('{"study": "x"}')
+    assert main(["report", "--out", "o"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "report.json: not a study report of this fabricsim version" in err[0]
+    assert not (tmp_path / "fabricsim-outputs").exists()

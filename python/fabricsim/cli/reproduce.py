@@ -1,6 +1,9 @@
-"""`fabricsim reproduce` and `fabricsim report`: run the studies of experiments/ and write the HTML report."""
+"""`fabricsim reproduce` and `fabricsim report`: run the studies that ship with fabricsim (or those of `--experiments
+DIR`) into ./fabricsim-outputs (or `--out DIR`), then write the HTML report there."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
@@ -9,29 +12,56 @@ from ..errors import UserError
 from ._common import stdout_console
 
 
+OUT = click.option("--out", "out_dir", default=None, metavar="DIR",
+                   help="Outputs folder: one subfolder per study, and report.html (default: ./fabricsim-outputs).")
+EXPERIMENTS = click.option("--experiments", "exp_dir", default=None, metavar="DIR",
+                           help="Studies folder, e.g. a checkout's experiments/ (default: the studies that ship "
+                                "with fabricsim).")
+
+
 @click.command("reproduce")
 @click.argument("study", metavar="STUDY|all")
 @click.option("--quick", is_flag=True, help="Fewer seeds and points: minutes instead of hours.")
 @click.option("--workers", type=click.IntRange(min=0), default=None, help="Local worker processes (default: cores).")
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Run the sweeps on a Dask cluster.")
-@click.option("--experiments", "exp_dir", default=None, metavar="DIR", help="Experiments folder (default: ./experiments).")
+@EXPERIMENTS
+@OUT
 @click.option("--quiet", is_flag=True, help="No progress bars.")
-def reproduce(study, quick, workers, scheduler, exp_dir, quiet) -> None:
-    """Reproduce a study (or all) from experiments/<study>/: our numbers beside the paper's.
+def reproduce(study, quick, workers, scheduler, exp_dir, out_dir, quiet) -> None:
+    """Reproduce a study (or all) from the studies' folder: our numbers beside the paper's.
 
     Prints each published number, ours, and whether it is within the study's tolerance; saves
-    experiments/<study>/outputs/report.json and figures. `fabricsim report` then writes the HTML report.
+    OUT/<study>/report.json, the figures and the sweeps' results (OUT: ./fabricsim-outputs unless --out).
+    `fabricsim report` then writes the HTML report.
     """
-    from ..report.reproduce import discover, experiments_dir
+    from ..report.reproduce import discover, experiments_dir, outputs_dir
     from ..report.reproduce import reproduce as run_study
 
     root = experiments_dir(exp_dir)
+    if not root.is_dir():
+        raise UserError(f"fabricsim: --experiments: {root} is not a folder")
     studies = discover(root)
+    if not studies:
+        raise UserError(f"fabricsim: no studies (<study>/run.py) in {root}")
     if study != "all" and study not in studies:
-        raise UserError(f"fabricsim: unknown study '{study}' (known: {', '.join(studies) or 'none'}; folder {root})")
+        raise UserError(f"fabricsim: unknown study '{study}' (known: {', '.join(studies)}, all; folder {root})")
+    out = outputs_dir(out_dir)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"fabricsim: --out: {out} exists and is not a folder")
     for name in studies if study == "all" else [study]:
-        rep = run_study(studies[name], quick, workers, scheduler, quiet)
+        rep = run_study(studies[name], quick, workers, scheduler, quiet, out=out)
         _print_comparisons(rep)
+        k = len(rep.figures)
+        click.echo(f"wrote {_shown(out / name)}/: report.json and {k} figure{'' if k == 1 else 's'}")
+
+
+def _shown(path) -> str:
+    """A path as a user reads it: relative to the current folder when inside it, else absolute."""
+    p = Path(path).resolve()
+    try:
+        return str(p.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
 
 
 def _print_comparisons(rep) -> None:
@@ -49,17 +79,28 @@ def _print_comparisons(rep) -> None:
 
 
 @click.command("report")
-@click.option("--experiments", "exp_dir", default=None, metavar="DIR", help="Experiments folder (default: ./experiments).")
-@click.option("--out", "out_path", default="outputs/report.html", show_default=True, help="Where to write the HTML report.")
-def report(exp_dir, out_path) -> None:
-    """Write the HTML reproduction report from every study's saved outputs (run `reproduce` first)."""
-    from ..report.html import write_report
-    from ..report.reproduce import experiments_dir, load_reports
+@OUT
+@click.option("--html", "html_path", default=None, metavar="FILE",
+              help="Where to write the HTML report (default: OUT/report.html).")
+def report(out_dir, html_path) -> None:
+    """Write the HTML reproduction report from the studies' saved outputs (run `reproduce` first).
 
-    reports = load_reports(experiments_dir(exp_dir))
+    Reads OUT/<study>/report.json for every study reproduced into OUT (./fabricsim-outputs unless --out) and
+    writes one self-contained page, OUT/report.html unless --html.
+    """
+    from ..report.html import write_report
+    from ..report.reproduce import load_reports, outputs_dir
+
+    out = outputs_dir(out_dir)
+    try:
+        reports = load_reports(out)
+    except ValueError as e:
+        raise UserError(f"fabricsim: {e}") from None
     if not reports:
-        raise UserError("fabricsim: no study outputs found; run 'fabricsim reproduce all --quick' first")
-    p = write_report(reports, out_path, __version__)
+        raise UserError(f"fabricsim: no study outputs in {_shown(out)}; run 'fabricsim reproduce all --quick' first"
+                        + ("" if out_dir is None else f" with --out {out_dir}"))
+    p = write_report(reports, html_path or out / "report.html", __version__)
     n = sum(len(r.comparisons) for r in reports)
     ok = sum(c.passed for r in reports for c in r.comparisons)
-    click.echo(f"report: {p.resolve()} ({len(reports)} studies, {ok}/{n} numbers within tolerance)")
+    k = len(reports)
+    click.echo(f"wrote {_shown(p)} ({k} stud{'y' if k == 1 else 'ies'}, {ok}/{n} numbers within tolerance)")

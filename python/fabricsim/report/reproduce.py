@@ -1,7 +1,11 @@
-"""Study reproduction: discover experiments/<study>/run.py, run it with a context, save its report as JSON.
+"""Study reproduction: discover <experiments>/<study>/run.py, run it with a context, save its report as JSON.
 
 A study's run.py defines `TITLE` and `reproduce(ctx)`; through `ctx` it runs sweeps, records comparisons
-(the paper's number, ours, a tolerance) and figures. Results go to experiments/<study>/outputs/.
+(the paper's number, ours, a tolerance) and figures. The studies ship inside the package (fabricsim/_data/
+experiments, a link to the checkout's experiments/ that the wheel carries), so they are found from any folder;
+results go to <outputs>/<study>/ (./fabricsim-outputs by default), never into the studies' folder, which may
+be read-only in an installed wheel. `fabricsim report` reads <outputs>/*/report.json and writes
+<outputs>/report.html.
 
 Every comparison has a role (ROLES): only "result" rows, numbers we compute, are scored pass/miss and counted.
 "input" rows (a value we set, e.g. a preset taken from the paper) and "calibrated" rows (a value fitted to the
@@ -112,9 +116,10 @@ class StudyReport:
 class StudyContext:
     """What a study's `reproduce(ctx)` uses: sweeps with the chosen executor, comparisons, figures, tables."""
 
-    def __init__(self, study_dir: Path, quick: bool, workers: int | None = None, scheduler=None, quiet: bool = False):
+    def __init__(self, study_dir: Path, quick: bool, workers: int | None = None, scheduler=None, quiet: bool = False,
+                 out: str | Path | None = None):
         self.study_dir = Path(study_dir)
-        self.out = self.study_dir / "outputs"
+        self.out = Path(out) if out is not None else outputs_dir() / self.study_dir.name
         self.out.mkdir(parents=True, exist_ok=True)
         self.quick = quick
         self.workers = workers
@@ -123,7 +128,7 @@ class StudyContext:
         self.report = StudyReport(study=self.study_dir.name, title="", quick=quick)
 
     def sweep(self, spec, base: dict | None = None, seeds: int | None = None):
-        """Run a sweep (a SweepSpec, or a sweep file relative to the study) into outputs/store."""
+        """Run a sweep (a SweepSpec, or a sweep file relative to the study) into <study outputs>/store."""
         from ..sweep import load_sweep, run_sweep
 
         source = "<sweep>"
@@ -160,19 +165,30 @@ class StudyContext:
         self.report.notes.append(text)
 
 
+DEFAULT_OUTPUTS = "fabricsim-outputs"
+"""Where `reproduce` writes and `report` reads by default: this folder, under the current directory."""
+
+
+def packaged_experiments() -> Path:
+    """The studies that ship with the package (fabricsim/_data/experiments): in a checkout a link to
+    experiments/, in an installed wheel a copy of it."""
+    return Path(__file__).resolve().parent.parent / "_data" / "experiments"
+
+
 def experiments_dir(explicit: str | Path | None = None) -> Path:
-    """The experiments folder: the given one, ./experiments, or the source checkout's."""
-    if explicit:
-        return Path(explicit)
-    here = Path.cwd() / "experiments"
-    if here.is_dir():
-        return here
-    return Path(__file__).resolve().parents[3] / "experiments"
+    """The studies' folder: the given one (`--experiments DIR`), else the package's own."""
+    return Path(explicit) if explicit else packaged_experiments()
+
+
+def outputs_dir(explicit: str | Path | None = None) -> Path:
+    """The outputs folder, absolute (report.json records figures by path): the given one (`--out DIR`), else
+    ./fabricsim-outputs."""
+    return (Path(explicit) if explicit else Path(DEFAULT_OUTPUTS)).absolute()
 
 
 def discover(exp_dir: Path) -> dict[str, Path]:
-    """Study name -> folder, for every experiments/<study>/run.py."""
-    return {p.parent.name: p.parent for p in sorted(exp_dir.glob("*/run.py"))}
+    """Study name -> folder, for every <exp_dir>/<study>/run.py."""
+    return {p.parent.name: p.parent for p in sorted(Path(exp_dir).glob("*/run.py"))}
 
 
 def load_study(study_dir: Path):
@@ -182,10 +198,11 @@ def load_study(study_dir: Path):
     return mod
 
 
-def reproduce(study_dir: Path, quick: bool, workers: int | None = None, scheduler=None, quiet: bool = False) -> StudyReport:
-    """Run one study and save outputs/report.json; returns the report."""
+def reproduce(study_dir: Path, quick: bool, workers: int | None = None, scheduler=None, quiet: bool = False,
+              out: str | Path | None = None) -> StudyReport:
+    """Run one study and save <out>/<study>/report.json (out: ./fabricsim-outputs by default); returns the report."""
     mod = load_study(study_dir)
-    ctx = StudyContext(study_dir, quick, workers, scheduler, quiet)
+    ctx = StudyContext(study_dir, quick, workers, scheduler, quiet, out=outputs_dir(out) / Path(study_dir).name)
     ctx.report.title = getattr(mod, "TITLE", study_dir.name)
     ctx.report.summary = (mod.__doc__ or "").strip()
     t0 = time.perf_counter()
@@ -195,10 +212,13 @@ def reproduce(study_dir: Path, quick: bool, workers: int | None = None, schedule
     return ctx.report
 
 
-def load_reports(exp_dir: Path) -> list[StudyReport]:
+def load_reports(out_dir: str | Path | None = None) -> list[StudyReport]:
+    """Every study report saved under the outputs folder (<out_dir>/<study>/report.json), in folder order."""
     out = []
-    for name, d in discover(exp_dir).items():
-        p = d / "outputs" / "report.json"
-        if p.exists():
+    for p in sorted(outputs_dir(out_dir).glob("*/report.json")):
+        try:
             out.append(StudyReport.from_json(json.loads(p.read_text())))
+        except (ValueError, TypeError, KeyError, AttributeError) as e:
+            raise ValueError(f"{p}: not a study report of this fabricsim version ({type(e).__name__}: {e}); "
+                             f"run 'fabricsim reproduce {p.parent.name}' again") from None
     return out
