@@ -77,8 +77,13 @@ def _fabric_file(path: str):
                    "a server.")
 @click.option("--nodes-b", default=None, metavar="13,14,...", help="A second, concurrent collective.")
 @click.option("--pattern-b", default=None, help="Pattern of the second collective (default: --pattern).")
-@click.option("--msg-mb", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
-              help="Message size in MiB (per destination, per interface).")
+@click.option("--msg-mib", type=click.FloatRange(min=0, min_open=True), default=None, metavar="MIB",
+              help="Size S in MiB (2^20 bytes; default 10), per interface. What S is depends on the pattern: "
+                   "all-to-all: what a node sends to each other node; all-gather: each node's block, sent to every "
+                   "other node; all-reduce (the study's All-to-All then All-Gather): S to each other node in each "
+                   "part; ring-all-reduce: a node's whole buffer, sent in 2(N-1) steps of S/N; reduce-scatter: the "
+                   "whole buffer, N-1 steps of S/N.")
+@click.option("--msg-mb", "msg_mb_alias", type=click.FloatRange(min=0, min_open=True), default=None, hidden=True)
 @click.option("--interfaces", type=click.IntRange(1, 4), default=1, show_default=True, help="NICs per node.")
 @click.option("--packet-bytes", type=click.IntRange(64, 65536), default=1024, show_default=True)
 @click.option("--barrier", is_flag=True, help="Separate phases by a barrier (default: free-running).")
@@ -93,10 +98,14 @@ def _fabric_file(path: str):
               help="Local worker processes (default: cores; 0 = in this process).")
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (means and 95% CIs) on stdout.")
-def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes, nodes_b, pattern_b, msg_mb,
-               interfaces, packet_bytes, barrier, order, seed, seeds, workers, fidelity, as_json) -> None:
+def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes, nodes_b, pattern_b, msg_mib,
+               msg_mb_alias, interfaces, packet_bytes, barrier, order, seed, seeds, workers, fidelity, as_json) -> None:
     """Run a collective on the Vela-like lossless fabric or any fabric file over several seeds and report
     completion time, throughput (aggregate and per interface, Gb/s) and packets by switch hops, as mean and 95% CI.
+
+    S (--msg-mib) is per interface: with --interfaces K each of a node's K NICs runs the whole collective
+    with S. A multi-seed run shows a progress bar on stderr when it is a terminal; the seeds used are printed
+    with the result.
 
     \b
     Examples:
@@ -108,6 +117,9 @@ def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes,
     from ..report.stats import ci95
     from ..sweep import SweepFailed, SweepSpec, intify, run_sweep
 
+    if msg_mib is not None and msg_mb_alias is not None:
+        raise UserError("fabricsim collective: give --msg-mib (or its old name --msg-mb) once, not both")
+    msg_mib = msg_mib if msg_mib is not None else msg_mb_alias if msg_mb_alias is not None else 10.0
     fabric = fabric or topology_alias
     if scenario_path is not None and fabric is not None:
         raise UserError("fabricsim collective: give --scenario FABRIC.toml or --fabric vela, not both")
@@ -134,25 +146,26 @@ def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes,
         if nodes_b:
             groups.append(_parse_ids(nodes_b, "--nodes-b", names))
     patterns = [pattern] + [pattern_b or pattern] * (len(groups) - 1)
-    base = {"servers": groups, "patterns": patterns, "msg_mib": msg_mb, "interfaces": interfaces,
+    base = {"servers": groups, "patterns": patterns, "msg_mib": msg_mib, "interfaces": interfaces,
             "packet": packet_bytes, "barrier": barrier, "order": order, "fidelity": fidelity}
     if names is not None:
         base.update(fabric=doc, source=scenario_path)
     seed_list = list(range(seed, seed + seeds))
     spec = SweepSpec(name="collective", base=base, task="fabricsim.collectives.run:sweep_task", seeds=seed_list)
-    quiet = as_json or seeds == 1 or not sys.stderr.isatty()
+    where = scenario_path or "vela"
+    label = f"{pattern} on {where.rsplit('/', 1)[-1]}, seeds"
     with tempfile.TemporaryDirectory() as d:
         try:
-            res = run_sweep(spec, base, d, workers=workers, quiet=quiet)
+            res = run_sweep(spec, base, d, workers=workers, quiet=seeds == 1, label=label, transient=True)
         except SweepFailed as e:
             res = e.result
         if res.invalid or res.failed:
             raise UserError(f"fabricsim collective: {(res.invalid + res.failed)[0][1]}")
-        df = res.frame()
-    where = scenario_path or "vela"
-    out = {"fabric": where, "placement": placement, "servers": groups, "patterns": patterns, "msg_mib": msg_mb,
-           "interfaces": interfaces, "fidelity": fidelity or ("packet" if names is None else sc.fidelity),
-           "seeds": seed_list, "runs": len(df)}
+        df = res.frame().sort_values("seed")
+    used = [int(x) for x in df["seed"]]
+    out = {"fabric": where, "placement": placement, "servers": groups, "patterns": patterns, "msg_mib": msg_mib,
+           "bytes": int(round(msg_mib * (1 << 20))), "interfaces": interfaces,
+           "fidelity": fidelity or ("packet" if names is None else sc.fidelity), "seeds": used, "runs": len(df)}
     for key in ("completion_time_ms", "throughput_gbps", "throughput_per_interface_gbps"):
         mean, _, half, _ = ci95(df[key])
         out[key] = {"mean": mean, "ci95": None if half != half else half}
@@ -165,13 +178,31 @@ def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes,
         echo_json(out)
         return
     c, t, ti = out["completion_time_ms"], out["throughput_gbps"], out["throughput_per_interface_gbps"]
-    runs = len(df)
-    stat = f"mean ± 95% CI over {runs} seeds ({seed}..{seed + runs - 1})" if runs > 1 else f"1 seed ({seed}), no CI"
+    runs = len(used)
+    stat = f"mean ± 95% CI over {runs} runs, {_seed_text(used)}" if runs > 1 else f"one run, seed {used[0]}: no CI"
 
-    def pm(x: dict, fmt: str) -> str:
-        return format(x["mean"], fmt) + ("" if x["ci95"] is None else " ± " + format(x["ci95"], fmt))
+    hops = sorted(out["hop_packets"].items(), key=lambda kv: int(kv[0]))
+    shown = [(k, v) for k, v in hops if v] or hops
+    hop_text = ", ".join(f"{k}-hop {v:,}" if isinstance(v, int) else f"{k}-hop {v:,.1f}" for k, v in shown)
+    click.echo(f"{pattern} on {where}, nodes {groups} ({msg_mib:g} MiB, {interfaces} interface(s)); {stat}:")
+    click.echo(f"  completion {_pm(c, 3)} ms; throughput {_pm(t, 1)} Gb/s ({ti['mean']:.2f} per interface); "
+               f"packets by switch hops {hop_text}")
 
-    hops = ", ".join(f"{k}-hop {v / 1e6:.3f} M" for k, v in sorted(out["hop_packets"].items(), key=lambda kv: int(kv[0])))
-    click.echo(f"{pattern} on {where}, nodes {groups} ({msg_mb:g} MiB, {interfaces} interface(s)); {stat}:")
-    click.echo(f"  completion {pm(c, '.3f')} ms; throughput {pm(t, '.1f')} Gb/s ({ti['mean']:.2f} per interface); "
-               f"packets {hops}")
+
+def _pm(x: dict, decimals: int) -> str:
+    """mean ± CI with at least `decimals` decimals, more for small means (4 significant digits)."""
+    import math
+
+    m = x["mean"]
+    if m is None or m != m:
+        return "n/a"
+    if m:
+        decimals = max(decimals, 3 - math.floor(math.log10(abs(m))))
+    return f"{m:.{decimals}f}" + ("" if x["ci95"] is None else f" ± {x['ci95']:.{decimals}f}")
+
+
+def _seed_text(seeds: list[int]) -> str:
+    """The seeds as a range when consecutive ("1..5"), else listed ("1, 4, 9")."""
+    if seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"seeds {seeds[0]}..{seeds[-1]}"
+    return "seeds " + ", ".join(map(str, seeds))

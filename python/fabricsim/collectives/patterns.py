@@ -1,21 +1,28 @@
 """Collective communication patterns as message lists for the workload DAG.
 
-A *node* is an endpoint: a (host name, NIC) pair, or a host name meaning its NIC 0 (`endpoints` checks them). Every generator returns message dicts for `Scenario.messages`
-(name, src, src_nic, dst, dst_nic, size, packet_size, after); with `barrier=True` the list also holds one
-barrier entry per phase ({"barrier": True, "name", "after"}, for `Scenario.barriers`; `split_barriers`
-separates them), so a phase barrier costs O(N) edges, not O(N²). Conventions (documented, as the study leaves
-them open):
-- All-to-All: N−1 phases; in phase k node i sends one message to node (i+k) mod N. Phases are free-running:
-  a node starts its phase-k message when its phase-(k−1) message has been delivered (one message of a node
-  in flight at a time), unless `barrier=True`, which also waits for every phase-(k−1) message.
+A *node* is an endpoint: a (host name, NIC) pair, or a host name meaning its NIC 0 (`endpoints` checks them);
+`size` and `packet` are bytes, an int or a string with a unit ("10MiB"; `sizes` checks them). Every generator
+returns message dicts for `Scenario.messages` (name, src, src_nic, dst, dst_nic, size, packet_size, after,
+after_sent); with `barrier=True` the list also holds one barrier entry per phase ({"barrier": True, "name",
+"after"}, for `Scenario.barriers`; `split_barriers` separates them), so a phase barrier costs O(N) edges, not
+O(N²). Conventions (documented, as the study leaves them open):
+- All-to-All: N−1 phases; in phase k node i sends one message of `size` bytes to node (i+k) mod N. Phases
+  are free-running: by default (`order="sent"`) a node starts its phase-k message when its phase-(k−1)
+  message has left its NIC (`"delivered"`: when it has arrived), unless `barrier=True`, which also waits for
+  every phase-(k−1) message.
 - All-Gather: each node's message reaches every other node (N−1 messages per node, shift order); by default
   a node sends them all at once, its NIC interleaving their packets ("multiple parallel data transfers",
   study 000 §III-B), which makes a single-interface All-Gather insensitive to placement (its §V-B).
-- All-Reduce (the study's approximation): All-to-All followed by All-Gather; a node's All-Gather starts
-  after its own last All-to-All message and every All-to-All message addressed to it have been delivered
-  (it must hold the whole shard before it broadcasts the reduced one).
-- Ring All-Reduce: 2(N−1) steps of size/N around the ring; step s of node i waits for step s−1 from i−1.
-- Reduce-Scatter: the first N−1 steps of the ring.
+- All-Reduce (the study's approximation): All-to-All followed by All-Gather, both of `size` bytes per
+  message; a node's All-Gather starts when every All-to-All message addressed to it has been delivered (it
+  must hold the whole shard before it broadcasts the reduced one) and, with a non-parallel `ag_order`,
+  after its own last All-to-All message.
+- Ring All-Reduce: `size` is a node's whole buffer: 2(N−1) steps of ⌊size/N⌋ (at least 1 byte) around the
+  ring; step s of node i waits for step s−1 from i−1.
+- Reduce-Scatter: the whole buffer too: the first N−1 steps of the ring.
+
+So `size` is per destination for the shift patterns (All-to-All, All-Gather: a node's block, All-Reduce: in
+each of its two parts) and the whole buffer for the ring patterns.
 """
 
 from __future__ import annotations
@@ -47,6 +54,23 @@ def endpoints(nodes: Sequence) -> list[Endpoint]:
     return out
 
 
+def sizes(size, packet) -> tuple[int, int]:
+    """Check a generator's `size` and `packet`: bytes as an int > 0 or a string with a unit ("10MiB", "4KiB").
+    Returns both in bytes; raises ValueError naming the argument."""
+    from ..units import parse_size_bytes
+
+    out = []
+    for what, v in (("size", size), ("packet", packet)):
+        try:
+            n = parse_size_bytes(v)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{what}: {e}") from None
+        if n <= 0:
+            raise ValueError(f"{what}: must be at least 1 byte, got {v!r}")
+        out.append(n)
+    return out[0], out[1]
+
+
 def _msg(name: str, src: Endpoint, dst: Endpoint, size: int, packet: int, header: int, after: list[str],
          after_sent: list[str] | None = None) -> dict:
     return {"name": name, "src": src[0], "src_nic": src[1], "dst": dst[0], "dst_nic": dst[1], "size": size,
@@ -68,6 +92,7 @@ def _shift(tag: str, nodes: Sequence[Endpoint], size: int, packet: int, header: 
     if order not in ORDERS:
         raise ValueError(f"order must be one of {ORDERS}, not {order!r}")
     nodes = endpoints(nodes)
+    size, packet = sizes(size, packet)
     n = len(nodes)
     msgs: list[dict] = []
     sent: dict[int, str] = dict(last_own or {})
@@ -127,6 +152,7 @@ def all_reduce(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, head
 
 def _ring(tag: str, nodes: Sequence[Endpoint], size: int, steps: int, packet: int, header: int) -> list[dict]:
     nodes = endpoints(nodes)
+    size, packet = sizes(size, packet)
     n = len(nodes)
     chunk = max(1, size // n)
     msgs = []

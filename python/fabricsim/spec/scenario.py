@@ -7,7 +7,8 @@ dict it returns is the engine's input and must stay byte-for-byte what the engin
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import PrivateAttr
 
@@ -54,10 +55,35 @@ class Scenario(_Model):
         return self._source
 
     def with_seed(self, seed: int) -> "Scenario":
-        """A copy with another seed."""
-        s = self.model_copy(update={"seed": seed})
+        """A copy with another seed (checked as the `seed` key is; O(1): nothing else is re-validated)."""
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ScenarioError(self._source, "seed", f"expected an integer >= 0, got {seed!r}")
+        s = super().model_copy(update={"seed": seed})
         s._source = self._source
         return s
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> "Scenario":
+        """A copy; with `update`, a new scenario validated completely, as `scenario_from_dict` validates a file.
+
+        `update` maps top-level keys to values written as in a scenario file (`{"messages": [{"name": ..., "src":
+        ..., "size": "1MiB"}], "stop": "5ms"}`; model objects such as `MessageDef` are taken as they are). The
+        other keys keep their values. Raises ScenarioError naming the field (`messages[0].src`), as loading does.
+        O(size of the scenario): the kept keys are dumped with their units and validated again."""
+        if not update:
+            s = super().model_copy(deep=deep)
+            s._source = self._source
+            return s
+        from .load import scenario_from_dict
+
+        if not isinstance(update, Mapping):
+            raise ScenarioError(self._source, "", f"model_copy: update must be a mapping of keys, not "
+                                                  f"{type(update).__name__}")
+        for key in update:
+            if key not in type(self).model_fields:
+                raise ScenarioError(self._source, str(key), "unknown key")
+        data = self.model_dump(exclude=set(update), exclude_unset=True)
+        data.update(update)
+        return scenario_from_dict(data, self._source)
 
     @property
     def has_workload_rows(self) -> bool:

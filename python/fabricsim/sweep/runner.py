@@ -108,7 +108,9 @@ def intify(x: float) -> int | float:
     return int(r) if abs(x - r) <= 1e-9 * max(1.0, abs(x)) else x
 
 
-def _progress(quiet: bool, total: int, label: str):
+def _progress(quiet: bool, transient: bool = False):
+    """A rich progress bar on stderr, shown only when stderr is a terminal and not `quiet`; `transient` erases it
+    when done."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -116,20 +118,23 @@ def _progress(quiet: bool, total: int, label: str):
     prog = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("failures {task.fields[failures]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-        console=console, disable=quiet or not console.is_terminal, transient=False,
+        console=console, disable=quiet or not console.is_terminal, transient=transient,
     )
     return prog
 
 
 def run_sweep(spec: SweepSpec, base: dict[str, Any], store_dir: str | Path, *, workers: int | None = None,
               scheduler=None, seeds: int | None = None, retries: int = 2, quiet: bool = False,
-              source: str = "<sweep>") -> SweepResult:
+              source: str = "<sweep>", label: str | None = None, transient: bool = False) -> SweepResult:
     """Run every (point, seed) of `spec` not already in the store at `store_dir`.
 
     Each finished run is committed at once, so a killed sweep resumes where it stopped. Invalid points are
     recorded once with their error and never retried; other failures are retried `retries` times and then
     reported (not stored, so the next invocation tries them again). Raises SweepFailed (with the result) when no
-    run of the sweep is stored as ok, e.g. every run failed."""
+    run of the sweep is stored as ok, e.g. every run failed.
+
+    Progress: a bar on stderr (runs done of those to run, failures, ETA) when stderr is a terminal and not
+    `quiet`, titled `label` (default: the sweep's name); `transient` erases it when the sweep ends."""
     t0 = time.perf_counter()
     tasks = expand(spec, base, seeds=seeds, source=source)
     unique: dict[str, RunTask] = {}
@@ -143,8 +148,8 @@ def run_sweep(spec: SweepSpec, base: dict[str, Any], store_dir: str | Path, *, w
         res = SweepResult(spec.name, store_dir, len(unique), len(unique) - len(todo), 0, executor=executor.name,
                           hashes=list(unique), points={h: t.point_key for h, t in unique.items()},
                           params={t.point_key: t.params for t in unique.values()})
-        with _progress(quiet, len(todo), spec.name) as prog:
-            bar = prog.add_task(spec.name, total=len(todo), failures=0)
+        with _progress(quiet, transient) as prog:
+            bar = prog.add_task(label or spec.name, total=len(todo), failures=0)
             for task, out in executor.run(todo, retries):
                 if out["status"] in ("ok", "invalid"):
                     store.put(task, out)
