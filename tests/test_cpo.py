@@ -64,6 +64,23 @@ def test_design_bad_input_is_one_line_exit_2(args, words, capsys):
     assert len(err) == 1 and all(w in err[0] for w in words), err
 
 
+def test_design_motion_endpoints_example(capsys):
+    """The README's and --help's example. MOTION groups hold 96 dual-homed servers = 192 endpoints: 8192 endpoints
+    need ⌈8192/192⌉ = 43 groups, 86 leaves with 32 uplinks = 2752 uplinks, ⌈2752/128⌉ = 22 spines; optics: 2752
+    leaf-spine + 8256 server links, 2 transceivers each, at 400 Gb/s × 1 pJ/bit = 0.4 W and 500 apiece."""
+    assert main(["design", "motion", "--endpoints", "8192", "--pj-per-bit", "1", "--cost-per-port", "500",
+                 "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (d["groups"], d["leaf_switches"], d["spine_switches"], d["endpoints"]) == (43, 86, 22, 8256)
+    assert d["optical_ports"] == 2 * (2752 + 8256)
+    assert d["optics_power_kw"] == pytest.approx(22016 * 0.4 / 1000)
+    assert d["optics_cost"] == 22016 * 500
+    # A two-level MOTION network stops at 128 leaves = 64 groups = 12,288 endpoints, and says so.
+    assert main(["design", "motion", "--endpoints", "20000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "endpoints: 105 groups need 210 leaves" in err and "at most 64 groups, 12,288 endpoints" in err
+
+
 def test_design_file_with_unknown_field_names_file_and_field(tmp_path, capsys):
     f = tmp_path / "d.json"
     f.write_text('{"spine_tbps": 25.6, "leaf_tbps": 6.4, "port_gbps": 100, "groupz": 4}')
@@ -148,12 +165,37 @@ def test_locality_overhead_trends():
     assert fast["increase_pct"] > big["increase_pct"] > 0
 
 
+def test_locality_pack_table(capsys, tmp_path):
+    """Applications of 60, 40 and 30 VMs. Baseline groups hold 48: the 60 spans 2 groups, the 40 and the 30 fit
+    one each. Motion groups hold 96: 60 in group A (36 left), 40 in group B (56 left), 30 in the fullest group that
+    fits, A (6 left): all three under one group."""
+    t = tmp_path / "apps.csv"
+    t.write_text("vms\n60\n40\n30\n")
+    assert main(["locality", "pack", "--trace", str(t), "--large-vms", "25"]) == 0
+    text = capsys.readouterr().out
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]] for line in text.splitlines()
+            if line.startswith("│")}
+    assert rows["groups × slots per group"] == ["128 × 48", "64 × 96"]
+    assert rows["applications under one group"] == ["66.7%", "100.0%"]
+    assert rows["large (≥ 25 VMs) under one group"] == ["66.7% of 3", "100.0% of 3"]
+    assert rows["large: mean groups spanned"] == ["1.33", "1.00"]  # (2 + 1 + 1) / 3 and 1
+    assert rows["groups spanned: applications"] == ["1: 2, 2: 1", "1: 3"]
+    assert rows["slots used"] == [f"{130 / 6144 * 100:.1f}%"] * 2  # 130 VMs of 128·48 = 64·96 = 6144 slots
+    assert main(["locality", "pack", "--trace", str(t), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["applications"], doc["vms"]) == (3, 130)
+    assert [d["groups_spanned_histogram"] for d in doc["designs"]] == [{"1": 2, "2": 1}, {"1": 3}]
+
+
 def test_locality_cli(capsys, tmp_path):
     assert main(["locality", "simulate", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["increase_pct"] > 50
     t = tmp_path / "t.csv"
     assert main(["locality", "trace", "--out", str(t), "--seed", "3"]) == 0
+    assert capsys.readouterr().err == f"wrote {len(read_trace(str(t)))} applications ({sum(read_trace(str(t)))} VMs) to {t}\n"
     assert main(["locality", "pack", "--trace", str(t), "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    out = doc["designs"]
+    assert doc["applications"] == len(read_trace(str(t))) and doc["trace"] == str(t)
     assert [o["design"] for o in out] == ["baseline", "motion"]
     assert out[1]["large_single_group_fraction"] >= out[0]["large_single_group_fraction"]

@@ -188,3 +188,26 @@ def test_cli_verify_reports_conflicts_and_bad_input(tmp_path):
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
     bad = _cli("schedule", "--scenario", "7X")
     assert bad.returncode == 2 and "unknown scenario" in bad.stderr
+
+
+def test_cli_names_the_valid_scenarios_and_what_it_wrote(tmp_path, capsys):
+    from fabricsim.cli import main
+
+    assert main(["fors", "schedule", "--scenario", "9F"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--scenario: unknown scenario '9F'" in err
+    assert all(name in err for name in ("0F", "1F_SW0", "3F_SW0_5_11", "SW18_19_22_23"))
+    assert main(["fors", "schedule", "--scenario", "3F_SW0", "--m0", "2", "--m1", "3"]) == 2
+    assert "more failed links per leaf than FT(2;2,3) has spines (2)" in capsys.readouterr().err
+    # Linear shift on FT(2;4,3): 12 servers, 11 phases of 12 pairs.
+    out = tmp_path / "s.json"
+    assert main(["fors", "schedule", "--m0", "4", "--m1", "3", "--scheme", "linear-shift", "--out", str(out)]) == 0
+    cap = capsys.readouterr()
+    assert cap.out == "" and cap.err == f"wrote the schedule (11 phases) to {out}\n"
+    assert [len(ph) for ph in json.loads(out.read_text())["phases"]] == [12] * 11
+    osm = tmp_path / "osm"
+    assert main(["fors", "export-opensm", "--m0", "4", "--m1", "3", "--out", str(osm)]) == 0
+    err = capsys.readouterr().err
+    written = sorted(p.name for p in osm.iterdir())
+    assert err.startswith(f"wrote {len(written)} files to {osm}: ") and err.count("\n") == 1
+    assert sorted(err.strip().split(": ", 1)[1].split(", ")) == written

@@ -182,6 +182,25 @@ def test_cli_json_and_plan(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["throughput_gbps"] == 50.0
 
 
+def test_cli_ina_workers_and_the_deprecated_workers(tmp_path, capsys):
+    """Load 1 (the full 100 Gb/s) needs every flow reduced into one: n + A − 1 aggregator inputs on A·(η − 1)
+    ports, so n ≤ A·(η − 2) + 1 = 89 with A = 4, η = 24; 90 workers need load 2 (50 Gb/s)."""
+    plan = tmp_path / "p.json"
+    assert main(["ina", "--ina-workers", "89", "--json", "--plan", str(plan)]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["throughput_gbps"] == 100.0 and cap.err == f"wrote the plan to {plan}\n"
+    assert len(json.loads(plan.read_text())["paths"]) == 89
+    assert main(["ina", "--workers", "90", "--json"]) == 0  # the old name still works, with a warning
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["throughput_gbps"] == 50.0
+    assert cap.err == "fabricsim ina: --workers is deprecated (elsewhere it counts processes): use --ina-workers\n"
+    assert main(["ina", "--ina-workers", "80", "--workers", "80"]) == 2
+    assert "once, not both" in capsys.readouterr().err
+    assert main(["ina", "--help"]) == 0
+    help_text = capsys.readouterr().out
+    assert "--ina-workers" in help_text and "--workers " not in help_text
+
+
 def test_cli_baseline_seeds(capsys):
     assert main(["ina", "--scheme", "spar", "--topology", "fat-tree", "--seeds", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -60,7 +60,7 @@ def design(design, compare, as_json, **fields) -> None:
     Examples:
       fabricsim design baseline
       fabricsim design --compare baseline motion
-      fabricsim design motion --endpoints 20000 --pj-per-bit 2 --json
+      fabricsim design motion --endpoints 8192 --pj-per-bit 1 --cost-per-port 500 --json
     """
     overrides = {k: v for k, v in fields.items() if v is not None}
     if compare:
@@ -132,6 +132,7 @@ def trace_cmd(seed, capacity, fill, small_share, small_max, large_max, out) -> N
     text = "vms\n" + "".join(f"{n}\n" for n in sizes)
     if out:
         Path(out).write_text(text)
+        click.echo(f"wrote {len(sizes)} applications ({sum(sizes)} VMs) to {out}", err=True)
     else:
         click.echo(text, nl=False)
 
@@ -157,17 +158,39 @@ def pack_cmd(trace_file, seed, designs, vms_per_server, large_vms, as_json) -> N
         raise UserError(f"fabricsim locality pack: {e}") from None
     out = [pack(_design(d.strip(), {}), sizes, vms_per_server=vms_per_server, large_vms=large_vms).summary()
            for d in designs.split(",") if d.strip()]
-    if as_json:
-        echo_json(out)
-        return
     src = trace_file or f"synthetic trace (seed {seed})"
-    click.echo(f"{len(sizes)} applications, {sum(sizes)} VMs, from {src}")
+    if as_json:
+        echo_json({"trace": src, "applications": len(sizes), "vms": sum(sizes), "large_vms": large_vms,
+                   "vms_per_server": vms_per_server, "designs": out})
+        return
+    from rich.table import Table
+
+    from ._common import stdout_console
+
+    def pct(x) -> str:
+        return "-" if x is None else f"{x * 100:.1f}%"
+
+    def spans(h: dict) -> str:
+        return ", ".join(f"{k}: {v:,}" for k, v in h.items()) or "-"
+
+    rows = [
+        ("groups × slots per group", lambda s: f"{s['groups']:,} × {s['slots_per_group']:,}"),
+        ("applications placed (rejected)", lambda s: f"{s['placed']:,} ({s['rejected']:,})"),
+        ("slots used", lambda s: pct(s["utilization"])),
+        ("applications under one group", lambda s: pct(s["single_group_fraction"])),
+        (f"large (≥ {large_vms} VMs) under one group", lambda s: f"{pct(s['large_single_group_fraction'])} of "
+                                                                 f"{s['large_applications']:,}"),
+        ("large: mean groups spanned", lambda s: "-" if s["large_mean_groups"] is None else f"{s['large_mean_groups']:.2f}"),
+        ("groups spanned: applications", lambda s: spans(s["groups_spanned_histogram"])),
+    ]
+    t = Table(title=f"best-fit packing of {len(sizes):,} applications ({sum(sizes):,} VMs) from {src}",
+              title_justify="left")
+    t.add_column("quantity")
     for s in out:
-        click.echo(f"{s['design']:>10s}: {s['groups']} groups × {s['slots_per_group']} slots; "
-                   f"{s['single_group_fraction'] * 100:.1f}% of all and "
-                   f"{(s['large_single_group_fraction'] or 0) * 100:.1f}% of {s['large_applications']} large "
-                   f"(≥ {large_vms} VMs) applications under one group; spans {s['groups_spanned_histogram']}; "
-                   f"{s['rejected']} rejected")
+        t.add_column(s["design"], justify="right")
+    for label, fn in rows:
+        t.add_row(label, *(fn(s) for s in out))
+    stdout_console(120).print(t)
 
 
 @locality.command("simulate")

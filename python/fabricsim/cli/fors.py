@@ -35,6 +35,14 @@ def _fat_tree(m0: int, m1: int, scenario: str | None, failed: str | None, random
         msg = str(e)
         if "invalid literal" in msg:
             msg = "--failed takes LEAF:SPINE pairs (0-based leaf and spine indices), e.g. 0:0,5:1"
+        elif msg.startswith("unknown scenario"):
+            msg = (f"--scenario: unknown scenario '{scenario}': give one of the study's, "
+                   f"{', '.join(study.SCENARIOS)}, or xF_SW<leaf>[_<leaf>...] (x >= 1 failed links per leaf) or "
+                   f"SW<spine>[_<spine>...] (failed spines, numbered {m1}..{m1 + m0 - 1})")
+        elif scenario is not None:
+            if msg.startswith("Sample larger than population"):  # xF_SW<leaf> with x > M0 spines to fail
+                msg = f"more failed links per leaf than FT(2;{m0},{m1}) has spines ({m0})"
+            msg = f"--scenario: {msg}" if msg.startswith("scenario '") else f"--scenario {scenario}: {msg}"
         raise UserError(f"fabricsim fors: {msg}") from None
 
 
@@ -54,10 +62,12 @@ def _topology_options(fn):
     return fn
 
 
-def _write(obj: dict, out: str | None) -> None:
+def _write(obj: dict, out: str | None, what: str) -> None:
+    """`obj` as JSON: into `out`, saying on stderr what was written where, or on stdout."""
     text = json.dumps(obj)
     if out:
         Path(out).write_text(text)
+        click.echo(f"wrote {what} ({len(obj['phases'])} phases) to {out}", err=True)
     else:
         click.echo(text)
 
@@ -117,7 +127,7 @@ def schedule_cmd(m0, m1, scenario, failed, random_links, seed, scheme, out) -> N
     """Write the all-to-all schedule as JSON: {"phases": [[[src, dst], …], …], "f", "m", …}."""
     ft = _fat_tree(m0, m1, scenario, failed, random_links, seed)
     sched = _schedule(ft, scheme)
-    _write({**_header(ft), "scheme": scheme, "phases": [[list(p) for p in ph] for ph in sched]}, out)
+    _write({**_header(ft), "scheme": scheme, "phases": [[list(p) for p in ph] for ph in sched]}, out, "the schedule")
 
 
 @fors.command("route")
@@ -143,7 +153,7 @@ def route_cmd(m0, m1, scenario, failed, random_links, seed, scheme, method, sche
     routing = _route(ft, scheme, sched, method, stats)
     how = f" ({stats['method']}, {stats['ilp_phases']} phases by ILP, {stats.get('split_phases', 0)} split)" if stats else ""
     click.echo(f"routed {len(routing)} phases in {time.perf_counter() - t0:.2f} s{how}", err=True)
-    _write({**_header(ft), "scheme": scheme, "phases": [[list(x) for x in ph] for ph in routing]}, out)
+    _write({**_header(ft), "scheme": scheme, "phases": [[list(x) for x in ph] for ph in routing]}, out, "the routing")
 
 
 @fors.command("verify")
@@ -223,4 +233,4 @@ def export_cmd(m0, m1, scenario, failed, random_links, seed, out_dir) -> None:
         raise UserError(f"fabricsim fors export-opensm: {e}") from None
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     paths = export_opensm(ft, routing, out_dir)
-    click.echo(f"wrote {paths}")
+    click.echo(f"wrote {len(paths)} files to {out_dir}: " + ", ".join(Path(x).name for x in paths), err=True)

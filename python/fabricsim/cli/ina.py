@@ -58,7 +58,9 @@ def _evaluate_file(path: str, as_json: bool, simulate: bool) -> None:
               help="reconfigurable (patch panel, ATRO only; the default for atro); leaf-spine (10 spines, 10 "
                    "leaves × 14 hosts) or fat-tree (4 cores, 8 aggregation, 8 edges × 12 hosts) for the baselines "
                    "(default leaf-spine).")
-@click.option("--workers", type=click.IntRange(min=1), default=90, show_default=True, help="Workers n (one PS besides).")
+@click.option("--ina-workers", "workers", type=click.IntRange(min=1), default=90, show_default=True,
+              help="INA workers n: the hosts that send reduction flows (one PS besides).")
+@click.option("--workers", "workers_alias", type=click.IntRange(min=1), default=None, hidden=True)
 @click.option("--aggregators", type=click.IntRange(min=0), default=4, show_default=True,
               help="Switches that support INA.")
 @click.option("--switches", type=click.IntRange(min=1), default=20, show_default=True,
@@ -89,7 +91,7 @@ def _evaluate_file(path: str, as_json: bool, simulate: bool) -> None:
 @click.option("--simulate", is_flag=True,
               help="Also run the plan as pipelined reduce + broadcast flows in the flow engine and report the rate.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def ina(scheme, topology, workers, aggregators, switches, ports, link_gbps, layers, seeds, time_limit_s, solver,
+def ina(scheme, topology, workers, workers_alias, aggregators, switches, ports, link_gbps, layers, seeds, time_limit_s, solver,
         objective, rate_levels, agg_placement, plan_file, eval_file, simulate, as_json) -> None:
     """Parameter-server All-Reduce with in-network aggregation (study 002, ATRO).
 
@@ -101,8 +103,16 @@ def ina(scheme, topology, workers, aggregators, switches, ports, link_gbps, laye
     Examples:
       fabricsim ina                                  # ATRO, the study's default instance (50 Gb/s, proven)
       fabricsim ina --scheme aro --topology fat-tree --seeds 30 --json
-      fabricsim ina --workers 80 --plan atro80.json && fabricsim ina --evaluate atro80.json --simulate
+      fabricsim ina --ina-workers 80 --plan atro80.json && fabricsim ina --evaluate atro80.json --simulate
     """
+    if workers_alias is not None:
+        from click.core import ParameterSource
+
+        if click.get_current_context().get_parameter_source("workers") == ParameterSource.COMMANDLINE:
+            raise UserError("fabricsim ina: give --ina-workers (or its old name --workers) once, not both")
+        click.echo("fabricsim ina: --workers is deprecated (elsewhere it counts processes): use --ina-workers",
+                   err=True)
+        workers = workers_alias
     if eval_file:
         _evaluate_file(eval_file, as_json, simulate)
         return
@@ -134,6 +144,7 @@ def ina(scheme, topology, workers, aggregators, switches, ports, link_gbps, laye
     if plan_file:
         plans = [{"seed": s, **x.plan.to_json()} for s, x in zip(res["seeds"], sols)]
         Path(plan_file).write_text(json.dumps(plans[0] if len(plans) == 1 else {"plans": plans}, indent=1))
+        click.echo(f"wrote {'the plan' if len(plans) == 1 else f'{len(plans)} plans'} to {plan_file}", err=True)
     if as_json:
         echo_json(res)
         return
@@ -150,5 +161,3 @@ def ina(scheme, topology, workers, aggregators, switches, ports, link_gbps, laye
                    f"{len(th)} seeds (min {lo:.2f}, max {hi:.2f}{proof}) in {res['solve_time_s']:.2f} s")
     if simulate:
         click.echo("simulated (flow engine): " + ", ".join(f"{x:.2f}" for x in res["simulated_gbps"]) + " Gb/s")
-    if plan_file:
-        click.echo(f"plan written to {plan_file}")

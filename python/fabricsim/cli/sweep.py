@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..errors import UserError
 from ._common import EXIT_USER_ERROR, FIDELITY, echo_json, stdout_console
 
 
@@ -31,6 +32,8 @@ def sweep(spec_file, store_dir, workers, scheduler, seeds, retries, export_path,
 
     from ..sweep import Store, SweepFailed, load_sweep, run_sweep
 
+    if export_path and Path(export_path).suffix not in (".csv", ".parquet"):
+        raise UserError(f"fabricsim sweep: --export: '{export_path}' must end in .csv or .parquet")
     spec, base = load_sweep(spec_file)
     if fidelity:
         base = {**base, "fidelity": fidelity}
@@ -44,6 +47,7 @@ def sweep(spec_file, store_dir, workers, scheduler, seeds, retries, export_path,
     if export_path:
         with Store(store_dir) as st:
             st.export(export_path, spec.name)
+        click.echo(f"wrote the runs of {spec.name} to {export_path}", err=True)
     summary = {**res.summary(), **res.point_summary(), "store": str(Path(store_dir).resolve())}
     if export_path:
         summary["export"] = export_path
@@ -53,8 +57,7 @@ def sweep(spec_file, store_dir, workers, scheduler, seeds, retries, export_path,
     _print_points(summary)
     click.echo(f"{spec.name}: {res.total} runs ({res.ok} ok: {res.skipped} already stored, {res.ran} ran; "
                f"{len(res.invalid)} invalid, {len(res.failed)} failed) in {res.wall_s:.1f} s on {res.executor}")
-    click.echo(f"results stored in {(Path(store_dir) / 'results.sqlite').resolve()}"
-               + (f"; runs exported to {export_path}" if export_path else ""))
+    click.echo(f"results stored in {(Path(store_dir) / 'results.sqlite').resolve()}")
     for err in summary["errors"]:
         click.echo(f"  {err}", err=True)
 

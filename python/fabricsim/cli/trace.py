@@ -104,8 +104,10 @@ def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, 
 
         if timeline:
             tl.gantt(lowered, rec, timeline, title=f"{prefix} on {scenario_path}")
+            click.echo(f"wrote the timeline to {timeline}", err=True)
         if perfetto:
             tl.perfetto(lowered, rec, perfetto)
+            click.echo(f"wrote the Perfetto trace to {perfetto} (open it in ui.perfetto.dev)", err=True)
     out = {"completion_time_s": rec.completion_time_s, **s, "events": rec.events, "wall_s": rec.wall_s,
            "fidelity": rec.fidelity, "seed": rec.seed}
     if as_json:

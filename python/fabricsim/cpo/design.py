@@ -98,9 +98,11 @@ class Design:
         self.server_gbps = s.port_gbps * self.homes
         if self.leaf_switches > self.spine_radix or self.leaf_up < self.spine_switches:
             what = "groups" if s.groups is not None else "endpoints"
+            most = self.spine_radix // self.homes
             raise ValueError(f"{what}: {self.groups} groups need {self.leaf_switches} leaves with {self.leaf_up} uplinks "
                              f"each, but a two-level network of {self.spine_radix}-port spines links every leaf to "
-                             f"every spine for at most {self.spine_radix} leaves")
+                             f"every spine for at most {self.spine_radix} leaves: at most {most} groups, "
+                             f"{most * spg * self.homes:,} endpoints")
         self.max_switch_hops = 3
         server_links = self.servers * self.homes
         self.optical_ports = 2 * self.uplinks + (2 * server_links if s.optics == "all" else 0)
