@@ -77,6 +77,8 @@ CASES: dict[str, tuple[str, str]] = {
     "stop_before_start": ("sources[0].stop: stop is before start", BASE_TOPO + SRC + 'start = "5s"\n'),
     "onoff_without_on": ("sources[0].on", BASE_TOPO + sub(SRC, 'kind = "cbr"', 'kind = "onoff"') + 'off = "1ms"\n'),
     "cbr_with_on": ("sources[0].on: a cbr source has no on/off times", BASE_TOPO + SRC + 'on = "1ms"\n'),
+    "unbounded_source": ("sources[0].stop: source 'cbr0' sends forever",
+                         BASE_TOPO + sub(SRC, 'stop = "1s"\n', '')),
     "missing_required_field": ("messages[0].size: required field is missing", BASE_TOPO + MSG.replace('size = "1MiB"\n', "")),
     "missing_topology": ("topology: required field is missing", MSG),
     "empty_nodes": ("topology.nodes", '[topology]\nkind = "custom"\nnodes = []\nlinks = []\n'),

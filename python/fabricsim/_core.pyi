@@ -14,8 +14,10 @@ from .errors import SpecError as SpecError
 MISSING: int
 """A missing time in a uint64 record column (2**64 - 1)."""
 
-def run(header_json: str, columns: dict[str, Any] | None = None,
-        fidelity: str = "packet") -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def run(header_json: str, columns: dict[str, Any] | None = None, fidelity: str = "packet",
+        max_events: int | None = None, max_wall_s: float | None = None,
+        progress: Callable[[int, int | None, int, int, int, float], object] | None = None,
+        ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Compile and simulate a scenario with the packet ("packet") or flow-level ("flow") engine; the GIL is
     released.
 
@@ -26,6 +28,11 @@ def run(header_json: str, columns: dict[str, Any] | None = None,
     `streams_host`, `streams_count`; uint32 CSR `pred_start`/`pred` over messages, barriers, compute steps
     (references tagged in the top two bits: 0 delivered, 1 sent, 2 barrier, 3 compute); uint32 CSR
     `path_start`/`path_nodes`; `names` (list of str) with uint32 `msg_name`, `barrier_name`, `compute_name`.
+
+    `max_events` / `max_wall_s` stop the run early, and so does Ctrl-C (the engine runs Python's signal
+    handlers about every 50 ms): the record so far comes back with scalars["halted"] = "max_events",
+    "max_wall" or "interrupted" (None after a whole run). `progress(now_ps, stop_ps, events, msgs_done,
+    msgs_total, wall_s)` is called about every 50 ms and once at the end; an exception it raises propagates.
 
     Returns (scalars, columns): scalars hold totals and name lists; columns are numpy arrays keyed
     `flows.*`, `queues.*`, `samples.*`, `compute.*`, `hosts.*` (missing times = MISSING)."""

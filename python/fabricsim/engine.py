@@ -8,10 +8,10 @@ validates both once and compiles one scenario for either fidelity.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from . import _core
-from .errors import ScenarioError, SpecError
+from .errors import RunInterrupted, ScenarioError, SpecError
 from .record import RunRecord
 from .spec import Scenario
 
@@ -24,6 +24,7 @@ _USER_FIELDS = {
     "size_bytes": "size", "packet_bytes": "packet_size", "header_bytes": "header", "start_ps": "start",
     "delay_ps": "delay", "deps": "after", "sent_deps": "after_sent", "queue_sample_ps": "queue_interval",
     "rate_bps": "rate", "on_ps": "on", "off_ps": "off", "stop_ps": "stop", "mss_bytes": "mss",
+    "max_wall": "max_wall_s",
 }
 """Wire field names → the names a scenario file uses, so an engine error names the user's key."""
 
@@ -71,16 +72,30 @@ def validate(scenario: Scenario, fidelity: str | None = None, workload: "Workloa
         raise ScenarioError(scenario.source, _user_field(e.field), e.reason) from None
 
 
+ProgressFn = Callable[[int, "int | None", int, int, int, float], object]
+"""`progress(now_ps, stop_ps, events, msgs_done, msgs_total, wall_s)`: called about every 50 ms of a run."""
+
+
 def run(scenario: Scenario, seed: int | None = None, fidelity: str | None = None,
-        workload: "Workload | None" = None) -> RunRecord:
+        workload: "Workload | None" = None, *, max_events: int | None = None, max_wall_s: float | None = None,
+        progress: ProgressFn | None = None) -> RunRecord:
     """Simulate `scenario` (with `seed` overriding its seed) plus an optional bulk `workload`, with the packet
     engine or, with `fidelity="flow"` (or the scenario's `fidelity`), the flow-level engine; the GIL is
-    released. The record carries the fidelity used."""
+    released. The record carries the fidelity used.
+
+    `max_events` and `max_wall_s` (wall-clock seconds of the event loop) stop a run early: the record so far
+    comes back with `halted` set ("max_events", "max_wall") and `complete` False. Ctrl-C stops the engine
+    within about 50 ms and raises `RunInterrupted` (a KeyboardInterrupt) carrying the record so far. The flow
+    engine checks the limits between instants, so it may pass `max_events` by the events of one instant."""
     try:
-        scalars, columns = _core.run(_header(scenario, seed), _columns(scenario, workload), _fidelity(scenario, fidelity))
+        scalars, columns = _core.run(_header(scenario, seed), _columns(scenario, workload), _fidelity(scenario, fidelity),
+                                     max_events=max_events, max_wall_s=max_wall_s, progress=progress)
     except SpecError as e:
         raise ScenarioError(scenario.source, _user_field(e.field), e.reason) from None
-    return RunRecord(scalars, columns)
+    rec = RunRecord(scalars, columns)
+    if rec.halted == "interrupted":
+        raise RunInterrupted(rec)
+    return rec
 
 
 def run_wire(wire: dict, fidelity: str = "packet") -> RunRecord:

@@ -43,3 +43,12 @@ class ConservationError(FabricsimError, RuntimeError):
 
 class SimulationError(FabricsimError, RuntimeError):
     """The engine failed, including a caught internal panic."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped a run inside the engine. `record` is the RunRecord so far (`halted ==
+    "interrupted"`; packets still queued count as in flight). A KeyboardInterrupt, so scripts stop as usual."""
+
+    def __init__(self, record):
+        self.record = record
+        super().__init__(f"interrupted at simulated time {record.end_time_s:.6g} s after {record.events:,} events")

@@ -83,6 +83,43 @@ class RunRecord:
         return self.scalars["end_ps"] * PS
 
     @property
+    def halted(self) -> str | None:
+        """Why the run stopped before its end: "interrupted" (Ctrl-C), "max_events" or "max_wall" (the
+        limits of `fabricsim.run`); None when it ran until no event was left or its stop time."""
+        return self.scalars.get("halted")
+
+    @cached_property
+    def _incomplete(self) -> np.ndarray:
+        """Flow-row indices of the messages that were never delivered, in order."""
+        kind = self.columns["flows.kind"]
+        done = self.columns["flows.complete_ps"]
+        return np.flatnonzero((kind == FLOW_KINDS.index("message")) & (done == MISSING))
+
+    @property
+    def incomplete_messages(self) -> int:
+        """How many messages were never delivered (dropped packets: messages do not retransmit; a halt)."""
+        return int(len(self._incomplete))
+
+    def incomplete_message_names(self, limit: int = 5) -> list[str]:
+        """Names of the first `limit` undelivered messages (`messages[i]` for an unnamed one, i counting
+        messages in workload order)."""
+        names = self.scalars["flow_names"]
+        first_msg = int(np.argmax(self.columns["flows.kind"] == FLOW_KINDS.index("message")))
+        out = []
+        for i in self._incomplete[:limit]:
+            k = int(self.columns["flows.name"][i])
+            out.append(names[k] if k < len(names) else f"messages[{int(i) - first_msg}]")
+        return out
+
+    @property
+    def complete(self) -> bool:
+        """Whether the run ended on its own (no halt) with every message delivered and every compute step
+        finished."""
+        comp = self.columns.get("compute.end_ps")
+        return (self.halted is None and not len(self._incomplete)
+                and not (comp is not None and bool((comp == MISSING).any())))
+
+    @property
     def packets(self) -> dict[str, int]:
         """Totals: tx = rx + dropped + in_flight (checked by the engine)."""
         return dict(self.scalars["packets"])
@@ -272,6 +309,9 @@ class RunRecord:
             "queues": self.queues(),
             "events": self.events,
             "wall_s": self.wall_s,
+            "complete": self.complete,
+            "incomplete_messages": self.incomplete_messages,
+            "halted": self.halted,
         }
         if len(self.columns.get("hosts.node", ())) and len(self.columns.get("compute.host", ())):
             out["hosts"] = self.host_busy()

@@ -2,6 +2,7 @@
 
 pub mod chakra;
 pub mod compile;
+pub mod control;
 pub mod dag;
 pub mod error;
 pub mod record;

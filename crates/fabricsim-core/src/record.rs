@@ -274,6 +274,9 @@ pub struct RunRecord {
     pub flow_names: Vec<String>,
     /// Wall-clock seconds spent in the engine (the only non-deterministic field).
     pub wall_s: f64,
+    /// Why the run stopped early (a limit or an interrupt); `None` when it ran to its end or stop time.
+    #[serde(default)]
+    pub halted: Option<crate::control::Halt>,
 }
 
 #[cfg(test)]

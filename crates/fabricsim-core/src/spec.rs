@@ -388,8 +388,10 @@ impl RunSpec {
         Ok(spec)
     }
 
-    /// Reject impossible values of the header (network, sources, TCP, measurement); the workload (message
-    /// and barrier rows, columns, collectives) is checked by `Workload::validate` in `compile`. O(nodes + links + flows).
+    /// Reject impossible values of the header (network, sources, TCP, measurement), among them a source or
+    /// TCP connection that would send forever (no stop of its own, no byte limit and no scenario stop). The
+    /// workload (message and barrier rows, columns, collectives) is checked by `Workload::validate` in
+    /// `compile`. O(nodes + links + flows).
     pub fn validate(&self) -> Result<()> {
         let n = self.network.nodes.len() as u32;
         if n == 0 {
@@ -474,6 +476,9 @@ impl RunSpec {
             if s.max_bytes == Some(0) {
                 return Err(Error::spec(f("max_bytes"), "must be > 0 (omit it for no limit)"));
             }
+            if self.stop_ps.is_none() && s.stop_ps.is_none() && s.max_bytes.is_none() {
+                return Err(unbounded(&f("stop_ps"), "source", &s.name, i, "sources"));
+            }
         }
         for (i, t) in self.tcp.iter().enumerate() {
             let f = |x: &str| format!("tcp[{i}].{x}");
@@ -504,6 +509,9 @@ impl RunSpec {
                 if stop < t.start_ps {
                     return Err(Error::spec(f("stop_ps"), "stop is before start"));
                 }
+            }
+            if self.stop_ps.is_none() && t.stop_ps.is_none() && t.max_bytes.is_none() {
+                return Err(unbounded(&f("stop_ps"), "TCP connection", &t.name, i, "tcp"));
             }
         }
         if self.measure.queue_sample_ps == Some(0) {
@@ -594,4 +602,15 @@ fn check_packet(field: &str, payload: u64, header: u64) -> Result<()> {
         return Err(Error::spec(field, format!("packet of {} B exceeds the {MAX_PACKET_BYTES} B limit", payload + header)));
     }
     Ok(())
+}
+
+/// The error for a sender that never ends: the run could not finish. Names the user's keys.
+fn unbounded(field: &str, what: &str, name: &str, i: usize, table: &str) -> Error {
+    Error::spec(
+        field,
+        format!(
+            "{what} '{name}' sends forever: it has no stop and no max_bytes, and the scenario has no stop; \
+             set {table}[{i}].stop or {table}[{i}].max_bytes, or a top-level stop"
+        ),
+    )
 }

@@ -6,6 +6,7 @@ pub mod queues;
 pub mod sim;
 
 use fabricsim_core::compile::Compiled;
+use fabricsim_core::control::Control;
 use fabricsim_core::record::RunRecord;
 use fabricsim_core::spec::RunSpec;
 use fabricsim_core::Result;
@@ -20,6 +21,11 @@ pub fn run(spec: &RunSpec) -> Result<RunRecord> {
 /// Simulate a compiled scenario (see `fabricsim_core::compile`).
 pub fn run_compiled(c: Compiled) -> Result<RunRecord> {
     Sim::new_compiled(c)?.run()
+}
+
+/// Simulate a compiled scenario under `ctl`'s limits and observer (see `fabricsim_core::control`).
+pub fn run_compiled_with(c: Compiled, ctl: Control) -> Result<RunRecord> {
+    Sim::new_compiled(c)?.run_with(ctl)
 }
 
 /// Validate `spec` completely (fields, topology, reachability, paths) without simulating.

@@ -14,6 +14,7 @@ use crate::events::{Ev, EventId, EventQueue};
 use tcp::{TcpConn, TcpHdr};
 use crate::queues::Egress;
 use fabricsim_core::compile::{compile, Compiled};
+use fabricsim_core::control::{Control, Halt, Progress};
 use fabricsim_core::dag::Dag;
 use fabricsim_core::record::{FlowColumns, FlowKind, PacketTotals, QueueColumns, RunRecord, SampleColumns, WorkTimes};
 use fabricsim_core::routing::{ecmp_index, mix64, Fib, PathTable};
@@ -190,6 +191,8 @@ pub struct Sim {
     /// The workload DAG (message and barrier dependencies) and its scratch output.
     dag: Dag,
     dag_out: Vec<(u32, Time)>,
+    /// Messages delivered so far (progress reports only).
+    msgs_done: u64,
     totals: PacketTotals,
     hops: Vec<u64>,
     events: u64,
@@ -311,6 +314,7 @@ impl Sim {
             msgs,
             dag: Dag::new(&wl, n_nodes),
             dag_out: Vec::new(),
+            msgs_done: 0,
             totals: PacketTotals::default(),
             hops: Vec::new(),
             events: 0,
@@ -347,9 +351,35 @@ impl Sim {
     }
 
     /// Run to completion (no event left, or the stop time) and return the record. Checks conservation.
-    pub fn run(mut self) -> Result<RunRecord> {
+    pub fn run(self) -> Result<RunRecord> {
+        self.run_with(Control::default())
+    }
+
+    /// Where the run stands, for the run's observer.
+    fn progress(&self, wall_s: f64) -> Progress {
+        Progress {
+            events: self.events,
+            now_ps: self.now.0,
+            stop_ps: self.stop.map(|t| t.0),
+            msgs_done: self.msgs_done,
+            msgs_total: self.msgs.len() as u64,
+            wall_s,
+        }
+    }
+
+    /// `run` under `ctl`'s limits and observer: a halted run returns its record so far, marked `halted`
+    /// (packets still queued count as in flight).
+    pub fn run_with(mut self, mut ctl: Control) -> Result<RunRecord> {
         let wall = std::time::Instant::now();
+        ctl.start();
+        let mut halted = None;
         while let Some((t, ev)) = self.q.pop() {
+            if ctl.due(self.events) {
+                if let Some(h) = ctl.check(|w| self.progress(w), self.events) {
+                    halted = Some(h);
+                    break;
+                }
+            }
             if let Some(stop) = self.stop {
                 if t > stop {
                     break;
@@ -395,7 +425,8 @@ impl Sim {
             }
         }
         let wall_s = wall.elapsed().as_secs_f64();
-        self.finish(wall_s)
+        ctl.finish(self.progress(wall_s));
+        self.finish(wall_s, halted)
     }
 
     // ---- packets -------------------------------------------------------------------------------------
@@ -770,6 +801,7 @@ impl Sim {
     fn msg_complete(&mut self, m: u32) {
         let now = self.now;
         self.msgs[m as usize].complete = Some(now);
+        self.msgs_done += 1;
         let mut out = std::mem::take(&mut self.dag_out);
         self.dag.delivered(m, now, &mut out);
         self.start_released(&mut out);
@@ -885,7 +917,7 @@ impl Sim {
         }
     }
 
-    fn finish(self, wall_s: f64) -> Result<RunRecord> {
+    fn finish(self, wall_s: f64, halted: Option<Halt>) -> Result<RunRecord> {
         let t = self.totals;
         let in_flight = self.live;
         if t.tx != t.rx + t.dropped + in_flight {
@@ -965,6 +997,7 @@ impl Sim {
             node_names: self.topo.names,
             flow_names: self.flow_names,
             wall_s,
+            halted,
         })
     }
 }

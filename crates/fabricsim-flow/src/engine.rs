@@ -12,6 +12,7 @@
 
 use crate::maxmin::MaxMin;
 use fabricsim_core::compile::{compile, Compiled};
+use fabricsim_core::control::{Control, Halt, Progress};
 use fabricsim_core::dag::Dag;
 use fabricsim_core::record::{FlowColumns, FlowKind, PacketTotals, QueueColumns, RunRecord, SampleColumns, WorkTimes};
 use fabricsim_core::routing::{ecmp_index, Fib, PathTable};
@@ -86,6 +87,8 @@ pub struct FlowSim {
     dag: Dag,
     dag_out: Vec<(u32, Time)>,
     events: u64,
+    /// Messages delivered so far (progress reports only).
+    msgs_done: u64,
     seed_flows: Vec<u32>,
     seed_res: Vec<u32>,
 }
@@ -172,6 +175,7 @@ impl FlowSim {
             dag_out: Vec::new(),
             comp_host,
             events: 0,
+            msgs_done: 0,
             seed_flows: Vec::new(),
             seed_res: Vec::new(),
         };
@@ -194,11 +198,38 @@ impl FlowSim {
     }
 
     /// Run to completion (or the stop time) and return the record.
-    pub fn run(mut self) -> Result<RunRecord> {
+    pub fn run(self) -> Result<RunRecord> {
+        self.run_with(Control::default())
+    }
+
+    /// Where the run stands, for the run's observer.
+    fn progress(&self, wall_s: f64) -> Progress {
+        Progress {
+            events: self.events,
+            now_ps: self.now.0,
+            stop_ps: self.stop.map(|t| t.0),
+            msgs_done: self.msgs_done,
+            msgs_total: (self.flows.len() as u32 - self.n_src) as u64,
+            wall_s,
+        }
+    }
+
+    /// `run` under `ctl`'s limits and observer, checked between instants (every 64 events: an instant
+    /// re-solves rates); a halted run returns its record so far, marked `halted`.
+    pub fn run_with(mut self, mut ctl: Control) -> Result<RunRecord> {
         let wall = std::time::Instant::now();
+        ctl.set_every(64);
+        ctl.start();
+        let mut halted = None;
         while let Some(&Reverse((t, _, _))) = self.q.peek() {
             if self.stop.is_some_and(|s| t > s) {
                 break;
+            }
+            if ctl.due(self.events) {
+                if let Some(h) = ctl.check(|w| self.progress(w), self.events) {
+                    halted = Some(h);
+                    break;
+                }
             }
             if t == Time::MAX {
                 return Err(Error::spec("time", "simulated time would pass 2^64 ps (213 days)"));
@@ -217,7 +248,7 @@ impl FlowSim {
                 self.resolve();
             }
         }
-        if let Some(stop) = self.stop {
+        if let (Some(stop), None) = (self.stop, halted) {
             if self.now < stop && self.flows.iter().any(|f| f.started.is_some() && f.tx_done.is_none()) {
                 self.now = stop;
             }
@@ -227,7 +258,9 @@ impl FlowSim {
                 self.settle(f);
             }
         }
-        Ok(self.finish(wall.elapsed().as_secs_f64()))
+        let wall_s = wall.elapsed().as_secs_f64();
+        ctl.finish(self.progress(wall_s));
+        Ok(self.finish(wall_s, halted))
     }
 
     fn handle(&mut self, ev: Ev) {
@@ -266,6 +299,7 @@ impl FlowSim {
             Ev::Delivered(m) => {
                 let f = (self.n_src + m) as usize;
                 self.flows[f].complete = Some(self.now);
+                self.msgs_done += 1;
                 let mut out = std::mem::take(&mut self.dag_out);
                 self.dag.delivered(m, self.now, &mut out);
                 self.release(&mut out);
@@ -392,7 +426,7 @@ impl FlowSim {
         }
     }
 
-    fn finish(self, wall_s: f64) -> RunRecord {
+    fn finish(self, wall_s: f64, halted: Option<Halt>) -> RunRecord {
         let mut cols = FlowColumns::with_capacity(self.flows.len());
         let mut totals = PacketTotals::default();
         let mut hops: Vec<u64> = Vec::new();
@@ -486,6 +520,7 @@ impl FlowSim {
             node_names: self.topo.names.clone(),
             flow_names: self.flow_names.clone(),
             wall_s,
+            halted,
         }
     }
 }

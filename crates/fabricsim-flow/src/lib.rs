@@ -4,6 +4,7 @@ mod engine;
 pub mod maxmin;
 
 use fabricsim_core::compile::Compiled;
+use fabricsim_core::control::Control;
 use fabricsim_core::record::RunRecord;
 use fabricsim_core::spec::RunSpec;
 use fabricsim_core::Result;
@@ -18,6 +19,11 @@ pub fn run(spec: &RunSpec) -> Result<RunRecord> {
 /// Simulate a compiled scenario at flow fidelity.
 pub fn run_compiled(c: Compiled) -> Result<RunRecord> {
     FlowSim::new_compiled(c)?.run()
+}
+
+/// Simulate a compiled scenario at flow fidelity under `ctl`'s limits and observer.
+pub fn run_compiled_with(c: Compiled, ctl: Control) -> Result<RunRecord> {
+    FlowSim::new_compiled(c)?.run_with(ctl)
 }
 
 /// Validate `spec` for the flow engine (everything the packet engine checks, plus what flows cannot model).

@@ -113,7 +113,7 @@ fn per_packet_ecmp_spreads_a_flow_over_its_paths() {
 #[test]
 fn what_flows_cannot_model_is_rejected_by_field() {
     let mut spec = chain(1, 1_000_000_000, 0, 0, 0);
-    spec["sources"] = json!([{"name": "s", "kind": "onoff", "src": 0, "dst": 1, "rate_bps": 1000, "packet_bytes": 100, "on_ps": 1, "off_ps": 1}]);
+    spec["sources"] = json!([{"name": "s", "kind": "onoff", "src": 0, "dst": 1, "rate_bps": 1000, "packet_bytes": 100, "on_ps": 1, "off_ps": 1, "stop_ps": 1000000}]);
     let err = fabricsim_flow::run(&RunSpec::from_json(&spec.to_string()).unwrap()).unwrap_err().to_string();
     assert!(err.contains("sources[0].kind") && err.contains("flow fidelity"), "{err}");
 }

@@ -3,6 +3,7 @@
 mod error;
 
 use fabricsim_core::compile::{compile, Compiled};
+use fabricsim_core::control::{Control, Halt, Observer, Progress};
 use fabricsim_core::record::RunRecord;
 use fabricsim_core::spec::RunSpec;
 use fabricsim_core::workload::collectives::{expand, Base, CollectiveSpec};
@@ -11,6 +12,8 @@ use numpy::{Element, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Run `f` without the GIL, converting core errors and panics to the package's Python exceptions.
 fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> fabricsim_core::Result<T> + Send) -> PyResult<T> {
@@ -122,6 +125,7 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
     s.set_item("packets", p)?;
     s.set_item("hops", PyList::new(py, r.hops)?)?;
     s.set_item("wall_s", r.wall_s)?;
+    s.set_item("halted", r.halted.map(Halt::as_str))?;
     s.set_item("node_names", PyList::new(py, r.node_names)?)?;
     s.set_item("flow_names", PyList::new(py, r.flow_names)?)?;
     let q = r.queues;
@@ -168,28 +172,79 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
     Ok((s, c))
 }
 
+/// Watches a run from inside the engine (which runs without the GIL): about every 50 ms of wall time it
+/// takes the GIL, runs Python's pending signal handlers (Ctrl-C raises KeyboardInterrupt there) and calls the
+/// optional progress callable. An exception from either stops the run; it is kept in `raised`.
+struct PyObserver {
+    progress: Option<Py<PyAny>>,
+    raised: Arc<Mutex<Option<PyErr>>>,
+}
+
+impl Observer for PyObserver {
+    fn poll(&mut self, p: &Progress) -> bool {
+        Python::attach(|py| {
+            let polled = py.check_signals().and_then(|_| match &self.progress {
+                Some(cb) => cb.call1(py, (p.now_ps, p.stop_ps, p.events, p.msgs_done, p.msgs_total, p.wall_s)).map(drop),
+                None => Ok(()),
+            });
+            match polled {
+                Ok(()) => false,
+                Err(e) => {
+                    *self.raised.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                    true
+                }
+            }
+        })
+    }
+}
+
 /// Simulate a scenario: `header_json` is the wire RunSpec header (network, routing, sources, TCP,
 /// collectives, measurement; messages/barriers rows optional), `columns` the workload as numpy arrays.
-/// Returns (scalars dict, columns dict of numpy arrays).
+/// `max_events` and `max_wall_s` stop the run early; `progress(now_ps, stop_ps, events, msgs_done,
+/// msgs_total, wall_s)` is called about every 50 ms. Ctrl-C stops the run: the record so far comes back with
+/// `halted = "interrupted"` (as do the limits, with "max_events" / "max_wall"); any other exception raised by
+/// a signal handler or `progress` propagates. Returns (scalars dict, columns dict of numpy arrays).
 #[pyfunction]
-#[pyo3(signature = (header_json, columns = None, fidelity = "packet"))]
+#[pyo3(signature = (header_json, columns = None, fidelity = "packet", max_events = None, max_wall_s = None, progress = None))]
 fn run<'py>(
     py: Python<'py>,
     header_json: &str,
     columns: Option<&Bound<'py, PyDict>>,
     fidelity: &str,
+    max_events: Option<u64>,
+    max_wall_s: Option<f64>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
     let flow = flow_fidelity(py, fidelity)?;
+    let max_wall = match max_wall_s {
+        Some(w) if !(w.is_finite() && w > 0.0) => return Err(spec_err(py, "max_wall", format!("must be > 0 seconds, not {w}"))),
+        Some(w) => Some(Duration::from_secs_f64(w)),
+        None => None,
+    };
+    if max_events == Some(0) {
+        return Err(spec_err(py, "max_events", "must be > 0"));
+    }
     let wl = workload(py, columns)?;
     let header = header_json.to_owned();
+    let raised = Arc::new(Mutex::new(None));
+    let observer = PyObserver { progress, raised: Arc::clone(&raised) };
+    let ctl = Control::new(max_events, max_wall, Some(Box::new(observer)));
     let record = guarded(py, move || {
         let c = compiled(&header, wl)?;
         if flow {
-            fabricsim_flow::run_compiled(c)
+            fabricsim_flow::run_compiled_with(c, ctl)
         } else {
-            fabricsim_des::run_compiled(c)
+            fabricsim_des::run_compiled_with(c, ctl)
         }
     })?;
+    let stopped_by = raised.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(e) = stopped_by {
+        // A Ctrl-C that stopped the run comes back as the partial record; one that arrived as the run ended
+        // (or any other exception) is raised.
+        if record.halted != Some(Halt::Interrupted) || !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+            return Err(e);
+        }
+    }
     record_to_py(py, record)
 }
 

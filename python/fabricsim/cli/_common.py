@@ -1,8 +1,9 @@
 """What every `fabricsim` command shares: the user-error contract, the --fidelity option, spinners and the guarded entry.
 
 Contract: a user error prints one line on stderr and exits with code 2 (`EXIT_USER_ERROR`); an engine or
-internal failure prints one line and exits with 1; `--json` prints exactly one JSON object on stdout; no
-command ever prints a traceback.
+internal failure prints one line and exits with 1; a run stopped by a limit (`--max-events`, `--max-wall`)
+exits with 3 (`EXIT_INCOMPLETE`) and one by Ctrl-C with 130 (`EXIT_INTERRUPTED`), each with one line;
+`--json` prints exactly one JSON object on stdout; no command ever prints a traceback.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ import click
 from ..errors import FabricsimError, UserError
 
 EXIT_USER_ERROR = 2
+EXIT_INCOMPLETE = 3
+EXIT_INTERRUPTED = 130
+
+PROGRESS_AFTER_S = 2.0
+"""A run shows its progress bar once it has taken this long (wall seconds)."""
 
 T = TypeVar("T")
 
@@ -23,6 +29,88 @@ FIDELITY = click.option("--fidelity", type=click.Choice(["packet", "flow"]), def
                         help="Engine: packet (discrete events: queues, loss, TCP) or flow (max-min fair fluid flows on "
                              "the same routes: much faster, lossless, no queues). Default: the scenario's (packet).")
 """The --fidelity option of every command that simulates a scenario (None = the scenario's own)."""
+
+
+def run_control(fn: Callable) -> Callable:
+    """The options of every command that runs one long simulation: --max-events, --max-wall, --partial, --quiet."""
+    for opt in reversed([
+        click.option("--max-events", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="Stop after N events (exit 3; the record so far with --partial)."),
+        click.option("--max-wall", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+                     help="Stop after this much wall-clock time in the engine (exit 3; the record so far with --partial)."),
+        click.option("--partial", is_flag=True,
+                     help="When a run is stopped (Ctrl-C, --max-events, --max-wall), print the record so far."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress bar (shown on a terminal for runs over 2 s)."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
+class RunProgress:
+    """The engine's `progress` callable: a rich bar on stderr, shown once a run has taken PROGRESS_AFTER_S on a
+    terminal. It measures simulated time against the scenario's stop, else delivered messages against all of
+    them, else counts events."""
+
+    def __init__(self, label: str, enabled: bool = True):
+        self.label = label
+        self.enabled = enabled and sys.stderr.isatty()
+        self.bar = None
+        self.task = None
+
+    def __call__(self, now_ps: int, stop_ps: int | None, events: int, msgs_done: int, msgs_total: int,
+                 wall_s: float) -> None:
+        if not self.enabled or (self.bar is None and wall_s < PROGRESS_AFTER_S):
+            return
+        if stop_ps:
+            done, total, what = now_ps, stop_ps, "simulated time"
+        elif msgs_total:
+            done, total, what = msgs_done, msgs_total, f"{msgs_done:,}/{msgs_total:,} messages"
+        else:
+            done, total, what = None, None, "events"
+        if self.bar is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[what]}"),
+                                TextColumn("{task.fields[events]} events"), TimeElapsedColumn(),
+                                console=Console(stderr=True), transient=True, auto_refresh=False)
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=total, what=what, events=f"{events:,}")
+        self.bar.update(self.task, completed=done, total=total, what=what, events=f"{events:,}")
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def simulate(run: Callable[..., Any], label: str, *, max_events: int | None, max_wall: float | None,
+             partial: bool, quiet: bool, show: Callable[[Any], None]) -> Any:
+    """Call `run(max_events=, max_wall_s=, progress=)` with a progress bar and return the record. A run that
+    Ctrl-C or a limit stopped prints one line on stderr (and, with `partial`, the record so far through `show`)
+    and exits with 130 (Ctrl-C) or 3 (a limit)."""
+    from ..errors import RunInterrupted
+
+    bar = RunProgress(label, enabled=not quiet)
+    try:
+        rec = run(max_events=max_events, max_wall_s=max_wall, progress=bar)
+    except RunInterrupted as e:
+        bar.close()
+        if partial:
+            show(e.record)
+        click.echo(f"fabricsim: {e}{'' if partial else ' (--partial prints the record so far)'}", err=True)
+        raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+    bar.close()
+    if rec.halted is not None:
+        limit = f"--max-events {max_events:,}" if rec.halted == "max_events" else f"--max-wall {max_wall:g} s"
+        if partial:
+            show(rec)
+        click.echo(f"fabricsim: stopped by {limit} at simulated time {rec.end_time_s:.6g} s after {rec.events:,} "
+                   f"events; the run is incomplete{'' if partial else ' (--partial prints the record so far)'}",
+                   err=True)
+        raise click.exceptions.Exit(EXIT_INCOMPLETE)
+    return rec
 
 
 def echo_json(obj: Any) -> None:

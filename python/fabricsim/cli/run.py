@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..units import format_duration, format_rate, format_size
-from ._common import FIDELITY, load_checked, stdout_console, with_spinner
+from ._common import FIDELITY, load_checked, run_control, simulate, stdout_console
 
 
 @click.command("run")
@@ -13,23 +13,26 @@ from ._common import FIDELITY, load_checked, stdout_console, with_spinner
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed.")
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (the run record) on stdout.")
-def run(scenario: str, seed: int | None, fidelity: str | None, as_json: bool) -> None:
-    """Simulate SCENARIO.toml with the packet engine and print a summary.
+@run_control
+def run(scenario: str, seed: int | None, fidelity: str | None, as_json: bool, max_events: int | None,
+        max_wall: float | None, partial: bool, quiet: bool) -> None:
+    """Simulate SCENARIO.toml (packet engine, or --fidelity flow) and print a summary.
 
     The JSON record has completion_time_s (null without messages or if one never completed), per-flow
     FlowMonitor statistics (flows), packet totals (tx = rx + dropped + in_flight), packets by switch
-    hops, per-queue drops and peaks, events, wall_s and seed.
+    hops, per-queue drops and peaks, events, wall_s, seed, complete, incomplete_messages and halted.
+
+    Ctrl-C stops the engine at once (exit 130); runs longer than 2 s show a progress bar on a terminal.
     """
     from ..engine import run as run_scenario
     from ..spec import load_scenario
 
     # One validation: the engine compiles the scenario once and reports any problem before simulating.
     sc = load_scenario(scenario)
-    rec = with_spinner(lambda: run_scenario(sc, seed=seed, fidelity=fidelity), f"simulating {scenario}", quiet=as_json)
-    if as_json:
-        click.echo(rec.to_json())
-    else:
-        _print_summary(scenario, rec)
+    show = (lambda r: click.echo(r.to_json())) if as_json else (lambda r: _print_summary(scenario, r))
+    rec = simulate(lambda **kw: run_scenario(sc, seed=seed, fidelity=fidelity, **kw), f"simulating {scenario}",
+                   max_events=max_events, max_wall=max_wall, partial=partial, quiet=quiet, show=show)
+    show(rec)
 
 
 @click.command("validate")
