@@ -179,7 +179,7 @@ def verify_cmd(m0, m1, scenario, failed, random_links, seed, routes_file, schedu
         for line in problems:
             click.echo(line)
         sys.exit(1)
-    click.echo(f"ok: {len(sched)} phases, {sum(map(len, sched))} flows, no conflict (f = {ft.f}, m = {ft.m})")
+    click.echo(f"ok: {len(sched):,} phases, {sum(map(len, sched)):,} flows, no conflict (f = {ft.f}, m = {ft.m})")
 
 
 @fors.command("evaluate")
