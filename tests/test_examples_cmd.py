@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -83,3 +85,24 @@ def test_top_level_help_lists_every_command(capsys):
     out = capsys.readouterr().out
     listed = {line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()}
     assert listed == set(COMMANDS) == set(cli.list_commands(click.Context(cli)))
+
+
+def imported_after(code: str) -> set[str]:
+    """The top-level packages a fresh interpreter has imported after running `code`."""
+    probe = f"{code}\nimport sys\nprint(' '.join(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    return set(r.stdout.split("\n")[-2].split())
+
+
+def test_version_and_help_import_neither_numpy_nor_pydantic():
+    for argv in (["--version"], ["--help"], ["examples", "list"]):
+        mods = imported_after(f"from fabricsim.cli import main\nmain({argv!r})")
+        assert not {"numpy", "pydantic", "rich", "pandas"} & mods, argv
+
+
+def test_loading_a_small_scenario_imports_no_numpy():
+    """A hand-written scenario (message rows, no compute or collectives) is checked in its row form at load."""
+    mods = imported_after("import fabricsim\nsc = fabricsim.load_scenario('examples/leaf_spine_incast.toml')\n"
+                          "assert sc.row_form and sc.messages")
+    assert "pydantic" in mods and "numpy" not in mods

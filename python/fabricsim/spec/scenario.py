@@ -22,6 +22,10 @@ from .traffic import BarrierDef, CollectiveDef, ComputeDef, MeasureDef, MessageD
 
 MAX_PACKET_BYTES = 65_536
 MAX_MESSAGE_BYTES = 1 << 40
+ROW_FORM_MAX = 1000
+"""A scenario with at most this many message and barrier rows (and no compute steps, collectives or streams) is
+checked in its row form (`to_wire()`), which needs no numpy: loading and validating a small scenario file stays
+fast. Larger ones are lowered to columns once (`workload()`), which `run` reuses."""
 
 
 class Scenario(_Model):
@@ -90,9 +94,24 @@ class Scenario(_Model):
         """Whether the scenario lists messages, barriers, compute steps or collectives of its own."""
         return bool(self.messages or self.barriers or self.compute or self.collectives)
 
+    @property
+    def row_form(self) -> bool:
+        """Whether the engine can take the whole scenario as JSON rows (`to_wire()`, no numpy columns): it has no
+        compute steps, collectives or streams and at most ROW_FORM_MAX message and barrier rows."""
+        return not (self.compute or self.collectives or self.streams) and \
+            len(self.messages) + len(self.barriers) <= ROW_FORM_MAX
+
     def check(self) -> None:
         """Resolve every name (nodes, ports, flows, dependencies); raises ScenarioError naming the field. What
-        needs the built network (reachability, NICs, sizes, cycles) is the engine's check (`validate`)."""
+        needs the built network (reachability, NICs, sizes, cycles) is the engine's check (`validate`). A small
+        scenario (`row_form`) is checked in its row form, without importing numpy (dependency cycles, which need
+        the whole DAG, are left to the engine either way)."""
+        if self.row_form:
+            try:
+                _to_wire(self, cycles=False)
+            except SpecProblem as p:
+                raise ScenarioError(self._source, p.field, p.reason) from None
+            return
         self.header()
         if self.has_workload_rows:
             self.workload()
@@ -125,9 +144,10 @@ class Scenario(_Model):
             raise ScenarioError(self._source, p.field, p.reason) from None
 
 
-def _to_wire(sc: Scenario, rows: bool = True) -> dict:
+def _to_wire(sc: Scenario, rows: bool = True, cycles: bool = True) -> dict:
     """The wire spec; with `rows=False` the header alone (message and barrier names are only checked against
-    the flow names, their rows are the workload's)."""
+    the flow names, their rows are the workload's); with `cycles=False` the rows' dependency cycles are left to
+    the engine."""
     net = sc.topology.network()
     topo_field = "topology" if sc.topology.kind == "custom" else f"topology ({sc.topology.kind})"
     index: dict[str, int] = {}
@@ -290,8 +310,8 @@ def _to_wire(sc: Scenario, rows: bool = True) -> dict:
             "dupack_threshold": t.dupack_threshold, "sack": t.sack, "path": path(f"{f}.path", t.path),
         })
     n_msg = len(messages)
-    cycle = _find_cycle([m["deps"] + m["sent_deps"] + [n_msg + b for b in m["barriers"]] for m in messages]
-                        + [b["deps"] + [n_msg + x for x in b["barriers"]] for b in barriers])
+    cycle = cycles and _find_cycle([m["deps"] + m["sent_deps"] + [n_msg + b for b in m["barriers"]] for m in messages]
+                                   + [b["deps"] + [n_msg + x for x in b["barriers"]] for b in barriers])
     if cycle:
         label = [m.name for m in sc.messages] + [b.name for b in sc.barriers]
         names = " -> ".join(label[k] for k in cycle)
