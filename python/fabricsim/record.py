@@ -120,6 +120,35 @@ class RunRecord:
                 and not (comp is not None and bool((comp == MISSING).any())))
 
     @property
+    def reached_stop(self) -> bool:
+        """Whether the run ended at the scenario's stop time with events still pending."""
+        return bool(self.scalars.get("reached_stop", False))
+
+    def incomplete_reason(self, stop_s: float | None = None) -> str | None:
+        """One sentence on why the run did not complete, or None if it did: a halt, drops (messages do not
+        retransmit), the scenario's stop (`stop_s`, for the message) reached first, or a workload that stopped
+        moving (no event left with messages undelivered: a lossless deadlock, or dependencies never met)."""
+        if self.complete:
+            return None
+        n = self.incomplete_messages
+        names = ", ".join(self.incomplete_message_names(3)) + (", ..." if n > 3 else "")
+        what = f"{n:,} message(s) never delivered ({names})" if n else "compute steps never finished"
+        dropped = self.packets["dropped"]
+        if self.halted == "interrupted":
+            why = "the run was interrupted"
+        elif self.halted is not None:
+            why = f"the run was stopped by its {self.halted.replace('_', ' ')} limit"
+        elif dropped:
+            why = (f"{dropped:,} packet(s) were dropped and messages do not retransmit: use lossless switches "
+                   "(switch_model = \"input_buffered\") or longer queues")
+        elif self.reached_stop:
+            why = "the scenario's stop" + (f" ({stop_s:.6g} s)" if stop_s is not None else "") + " came first"
+        else:
+            why = ("no event was left with work outstanding: a lossless fabric deadlocked or a dependency was "
+                   "never met")
+        return f"the workload did not complete: {what}; {why}"
+
+    @property
     def packets(self) -> dict[str, int]:
         """Totals: tx = rx + dropped + in_flight (checked by the engine)."""
         return dict(self.scalars["packets"])

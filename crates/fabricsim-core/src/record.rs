@@ -277,6 +277,9 @@ pub struct RunRecord {
     /// Why the run stopped early (a limit or an interrupt); `None` when it ran to its end or stop time.
     #[serde(default)]
     pub halted: Option<crate::control::Halt>,
+    /// Whether the run ended at the scenario's stop time with events still pending (work was cut short).
+    #[serde(default)]
+    pub reached_stop: bool,
 }
 
 #[cfg(test)]

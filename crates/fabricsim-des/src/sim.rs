@@ -373,6 +373,7 @@ impl Sim {
         let wall = std::time::Instant::now();
         ctl.start();
         let mut halted = None;
+        let mut reached_stop = false;
         while let Some((t, ev)) = self.q.pop() {
             if ctl.due(self.events) {
                 if let Some(h) = ctl.check(|w| self.progress(w), self.events) {
@@ -382,6 +383,7 @@ impl Sim {
             }
             if let Some(stop) = self.stop {
                 if t > stop {
+                    reached_stop = true;
                     break;
                 }
             }
@@ -426,7 +428,9 @@ impl Sim {
         }
         let wall_s = wall.elapsed().as_secs_f64();
         ctl.finish(self.progress(wall_s));
-        self.finish(wall_s, halted)
+        let mut rec = self.finish(wall_s, halted)?;
+        rec.reached_stop = reached_stop;
+        Ok(rec)
     }
 
     // ---- packets -------------------------------------------------------------------------------------
@@ -998,6 +1002,7 @@ impl Sim {
             flow_names: self.flow_names,
             wall_s,
             halted,
+            reached_stop: false,
         })
     }
 }

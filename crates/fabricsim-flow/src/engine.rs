@@ -221,8 +221,10 @@ impl FlowSim {
         ctl.set_every(64);
         ctl.start();
         let mut halted = None;
+        let mut reached_stop = false;
         while let Some(&Reverse((t, _, _))) = self.q.peek() {
             if self.stop.is_some_and(|s| t > s) {
+                reached_stop = true;
                 break;
             }
             if ctl.due(self.events) {
@@ -260,7 +262,7 @@ impl FlowSim {
         }
         let wall_s = wall.elapsed().as_secs_f64();
         ctl.finish(self.progress(wall_s));
-        Ok(self.finish(wall_s, halted))
+        Ok(RunRecord { reached_stop, ..self.finish(wall_s, halted) })
     }
 
     fn handle(&mut self, ev: Ev) {
@@ -521,6 +523,7 @@ impl FlowSim {
             flow_names: self.flow_names.clone(),
             wall_s,
             halted,
+            reached_stop: false,
         }
     }
 }

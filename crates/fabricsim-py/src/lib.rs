@@ -126,6 +126,7 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
     s.set_item("hops", PyList::new(py, r.hops)?)?;
     s.set_item("wall_s", r.wall_s)?;
     s.set_item("halted", r.halted.map(Halt::as_str))?;
+    s.set_item("reached_stop", r.reached_stop)?;
     s.set_item("node_names", PyList::new(py, r.node_names)?)?;
     s.set_item("flow_names", PyList::new(py, r.flow_names)?)?;
     let q = r.queues;

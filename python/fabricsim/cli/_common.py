@@ -145,6 +145,29 @@ def stdout_console(width: int):
     return Console() if sys.stdout.isatty() else Console(width=width)
 
 
+def _quiet_broken_pipe() -> int:
+    """The reader of stdout went away (`fabricsim run x.toml | head`): not an error. Point stdout at /dev/null
+    so the interpreter's final flush cannot fail again, and exit 0."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _stdout_is_devnull() -> bool:
+    import os
+
+    try:
+        out, null = os.fstat(sys.stdout.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError):
+        return False
+    return (out.st_rdev, out.st_ino) == (null.st_rdev, null.st_ino)
+
+
 def run_guarded(root: click.Group, argv: list[str] | None) -> int:
     """Run `root` on argv and return the exit code, mapping every user error to one line on stderr and code 2."""
     try:
@@ -164,7 +187,13 @@ def run_guarded(root: click.Group, argv: list[str] | None) -> int:
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         click.echo("fabricsim: interrupted", err=True)
-        return 130
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+    except SystemExit as e:
+        if e.code == 1 and _stdout_is_devnull():
+            return 0  # rich met a broken pipe: it pointed stdout at /dev/null and raised SystemExit(1)
+        raise
     except Exception as e:  # an engine or internal failure: one line, exit 1, never a traceback
         from .. import _core
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..units import format_duration, format_rate, format_size
-from ._common import FIDELITY, load_checked, run_control, simulate, stdout_console
+from ._common import EXIT_INCOMPLETE, FIDELITY, load_checked, run_control, simulate, stdout_console
 
 
 @click.command("run")
@@ -22,7 +22,9 @@ def run(scenario: str, seed: int | None, fidelity: str | None, as_json: bool, ma
     FlowMonitor statistics (flows), packet totals (tx = rx + dropped + in_flight), packets by switch
     hops, per-queue drops and peaks, events, wall_s, seed, complete, incomplete_messages and halted.
 
-    Ctrl-C stops the engine at once (exit 130); runs longer than 2 s show a progress bar on a terminal.
+    A run whose workload did not complete (a message never delivered: messages do not retransmit, so any
+    drop on a lossy fabric leaves one undelivered) prints why on stderr and exits with 3. Ctrl-C stops the
+    engine at once (exit 130); runs longer than 2 s show a progress bar on a terminal.
     """
     from ..engine import run as run_scenario
     from ..spec import load_scenario
@@ -33,6 +35,10 @@ def run(scenario: str, seed: int | None, fidelity: str | None, as_json: bool, ma
     rec = simulate(lambda **kw: run_scenario(sc, seed=seed, fidelity=fidelity, **kw), f"simulating {scenario}",
                    max_events=max_events, max_wall=max_wall, partial=partial, quiet=quiet, show=show)
     show(rec)
+    reason = rec.incomplete_reason(None if sc.stop is None else sc.stop * 1e-12)
+    if reason is not None:
+        click.echo(f"fabricsim: {scenario}: {reason}", err=True)
+        raise click.exceptions.Exit(EXIT_INCOMPLETE)
 
 
 @click.command("validate")

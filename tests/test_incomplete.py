@@ -1,0 +1,72 @@
+"""Runs that cannot finish say so (issue 22): an undelivered workload gives one line naming why and exit 3,
+and a reader that closes the pipe early is not an error."""
+
+import json
+import subprocess
+import sys
+
+import fabricsim
+
+FABRICSIM = [sys.executable, "-m", "fabricsim.cli"]
+
+# The issue's case: a 2-rack ring all-reduce on lossy switches whose 50 Gb/s uplinks overflow.
+RING50 = """
+[topology]
+kind = "leaf_spine"
+racks = 2
+hosts_per_rack = 8
+spines = 2
+host_rate = "100Gbps"
+fabric_rate = "50Gbps"
+
+[[collectives]]
+name = "ar"
+kind = "all_reduce"
+ranks = "all"
+size = "16MiB"
+"""
+
+
+def test_ring_with_drops_exits_3_naming_the_drops(tmp_path):
+    p = tmp_path / "ring50.toml"
+    p.write_text(RING50)
+    r = subprocess.run([*FABRICSIM, "run", str(p), "--json"], capture_output=True, text=True)
+    assert r.returncode == 3
+    rec = json.loads(r.stdout)
+    assert rec["complete"] is False and rec["incomplete_messages"] > 0 and rec["halted"] is None
+    line, = r.stderr.strip().splitlines()
+    assert line.startswith(f"fabricsim: {p}: the workload did not complete: {rec['incomplete_messages']:,} message(s) "
+                           "never delivered (messages[")
+    assert f"{rec['packets']['dropped']:,} packet(s) were dropped and messages do not retransmit" in line
+    assert 'switch_model = "input_buffered"' in line
+
+
+def test_the_same_ring_on_lossless_switches_completes(tmp_path):
+    """16 hosts, 16 MiB, ring all-reduce: every message is delivered once the switches cannot drop."""
+    sc = fabricsim.scenario_from_dict(
+        {**__import__("tomllib").loads(RING50.replace('fabric_rate = "50Gbps"',
+                                                      'fabric_rate = "50Gbps"\nswitch_model = "input_buffered"'))})
+    rec = fabricsim.run(sc)
+    assert rec.complete and rec.incomplete_messages == 0 and rec.incomplete_reason() is None
+    assert rec.packets["dropped"] == 0
+
+
+def test_a_stop_before_the_end_is_named_as_the_reason():
+    """One 1 MiB message over a 1 Gb/s link needs 8.4 ms; a 1 ms stop cuts it."""
+    sc = fabricsim.scenario_from_dict({
+        "stop": "1ms",
+        "topology": {"kind": "custom", "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}],
+                     "links": [{"a": "a", "b": "b", "rate": "1Gbps"}]},
+        "messages": [{"name": "m", "src": "a", "dst": "b", "size": "1MiB"}]})
+    rec = fabricsim.run(sc)
+    assert rec.incomplete_message_names() == ["m"]
+    assert rec.incomplete_reason(1e-3) == ("the workload did not complete: 1 message(s) never delivered (m); "
+                                           "the scenario's stop (0.001 s) came first")
+
+
+def test_closing_the_pipe_early_is_quiet_and_exits_0():
+    ex = __import__("pathlib").Path(__file__).parents[1] / "examples" / "leaf_spine_incast.toml"
+    for extra in ([], ["--json"]):
+        r = subprocess.run(f"{sys.executable} -m fabricsim.cli run {ex} {' '.join(extra)} | head -c 1; "
+                           "exit ${PIPESTATUS[0]}", shell=True, executable="/bin/bash", capture_output=True, text=True)
+        assert r.returncode == 0 and r.stderr == "", (extra, r.returncode, r.stderr)
