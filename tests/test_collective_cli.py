@@ -182,3 +182,27 @@ def test_progress_bar_only_on_a_terminal(two_hosts):
     assert r.returncode == 0 and r.stderr == "" and "seeds 1..3" in r.stdout
     code, _, tty = _run_with_stderr_on_a_terminal(args[:-4] + ["--seeds", "1", "--workers", "0"])
     assert code == 0 and "1/1" not in tty  # one seed: no bar
+
+
+def test_a_collective_that_cannot_complete_says_why_and_exits_3(capsys, tmp_path):
+    # A third host, and h1's link at 1 Gb/s behind lossy 2-packet queues: whatever reaches h1 at 10 Gb/s
+    # overflows the switch's queue to h1, a packet is dropped, and its message (no retransmission) is never
+    # delivered.
+    f = tmp_path / "lossy.toml"
+    f.write_text(TWO_HOSTS.replace('{name = "h1", kind = "host"}', '{name = "h1", kind = "host"}, '
+                                   '{name = "h2", kind = "host"}')
+                 .replace('{a = "h1", b = "s0", rate = "10Gbps"', '{a = "h1", b = "s0", rate = "1Gbps"')
+                 .replace("links = [", 'links = [{a = "h2", b = "s0", rate = "10Gbps", delay = "1us"}, ')
+                 + "[queue]\nlimit_packets = 2\n")
+    args = ["collective", "--scenario", str(f), "--nodes", "h0,h2,h1", "--pattern", "all-to-all",
+            "--msg-mib", "0.0625", "--seeds", "2", "--workers", "0"]
+    assert main([*args, "--json"]) == 3
+    cap = capsys.readouterr()
+    out = json.loads(cap.out)  # valid JSON: no NaN for the means of runs that never completed
+    assert out["complete"] is False and [r["seed"] for r in out["incomplete_runs"]] == [1, 2]
+    assert all(r["incomplete_messages"] > 0 for r in out["incomplete_runs"])
+    assert out["completion_time_ms"] == {"mean": None, "ci95": None, "n": 0}
+    assert cap.err.count("\n") == 1 and cap.err.startswith("fabricsim collective: 2 of 2 runs did not complete")
+    assert "dropped and messages do not retransmit" in cap.err
+    assert main(args) == 3
+    assert "completion n/a ms" in capsys.readouterr().out

@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..errors import UserError
-from ._common import FIDELITY, echo_json
+from ._common import EXIT_INCOMPLETE, FIDELITY, echo_json
 
 VELA_SERVERS = 24
 """Servers of the Vela-like fabric (4 racks x 6), ids 1..24."""
@@ -163,12 +163,17 @@ def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes,
             raise UserError(f"fabricsim collective: {(res.invalid + res.failed)[0][1]}")
         df = res.frame().sort_values("seed")
     used = [int(x) for x in df["seed"]]
+    missing = df["incomplete_messages"].fillna(0) if "incomplete_messages" in df else 0 * df["seed"]
+    short = df[missing > 0]
     out = {"fabric": where, "placement": placement, "servers": groups, "patterns": patterns, "msg_mib": msg_mib,
            "bytes": int(round(msg_mib * (1 << 20))), "interfaces": interfaces,
-           "fidelity": fidelity or ("packet" if names is None else sc.fidelity), "seeds": used, "runs": len(df)}
+           "fidelity": fidelity or ("packet" if names is None else sc.fidelity), "seeds": used, "runs": len(df),
+           "complete": short.empty,
+           "incomplete_runs": [{"seed": int(r["seed"]), "incomplete_messages": int(r["incomplete_messages"])}
+                               for _, r in short.iterrows()]}
     for key in ("completion_time_ms", "throughput_gbps", "throughput_per_interface_gbps"):
-        mean, _, half, _ = ci95(df[key])
-        out[key] = {"mean": mean, "ci95": None if half != half else half}
+        mean, _, half, n = ci95(df[key].dropna())  # over the runs that completed
+        out[key] = {"mean": mean if n else None, "ci95": None if n < 2 or half != half else half, "n": n}
     hop_cols = sorted((c for c in df.columns if c.startswith("packets_") and c.endswith("hop") and c[8:-3].isdigit()),
                       key=lambda c: int(c[8:-3]))
     out["hop_packets"] = {c[8:-3]: intify(float(df[c].fillna(0).mean())) for c in hop_cols}
@@ -176,16 +181,29 @@ def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes,
         out["hop_packets"].setdefault(h, 0)
     if as_json:
         echo_json(out)
-        return
+    else:
+        _print_text(out, pattern, where, groups, msg_mib, interfaces)
+    if not short.empty:
+        first = short.iloc[0]
+        click.echo(f"fabricsim collective: {len(short)} of {len(df)} runs did not complete ({_seed_text(list(short['seed']))})"
+                   f"; seed {int(first['seed'])}: {first['incomplete_reason']}", err=True)
+        raise click.exceptions.Exit(EXIT_INCOMPLETE)
+
+
+def _print_text(out: dict, pattern: str, where: str, groups: list, msg_mib: float, interfaces: int) -> None:
+    """The human summary: what ran, on which seeds, and the means ± 95% CI of the runs that completed."""
     c, t, ti = out["completion_time_ms"], out["throughput_gbps"], out["throughput_per_interface_gbps"]
+    used = out["seeds"]
     runs = len(used)
     stat = f"mean ± 95% CI over {runs} runs, {_seed_text(used)}" if runs > 1 else f"one run, seed {used[0]}: no CI"
-
+    if c["n"] < runs:
+        stat += f" ({c['n']} completed)"
     hops = sorted(out["hop_packets"].items(), key=lambda kv: int(kv[0]))
     shown = [(k, v) for k, v in hops if v] or hops
     hop_text = ", ".join(f"{k}-hop {v:,}" if isinstance(v, int) else f"{k}-hop {v:,.1f}" for k, v in shown)
     click.echo(f"{pattern} on {where}, nodes {groups} ({msg_mib:g} MiB, {interfaces} interface(s)); {stat}:")
-    click.echo(f"  completion {_pm(c, 3)} ms; throughput {_pm(t, 1)} Gb/s ({ti['mean']:.2f} per interface); "
+    per_if = "n/a" if ti["mean"] is None else f"{ti['mean']:.2f}"
+    click.echo(f"  completion {_pm(c, 3)} ms; throughput {_pm(t, 1)} Gb/s ({per_if} per interface); "
                f"packets by switch hops {hop_text}")
 
 

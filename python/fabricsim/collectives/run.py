@@ -1,4 +1,5 @@
-"""Collective runs on the Vela-like lossless fabric: scenario building and the study's metrics."""
+"""Collective runs on the Vela-like lossless fabric (study 000) or on any fabric file: scenario building and the
+study's metrics."""
 
 from __future__ import annotations
 
@@ -183,6 +184,10 @@ def sweep_task(payload: dict, seed: int) -> dict:
                                         source=payload.get("source", "<fabric>"), **opts)
     else:
         sc = collective_scenario(groups, patterns, msg_mib, **opts)
-    m = collective_metrics(run(sc, fidelity=payload.get("fidelity")), interfaces * sum(len(g) for g in groups))
+    rec = run(sc, fidelity=payload.get("fidelity"))
+    m = collective_metrics(rec, interfaces * sum(len(g) for g in groups))
     m.pop("hop_packets_m")
+    if not rec.complete:  # e.g. a drop on a lossy fabric: messages do not retransmit
+        m["incomplete_messages"] = rec.incomplete_messages
+        m["incomplete_reason"] = rec.incomplete_reason()
     return m
