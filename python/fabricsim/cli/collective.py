@@ -105,7 +105,8 @@ def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes,
 
     S (--msg-mib) is per interface: with --interfaces K each of a node's K NICs runs the whole collective
     with S. A multi-seed run shows a progress bar on stderr when it is a terminal; the seeds used are printed
-    with the result.
+    with the result. Runs that do not complete (a drop on a lossy fabric: messages do not retransmit) are named
+    on stderr, and the command exits with 3.
 
     \b
     Examples:
