@@ -97,7 +97,7 @@ CASES: dict[str, tuple[str, str]] = {
     "bad_parallel_link_number": ("measure.queues[0]: 's->b#x'", BASE_TOPO + MSG + '[measure]\nqueues = ["s->b#x"]\n'),
     "host_with_switch_model": ("topology.nodes[0].model: only switches have a switch model",
                                sub(BASE_TOPO, '{name = "a", kind = "host"}', '{name = "a", kind = "host", model = "input_buffered"}') + MSG),
-    "input_buffer_too_small": ("input_buffer_bytes", sub(BASE_TOPO, '{name = "s", kind = "switch"}',
+    "input_buffer_too_small": ("topology.nodes[1].input_buffer", sub(BASE_TOPO, '{name = "s", kind = "switch"}',
                                '{name = "s", kind = "switch", model = "input_buffered", input_buffer = 500}') + MSG),
     "links_not_a_list": ("topology.links", sub(BASE_TOPO, 'links = [{a = "a", b = "s", rate = "1Gbps"}, {a = "s", b = "b", rate = "1Gbps"}]', 'links = "a-s-b"')),
 }

@@ -61,3 +61,34 @@ def test_bad_input_through_the_interpreter(path):
     assert p.stderr.count("\n") == 1 and p.stderr.endswith("\n"), p.stderr
     assert str(path) in p.stderr and expected(path) in p.stderr
     assert "Traceback" not in p.stderr and "panicked" not in p.stderr
+
+
+def _reference_keys() -> set[str]:
+    """Every key of the scenario-file reference (docs/gen_reference.py renders it from the spec models)."""
+    import re
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs"))
+    import gen_reference
+
+    return set(re.findall(r"`([a-z_][a-z0-9_]*)`", gen_reference.render()))
+
+
+FIELD = __import__("re").compile(r"^[a-z_]+(\[\d+\])?(\.[a-z_]+(\[\d+\])?)*$")
+
+
+def test_errors_name_the_users_own_keys(capsys):
+    """Issue 22: every key in the field an error names is in the user's file or in the scenario reference, so
+    no engine-internal name (`queue_sample_ps`, `input_buffer_bytes`, `network.nodes`) reaches the user."""
+    known = _reference_keys()
+    checked = 0
+    for path in CORPUS:
+        main(["validate", str(path)])
+        line = capsys.readouterr().err.strip()
+        field = line[len(str(path)) + 2:].split(": ", 1)[0]
+        if not FIELD.match(field):
+            continue  # not a field: a syntax error's line, an unreadable file, a generated topology's node
+        checked += 1
+        text = path.read_text(errors="replace")
+        for key in __import__("re").findall(r"[a-z_]+", field):
+            assert key in text or key in known, f"{path.name}: '{key}' of '{field}' is neither in the file nor documented"
+    assert checked >= 40

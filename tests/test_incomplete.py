@@ -70,3 +70,13 @@ def test_closing_the_pipe_early_is_quiet_and_exits_0():
         r = subprocess.run(f"{sys.executable} -m fabricsim.cli run {ex} {' '.join(extra)} | head -c 1; "
                            "exit ${PIPESTATUS[0]}", shell=True, executable="/bin/bash", capture_output=True, text=True)
         assert r.returncode == 0 and r.stderr == "", (extra, r.returncode, r.stderr)
+
+
+def test_flow_fidelity_ignores_queue_sampling_with_one_warning_line():
+    """The README's first example samples queues; at flow fidelity (no queues) it runs, with a warning."""
+    ex = __import__("pathlib").Path(__file__).parents[1] / "examples" / "leaf_spine_incast.toml"
+    r = subprocess.run([*FABRICSIM, "run", str(ex), "--fidelity", "flow", "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        f"fabricsim: warning: {ex}: measure.queue_interval is ignored at flow fidelity (the flow model has no queues)"]
+    assert json.loads(r.stdout)["fidelity"] == "flow"

@@ -8,10 +8,12 @@ validates both once and compiles one scenario for either fidelity.
 from __future__ import annotations
 
 import json
+import re
+import warnings
 from typing import TYPE_CHECKING, Callable
 
 from . import _core
-from .errors import RunInterrupted, ScenarioError, SpecError
+from .errors import FabricsimWarning, RunInterrupted, ScenarioError, SpecError
 from .record import RunRecord
 from .spec import Scenario
 
@@ -24,16 +26,35 @@ _USER_FIELDS = {
     "size_bytes": "size", "packet_bytes": "packet_size", "header_bytes": "header", "start_ps": "start",
     "delay_ps": "delay", "deps": "after", "sent_deps": "after_sent", "queue_sample_ps": "queue_interval",
     "rate_bps": "rate", "on_ps": "on", "off_ps": "off", "stop_ps": "stop", "mss_bytes": "mss",
-    "max_wall": "max_wall_s",
+    "max_wall": "max_wall_s", "input_buffer_bytes": "input_buffer", "packet_bytes": "packet_size",
 }
 """Wire field names → the names a scenario file uses, so an engine error names the user's key."""
 
 
-def _user_field(field: str) -> str:
+_NETWORK_ITEM = re.compile(r"^network\.(nodes|links)\[(\d+)\]")
+
+
+def _user_field(field: str, scenario: Scenario | None = None) -> str:
+    """The user's name for an engine field: the last key renamed (`_USER_FIELDS`), and the engine's
+    `network.nodes[i]` / `network.links[i]` said as the scenario's topology ("topology.nodes[1]" for a custom
+    one; "topology (leaf_spine) node 'l0'" for a generated one, whose nodes the user never listed)."""
     head, dot, last = field.rpartition(".")
     base, bracket, rest = last.partition("[")
     if base in _USER_FIELDS:
-        return f"{head}{dot}{_USER_FIELDS[base]}{bracket}{rest}"
+        field = f"{head}{dot}{_USER_FIELDS[base]}{bracket}{rest}"
+    m = _NETWORK_ITEM.match(field)
+    if m and scenario is not None:
+        kind = scenario.topology.kind
+        if kind == "custom":
+            return "topology" + field[len("network"):]
+        net, i = scenario.topology.network(), int(m[2])
+        if m[1] == "nodes" and i < len(net.nodes):
+            what = f"node '{net.nodes[i].name}'"
+        elif m[1] == "links" and i < len(net.links):
+            what = f"link {net.links[i].a}-{net.links[i].b}"
+        else:
+            return field
+        return f"topology ({kind}) {what}{field[m.end():]}"
     return field
 
 
@@ -44,10 +65,17 @@ def _fidelity(scenario: Scenario, fidelity: str | None) -> str:
     return f
 
 
-def _header(scenario: Scenario, seed: int | None) -> str:
+def _header(scenario: Scenario, seed: int | None, fidelity: str = "packet") -> str:
+    """The wire header as JSON. At flow fidelity queue sampling is dropped with a FabricsimWarning: the flow
+    model has no queues, and a scenario written for the packet engine should still run."""
     if seed is not None:
         scenario = scenario.with_seed(seed)
-    return json.dumps(scenario.header())
+    header = scenario.header()
+    if fidelity == "flow" and header["measure"].get("queue_sample_ps") is not None:
+        warnings.warn(f"{scenario.source or 'scenario'}: measure.queue_interval is ignored at flow fidelity "
+                      "(the flow model has no queues)", FabricsimWarning, stacklevel=3)
+        header["measure"] = {**header["measure"], "queue_sample_ps": None, "sample_ports": None}
+    return json.dumps(header)
 
 
 def _columns(scenario: Scenario, workload: "Workload | None") -> dict | None:
@@ -67,9 +95,10 @@ def validate(scenario: Scenario, fidelity: str | None = None, workload: "Workloa
     """Check the scenario (and `workload`) completely, including what only the engine knows (reachability,
     paths, dependency cycles, what the chosen fidelity can model). Returns the number of messages."""
     try:
-        return _core.validate(_header(scenario, None), _columns(scenario, workload), _fidelity(scenario, fidelity))
+        fid = _fidelity(scenario, fidelity)
+        return _core.validate(_header(scenario, None, fid), _columns(scenario, workload), fid)
     except SpecError as e:
-        raise ScenarioError(scenario.source, _user_field(e.field), e.reason) from None
+        raise ScenarioError(scenario.source, _user_field(e.field, scenario), e.reason) from None
 
 
 ProgressFn = Callable[[int, "int | None", int, int, int, float], object]
@@ -88,10 +117,11 @@ def run(scenario: Scenario, seed: int | None = None, fidelity: str | None = None
     within about 50 ms and raises `RunInterrupted` (a KeyboardInterrupt) carrying the record so far. The flow
     engine checks the limits between instants, so it may pass `max_events` by the events of one instant."""
     try:
-        scalars, columns = _core.run(_header(scenario, seed), _columns(scenario, workload), _fidelity(scenario, fidelity),
+        fid = _fidelity(scenario, fidelity)
+        scalars, columns = _core.run(_header(scenario, seed, fid), _columns(scenario, workload), fid,
                                      max_events=max_events, max_wall_s=max_wall_s, progress=progress)
     except SpecError as e:
-        raise ScenarioError(scenario.source, _user_field(e.field), e.reason) from None
+        raise ScenarioError(scenario.source, _user_field(e.field, scenario), e.reason) from None
     rec = RunRecord(scalars, columns)
     if rec.halted == "interrupted":
         raise RunInterrupted(rec)

@@ -45,6 +45,11 @@ class SimulationError(FabricsimError, RuntimeError):
     """The engine failed, including a caught internal panic."""
 
 
+class FabricsimWarning(UserWarning):
+    """Something in a scenario is ignored or implausible (e.g. queue sampling at flow fidelity, a 100 bit/s
+    link); the run goes on. The command line prints it as one `fabricsim: warning:` line."""
+
+
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C (SIGINT) stopped a run inside the engine. `record` is the RunRecord so far (`halted ==
     "interrupted"`; packets still queued count as in flight). A KeyboardInterrupt, so scripts stop as usual."""

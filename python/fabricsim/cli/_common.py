@@ -168,8 +168,16 @@ def _stdout_is_devnull() -> bool:
     return (out.st_rdev, out.st_ino) == (null.st_rdev, null.st_ino)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line on stderr: `fabricsim: warning: ...` (no file and line of our source)."""
+    click.echo(f"fabricsim: warning: {message}".replace("\n", " "), err=True)
+
+
 def run_guarded(root: click.Group, argv: list[str] | None) -> int:
     """Run `root` on argv and return the exit code, mapping every user error to one line on stderr and code 2."""
+    import warnings
+
+    warnings.showwarning = _show_warning
     try:
         rc = root.main(args=argv, prog_name="fabricsim", standalone_mode=False)
         if isinstance(rc, int) and rc:
