@@ -70,7 +70,7 @@ def astra() -> str:
 
 def collective_example() -> str:
     """The README's collective example on study 000's fabric: 4n_2r all-reduce of 10 MiB, 30 seeds."""
-    cmd = ["fabricsim", "collective", "--placement", "4n_2r", "--pattern", "all-reduce", "--msg-mb", "10",
+    cmd = ["fabricsim", "collective", "--placement", "4n_2r", "--pattern", "all-reduce", "--msg-mib", "10",
            "--seeds", "30", "--json"]
     out = json.loads(subprocess.run([str(Path(sys.executable).parent / cmd[0]), *cmd[1:]], capture_output=True,
                                     text=True, check=True, cwd=ROOT).stdout)

@@ -17,7 +17,7 @@ from ._common import EXIT_USER_ERROR, run_guarded
 __all__ = ["cli", "main", "EXIT_USER_ERROR", "COMMANDS"]
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "run": ("run", "run", "Simulate SCENARIO.toml with the packet engine and print a summary."),
+    "run": ("run", "run", "Simulate SCENARIO.toml (packet engine, or --fidelity flow) and print a summary."),
     "validate": ("run", "validate",
                  "Check SCENARIO.toml completely (fields, names, reachability, paths) without simulating."),
     "examples": ("examples", "examples", "The example scenarios that ship with fabricsim: list them or copy them."),
@@ -30,8 +30,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "report": ("reproduce", "report",
                "Write the HTML reproduction report from the studies' saved outputs (run `reproduce` first)."),
     "collective": ("collective", "collective",
-                   "Run a collective on the Vela-like lossless fabric over several seeds and report completion time, "
-                   "throughput (aggregate and per interface, Gb/s) and packets by switch hops, as mean and 95% CI."),
+                   "Run a collective on the Vela-like lossless fabric or any fabric file over several seeds and report "
+                   "completion time, throughput (aggregate and per interface, Gb/s) and packets by switch hops, as mean "
+                   "and 95% CI."),
     "fors": ("fors", "fors", "Fault-adaptive all-to-all on two-level fat-trees FT(2;M0,M1) (the FORS study, seed 004)."),
     "ina": ("ina", "ina", "Parameter-server All-Reduce with in-network aggregation (study 002, ATRO)."),
     "design": ("cpo", "design", "Two-level leaf-spine network calculator (study 003, co-packaged optics)."),
