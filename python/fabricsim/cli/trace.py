@@ -7,7 +7,7 @@ import json
 import click
 
 from ..units import format_duration, format_size
-from ._common import FIDELITY, echo_json, stdout_console, with_spinner
+from ._common import EXIT_INCOMPLETE, FIDELITY, echo_json, run_control, simulate, stdout_console
 
 
 @click.group("trace")
@@ -68,12 +68,17 @@ def info(prefix: str, as_json: bool) -> None:
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the fabric's seed.")
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True,
-              help="One JSON object: completion_time_s, ranks, collectives, events, wall_s.")
+              help="One JSON object: completion_time_s, ranks, collectives, events, wall_s, complete.")
+@run_control
 def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, comm_groups: str | None,
         device: str | None, chunks: int, chunks_in_flight: int | None, all_gather_size: str, timeline: str | None,
-        perfetto: str | None, seed: int | None, fidelity: str | None, as_json: bool) -> None:
+        perfetto: str | None, seed: int | None, fidelity: str | None, as_json: bool, max_events: int | None,
+        max_wall: float | None, partial: bool, quiet: bool) -> None:
     """Simulate the trace PREFIX.{rank}.et on FABRIC.toml and report per-rank finish, compute, communication
-    and exposed communication, and each collective's start and end."""
+    and exposed communication, and each collective's start and end.
+
+    A trace that did not complete (drops on a lossy fabric: messages do not retransmit) says why on stderr
+    and exits 3; Ctrl-C stops the engine at once (exit 130); long runs show a progress bar on a terminal."""
     from ..chakra import load, lower
     from ..chakra.lower import summarize
     from ..engine import run as run_scenario
@@ -96,9 +101,10 @@ def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, 
             raise UserError(f"{comm_groups}: not a JSON object of communicator -> rank list ({e})") from None
     lowered = lower(load(prefix), sc, placement=place, algorithm=alg, comm_groups=groups, device=device, chunks=chunks,
                     chunks_in_flight=chunks_in_flight, all_gather_size=all_gather_size)
-    rec = with_spinner(lambda: run_scenario(sc, seed=seed, fidelity=fidelity, workload=lowered.workload),
-                       f"simulating {prefix}", quiet=as_json)
-    s = summarize(lowered, rec)
+    show = lambda r: _show(prefix, scenario_path, r, summarize(lowered, r), as_json)  # noqa: E731
+    rec = simulate(lambda **kw: run_scenario(sc, seed=seed, fidelity=fidelity, workload=lowered.workload, **kw),
+                   f"simulating {prefix}", max_events=max_events, max_wall=max_wall, partial=partial, quiet=quiet,
+                   show=show)
     if timeline or perfetto:
         from ..chakra import timeline as tl
 
@@ -108,8 +114,17 @@ def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, 
         if perfetto:
             tl.perfetto(lowered, rec, perfetto)
             click.echo(f"wrote the Perfetto trace to {perfetto} (open it in ui.perfetto.dev)", err=True)
+    show(rec)
+    reason = rec.incomplete_reason(None if sc.stop is None else sc.stop * 1e-12)
+    if reason is not None:
+        click.echo(f"fabricsim: {prefix}: {reason}", err=True)
+        raise click.exceptions.Exit(EXIT_INCOMPLETE)
+
+
+def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
+    """Print a trace run: one JSON object, or a summary with the ranks and collectives tables."""
     out = {"completion_time_s": rec.completion_time_s, **s, "events": rec.events, "wall_s": rec.wall_s,
-           "fidelity": rec.fidelity, "seed": rec.seed}
+           "fidelity": rec.fidelity, "seed": rec.seed, "complete": rec.complete, "halted": rec.halted}
     if as_json:
         echo_json(out)
         return
