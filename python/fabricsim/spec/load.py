@@ -6,6 +6,7 @@ names are errors that name the field (`messages[2].after[0]`).
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
 import tomllib
@@ -60,15 +61,27 @@ def first_error(e: ValidationError) -> tuple[str, str]:
     return format_loc(tuple(err["loc"])), msg
 
 
+_SOURCE: contextvars.ContextVar[str | None] = contextvars.ContextVar("fabricsim_scenario_source", default=None)
+
+
+def current_source() -> str | None:
+    """The file `scenario_from_dict` is validating (for warnings that name it), else None."""
+    return _SOURCE.get()
+
+
 def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
-    """Validate a parsed scenario (dict) completely; raises ScenarioError naming the field."""
+    """Validate a parsed scenario (dict) completely; raises ScenarioError naming the field. An implausible link
+    rate or message size (a missing unit) is a FabricsimWarning naming the file, the field and the value."""
     if not isinstance(data, dict):
         raise ScenarioError(source, "", "a scenario must be a table of keys")
+    token = _SOURCE.set(source)
     try:
         sc = Scenario.model_validate(data)
     except ValidationError as e:
         field, msg = first_error(e)
         raise ScenarioError(source, field, msg) from None
+    finally:
+        _SOURCE.reset(token)
     sc._source = source
     sc.check()
     return sc

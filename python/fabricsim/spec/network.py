@@ -10,8 +10,7 @@ from typing import Annotated, Literal, Union
 from pydantic import Field
 
 from ..units import Duration
-from .base import (Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveRate, PositiveSize, Unlimited,
-                   _Model)
+from .base import LinkRate, Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveSize, Unlimited, _Model
 
 SwitchModelName = Literal["output_queued", "input_buffered"]
 
@@ -35,7 +34,7 @@ class LinkDef(_Model):
 
     a: Name
     b: Name
-    rate: PositiveRate
+    rate: LinkRate
     delay: Duration = 0
 
 
@@ -122,7 +121,7 @@ class PortDef(_Model):
     node: Name
     peer: Name
     queue: QueueDef | None = None
-    rate_cap: PositiveRate | None = None
+    rate_cap: LinkRate | None = None
     drop_packets: list[NonNegativeInt] = []
     """Error model (ns-3 ListErrorModel): drop the packets offered to this port with these arrival indices."""
 

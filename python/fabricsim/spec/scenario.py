@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import PrivateAttr
+from pydantic import PrivateAttr, ValidationError, model_validator
 
 from ..errors import ScenarioError
 from ..topology.registry import TopologyDef
@@ -52,6 +52,22 @@ class Scenario(_Model):
 
     _source: str = PrivateAttr(default="<scenario>")
     _workload: object = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _plausible(cls, data: Any, handler):
+        """Validate; then, if a link rate below 1 Mb/s or a message or packet size below 1 byte was seen (rare),
+        validate once more with those values raising, which gives each one's path (`topology.host_rate`,
+        `messages[3].size`) and its value as written, and warn (FabricsimWarning) for the first three. Costs
+        nothing more on plausible scenarios: each fabric field compares its value to its floor."""
+        from ..units import plausibility
+
+        found: list[str] = []
+        with plausibility(found):
+            sc = handler(data)
+        if found:
+            _warn_implausible(data, handler, len(found))
+        return sc
 
     @property
     def source(self) -> str:
@@ -341,6 +357,36 @@ def _to_wire(sc: Scenario, rows: bool = True, cycles: bool = True) -> dict:
     if not rows:
         del out["messages"], out["barriers"]
     return out
+
+
+def _warn_implausible(data: Any, handler, count: int) -> None:
+    """One FabricsimWarning per implausible fabric value (the first three, then how many more): `file: path =
+    value as written means ...`."""
+    import warnings
+
+    from ..errors import FabricsimWarning
+    from ..units import PLAUSIBILITY_MARK, _as_written, plausibility
+    from .load import current_source, format_loc
+
+    found: list[tuple[str, str]] = []
+    with plausibility("raise"):
+        try:
+            handler(data)
+        except ValidationError as e:
+            for err in e.errors():
+                msg = str(err.get("ctx", {}).get("error", err["msg"]))
+                if PLAUSIBILITY_MARK in msg:
+                    found.append((f"{format_loc(tuple(err['loc']))} = {_as_written(err['input'])}",
+                                  msg.split(PLAUSIBILITY_MARK, 1)[1]))
+    if not found:  # pragma: no cover - the second pass sees what the first did
+        found = [("a fabric field", f"has {count} implausible value(s)")]
+    src = current_source()
+    where = f"{src}: " if src else ""
+    for what, why in found[:3]:
+        warnings.warn(f"{where}{what} {why}", FabricsimWarning, stacklevel=4)
+    if len(found) > 3:
+        warnings.warn(f"{where}{len(found) - 3:,} more implausible rate(s) or size(s) like these", FabricsimWarning,
+                      stacklevel=4)
 
 
 def _node(index: dict[str, int], name: str, field: str) -> int:

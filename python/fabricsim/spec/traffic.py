@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ..units import Duration, Size
-from .base import Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveRate, PositiveSize, _Model
+from .base import MessageSize, Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveRate, PositiveSize, _Model
 
 
 class SourceDef(_Model):
@@ -18,7 +18,7 @@ class SourceDef(_Model):
     src_nic: NonNegativeInt = 0
     dst_nic: NonNegativeInt = 0
     rate: PositiveRate
-    packet_size: PositiveSize = 1024
+    packet_size: MessageSize = 1024
     header: Size = 0
     on: PositiveDuration | None = None
     off: Duration | None = None
@@ -39,8 +39,8 @@ class MessageDef(_Model):
     dst: Name
     src_nic: NonNegativeInt = 0
     dst_nic: NonNegativeInt = 0
-    size: PositiveSize
-    packet_size: PositiveSize = 1024
+    size: MessageSize
+    packet_size: MessageSize = 1024
     header: Size = 0
     start: Duration = 0
     after: list[Name] = []
@@ -85,8 +85,8 @@ class CollectiveDef(_Model):
     kind: CollectiveKind
     algorithm: CollectiveAlgorithm | None = None
     ranks: Literal["all"] | list[Name | tuple[Name, NonNegativeInt]]
-    size: PositiveSize
-    packet_size: PositiveSize = 1024
+    size: MessageSize
+    packet_size: MessageSize = 1024
     header: Size = 0
     chunks: PositiveInt = 1
     order: Literal["sent", "delivered", "parallel"] | None = None
@@ -116,7 +116,7 @@ class TcpDef(_Model):
     start: Duration = 0
     stop: Duration | None = None
     max_bytes: PositiveSize | None = None
-    mss: PositiveSize = 536
+    mss: MessageSize = 536
     header: Size = 54
     initial_cwnd: PositiveInt = 10
     min_rto: PositiveDuration = 10**12

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ..spec.base import PositiveSize, _Model
 from ..spec.network import SwitchModelName
-from ..units import Duration
+from ..units import Duration, plausibility
 
 
 class BuiltTopology(_Model):
@@ -28,3 +28,9 @@ class BuiltTopology(_Model):
         """The builder's keyword arguments: every field but `kind`. Durations and rates dump with explicit
         units, so the builder reads them back exactly."""
         return self.model_dump(exclude={"kind"})
+
+    def build(self, builder: Callable[..., Any]):
+        """`builder(**self.builder_args())`, quietly: this model's rates were checked for plausibility (a warning
+        naming `topology.<field>`) when it was validated, so the links built from them do not warn again."""
+        with plausibility("off"):
+            return builder(**self.builder_args())

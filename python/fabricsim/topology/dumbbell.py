@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..spec.base import PositiveInt, PositiveRate
+from ..spec.base import LinkRate, PositiveInt
 from ..spec.network import LinkDef, Network, NodeDef
 from ..units import Duration
 from .base import BuiltTopology
@@ -16,17 +16,17 @@ class DumbbellTopology(BuiltTopology):
     kind: Literal["dumbbell"]
     senders: PositiveInt = 8
     """Number of senders (sender0…); each has its own access link to the leaf."""
-    access_rate: PositiveRate = 1_000_000_000
+    access_rate: LinkRate = 1_000_000_000
     """Rate of each sender's access link."""
     access_delay: Duration = 2_000_000_000
     """Propagation delay of each access link."""
-    bottleneck_rate: PositiveRate = 100_000_000
+    bottleneck_rate: LinkRate = 100_000_000
     """Rate of the leaf–spine bottleneck link."""
     bottleneck_delay: Duration = 5_000_000_000
     """Propagation delay of the bottleneck link."""
 
     def network(self) -> Network:
-        return dumbbell(**self.builder_args())
+        return self.build(dumbbell)
 
 
 def dumbbell(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..spec.base import PositiveInt, PositiveRate
+from ..spec.base import LinkRate, PositiveInt
 from ..spec.network import LinkDef, Network, NodeDef
 from ..units import Duration
 from .base import BuiltTopology
@@ -18,13 +18,13 @@ class FatTreeTopology(BuiltTopology):
     """Servers per leaf, uplinks per leaf and number of spines (M0)."""
     m1: PositiveInt
     """Number of leaves (M1); hosts are M0·M1."""
-    rate: PositiveRate
+    rate: LinkRate
     """Rate of every link."""
     delay: Duration = 0
     """Propagation delay of every link."""
 
     def network(self) -> Network:
-        return fat_tree(**self.builder_args())
+        return self.build(fat_tree)
 
 
 def fat_tree(m0: int, m1: int, rate: int | str, delay: int | str = 0, switch_latency: int | str = 0,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..spec.base import PositiveInt, PositiveRate
+from ..spec.base import LinkRate, PositiveInt
 from ..spec.network import LinkDef, Network, NodeDef
 from ..units import Duration
 from .base import BuiltTopology
@@ -26,9 +26,9 @@ class LeafSpineTopology(BuiltTopology):
     """NICs (links to its leaves) per host."""
     parallel_links: PositiveInt = 1
     """Links between each leaf and each spine."""
-    host_rate: PositiveRate
+    host_rate: LinkRate
     """Rate of each host–leaf link."""
-    fabric_rate: PositiveRate
+    fabric_rate: LinkRate
     """Rate of each leaf–spine link."""
     host_delay: Duration = 0
     """Propagation delay of each host–leaf link."""
@@ -36,7 +36,7 @@ class LeafSpineTopology(BuiltTopology):
     """Propagation delay of each leaf–spine link."""
 
     def network(self) -> Network:
-        return leaf_spine(**self.builder_args())
+        return self.build(leaf_spine)
 
 
 def leaf_spine(
