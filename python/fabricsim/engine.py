@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Callable
 
 from . import _core
 from .errors import FabricsimWarning, RunInterrupted, ScenarioError, SpecError
-from .record import RunRecord
-from .spec import Scenario
 
 if TYPE_CHECKING:
+    from .record import RunRecord
+    from .spec import Scenario
     from .workload import Workload
 
 FIDELITIES = ("packet", "flow")
@@ -70,12 +70,17 @@ def _header(scenario: Scenario, seed: int | None, fidelity: str = "packet") -> s
     model has no queues, and a scenario written for the packet engine should still run."""
     if seed is not None:
         scenario = scenario.with_seed(seed)
-    header = scenario.header()
+    return json.dumps(_for_fidelity(scenario, scenario.header(), fidelity))
+
+
+def _for_fidelity(scenario: Scenario, header: dict, fidelity: str) -> dict:
+    """`header` (or a whole wire spec) as `fidelity` can run it: at flow fidelity queue sampling is dropped,
+    with a FabricsimWarning."""
     if fidelity == "flow" and header["measure"].get("queue_sample_ps") is not None:
         warnings.warn(f"{scenario.source or 'scenario'}: measure.queue_interval is ignored at flow fidelity "
                       "(the flow model has no queues)", FabricsimWarning, stacklevel=3)
-        header["measure"] = {**header["measure"], "queue_sample_ps": None, "sample_ports": None}
-    return json.dumps(header)
+        header = {**header, "measure": {**header["measure"], "queue_sample_ps": None, "sample_ports": None}}
+    return header
 
 
 def _columns(scenario: Scenario, workload: "Workload | None") -> dict | None:
@@ -96,6 +101,8 @@ def validate(scenario: Scenario, fidelity: str | None = None, workload: "Workloa
     paths, dependency cycles, what the chosen fidelity can model). Returns the number of messages."""
     try:
         fid = _fidelity(scenario, fidelity)
+        if workload is None and scenario.row_form:  # a small hand-written scenario: JSON rows, no numpy
+            return _core.validate(json.dumps(_for_fidelity(scenario, scenario.to_wire(), fid)), None, fid)
         return _core.validate(_header(scenario, None, fid), _columns(scenario, workload), fid)
     except SpecError as e:
         raise ScenarioError(scenario.source, _user_field(e.field, scenario), e.reason) from None
@@ -122,6 +129,8 @@ def run(scenario: Scenario, seed: int | None = None, fidelity: str | None = None
                                      max_events=max_events, max_wall_s=max_wall_s, progress=progress)
     except SpecError as e:
         raise ScenarioError(scenario.source, _user_field(e.field, scenario), e.reason) from None
+    from .record import RunRecord
+
     rec = RunRecord(scalars, columns)
     if rec.halted == "interrupted":
         raise RunInterrupted(rec)
@@ -130,5 +139,7 @@ def run(scenario: Scenario, seed: int | None = None, fidelity: str | None = None
 
 def run_wire(wire: dict, fidelity: str = "packet") -> RunRecord:
     """Simulate a resolved wire spec (the dict `Scenario.to_wire()` returns; message rows included)."""
+    from .record import RunRecord
+
     scalars, columns = _core.run(json.dumps(wire), None, fidelity)
     return RunRecord(scalars, columns)
