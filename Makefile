@@ -9,7 +9,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 FABRICSIM_SHARED ?= $(abspath $(firstword $(wildcard ../shared) $(wildcard $(dir $(abspath $(shell git config --get remote.origin.url 2>/dev/null)))shared)))
 export FABRICSIM_SHARED
 
-.PHONY: setup build run test test-rust test-python check-install bench validate clean
+.PHONY: setup build run test test-rust test-python check-install bench validate docs clean
 
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,5 +62,11 @@ validate: setup
 	$(PY) -m pip install -q "ns3==3.44.post0"
 	$(PY) benchmarks/validate_incast.py
 
+## docs: the user guide (mkdocs, material theme) into site/; the scenario and command-line references are
+## generated from the code at build time (docs/hooks.py); strict, so a broken link fails the build
+docs: setup
+	$(PY) -m pip install -q "mkdocs>=1.6,<2" "mkdocs-material>=9.5" "mkdocstrings[python]>=0.26"
+	$(VENV)/bin/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) target site

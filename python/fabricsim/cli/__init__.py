@@ -70,11 +70,18 @@ class LazyGroup(click.Group):
             cmd = self.commands.get(name)
             if cmd is not None and cmd.hidden:
                 continue
-            text = cmd.get_short_help_str(limit) if cmd is not None else \
-                click.utils.make_default_short_help(COMMANDS[name][2], limit)
+            text = cmd.get_short_help_str(limit) if cmd is not None else _short_help(COMMANDS[name][2], limit)
             rows.append((name, text))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _short_help(text: str, limit: int) -> str:
+    """The registry's one-line help cut to `limit` characters at a word, with "..." (as click cuts a command's)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:max(limit - 3, 0)].rsplit(" ", 1)[0]
+    return cut.rstrip(" .,;:") + "..."
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
