@@ -10,7 +10,8 @@ that flows collide on; `ftree-ar` needs the packet engine's per-packet adaptive 
 The overhead is calibrated once, on the no-failure case only: linear shift with Ftree is conflict-free, so its
 completion time is phases × (transfer + path latency) + (phases − 1) × overhead, and `calibrate` solves the
 overhead for a measured per-server throughput (the study's 141 Gb/s and setup are in `studies.fors`). Every
-failure case then comes out of the model.
+failure case then comes out of the model. A measurement calibrates the network it was made on only: on any other
+fat-tree the overhead is an input (`evaluate`'s `overhead_s`).
 """
 
 from __future__ import annotations

@@ -24,6 +24,8 @@ def _fat_tree(m0: int, m1: int, scenario: str | None, failed: str | None, random
         if scenario is not None:
             return study.scenario(scenario, m0, m1, seed)
         if random_links is not None:
+            if random_links > m0 * m1:
+                raise ValueError(f"--random-failures {random_links}: FT(2;{m0},{m1}) has {m0 * m1} leaf-spine links")
             return random_failures(m0, m1, random_links, seed)
         links = []
         for item in (failed or "").split(","):
@@ -33,7 +35,11 @@ def _fat_tree(m0: int, m1: int, scenario: str | None, failed: str | None, random
         return FatTree(m0, m1, frozenset(links))
     except ValueError as e:
         msg = str(e)
-        if "invalid literal" in msg:
+        if random_links is not None and not msg.startswith("--"):
+            msg = f"--random-failures {random_links}: {msg}"
+        elif failed is not None and msg.startswith("failed link"):
+            msg = f"--failed: {msg} (leaves 0..{m1 - 1}, spines 0..{m0 - 1})"
+        elif "invalid literal" in msg:
             msg = "--failed takes LEAF:SPINE pairs (0-based leaf and spine indices), e.g. 0:0,5:1"
         elif msg.startswith("unknown scenario"):
             msg = (f"--scenario: unknown scenario '{scenario}': give one of the study's, "
@@ -56,9 +62,10 @@ def _topology_options(fn):
     fn = click.option("--scenario", default=None,
                       help="A named failure scenario of the study: 0F, 1F_SW0 … 3F_SW0, 1F_SW0_5_11 … "
                            "3F_SW0_5_11, SW18_19, SW18_19_22_23 (switch ids as the study's Fig. 2).")(fn)
-    fn = click.option("--m1", type=click.IntRange(min=2), default=study.M1, show_default=True, help="Leaves.")(fn)
+    fn = click.option("--m1", type=click.IntRange(min=2), default=study.M1, show_default=True,
+                      help="Leaves (default: the study's network).")(fn)
     fn = click.option("--m0", type=click.IntRange(min=1), default=study.M0, show_default=True,
-                      help="Servers per leaf = spines.")(fn)
+                      help="Servers per leaf = spines (default: the study's network).")(fn)
     return fn
 
 
@@ -185,36 +192,55 @@ def verify_cmd(m0, m1, scenario, failed, random_links, seed, routes_file, schedu
 @fors.command("evaluate")
 @_topology_options
 @click.option("--scheme", type=click.Choice(["fors", "ftree", "minhop", "ftree-ar"]), default="fors", show_default=True)
-@click.option("--active", type=click.IntRange(min=2), default=study.ACTIVE_SERVERS, show_default=True,
-              help="Servers taking part.")
-@click.option("--link-gbps", type=click.FloatRange(min=0, min_open=True), default=study.LINK_GBPS, show_default=True)
+@click.option("--active", type=click.IntRange(min=2), default=None,
+              help=f"Servers taking part, spread evenly over the leaves. Default: the study's {study.ACTIVE_SERVERS} on "
+                   f"its FT(2;{study.M0},{study.M1}), every server (M0·M1) on any other fat-tree.")
+@click.option("--link-gbps", type=click.FloatRange(min=0, min_open=True), default=study.LINK_GBPS, show_default=True,
+              help="Every link's rate, Gb/s.")
 @click.option("--msg-kib", type=click.IntRange(min=1), default=study.MSG_BYTES // 1024, show_default=True,
-              help="Message per pair and phase.")
+              help="Message per pair and phase, KiB.")
 @click.option("--overhead-us", type=click.FloatRange(min=0), default=None,
-              help="Per-phase synchronization overhead; default: calibrated so that 0F with Ftree gives the "
-                   "study's 141 Gb/s per server.")
+              help="Per-phase synchronization overhead in microseconds, an input. Default: on the study's "
+                   f"FT(2;{study.M0},{study.M1}), calibrated so that 0F with linear shift + Ftree gives the study's "
+                   f"{study.PER_SERVER_GBPS_0F:g} Gb/s per server ({study.ACTIVE_SERVERS} servers, "
+                   f"{study.LINK_GBPS:g} Gb/s, this message size) and held fixed; on any other fat-tree "
+                   f"{study.DEFAULT_OVERHEAD_US:g} (the network alone).")
 @click.option("--fidelity", type=click.Choice(["packet", "flow"]), default=None,
               help="Engine (default: flow; packet for ftree-ar, whose adaptive choice needs queues).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def evaluate_cmd(m0, m1, scenario, failed, random_links, seed, scheme, active, link_gbps, msg_kib, overhead_us,
                  fidelity, as_json) -> None:
     """Simulate the synchronized phased all-to-all (a barrier between phases) and report throughput per server
-    (Gb/s), total (Tb/s), phases and the most flows on one link in a phase."""
+    (Gb/s), total (Tb/s), phases and the most flows on one link in a phase, with the inputs it used (the overhead
+    labelled as calibrated to the study's 141 Gb/s, on the study's network only, or as an input)."""
     ft = _fat_tree(m0, m1, scenario, failed, random_links, seed)
+    if active is not None and active > ft.servers:
+        raise UserError(f"fabricsim fors evaluate: --active {active}: FT(2;{m0},{m1}) has {ft.servers} servers, "
+                        f"so at most {ft.servers}")
+    active_from = ("given" if active is not None else
+                   "the study's" if study.is_study_network(ft) else f"all of FT(2;{m0},{m1})")
     try:
         ev = study.evaluate(ft, scheme, active=active, link_gbps=link_gbps, msg_bytes=msg_kib * 1024,
-                      overhead_s=None if overhead_us is None else overhead_us * 1e-6, fidelity=fidelity)
+                            overhead_s=None if overhead_us is None else overhead_us * 1e-6, fidelity=fidelity)
     except ValueError as e:
         raise UserError(f"fabricsim fors evaluate: {e}") from None
     out = ev.to_json()
-    out["scenario"] = scenario
+    out.update(scenario=scenario, overhead_us=ev.extra["overhead_s"] * 1e6, link_gbps=link_gbps)
     if as_json:
         echo_json(out)
         return
-    click.echo(f"{scheme} on FT(2;{m0},{m1}) {scenario or ''} (f = {ev.f}, m = {ev.m}): {ev.throughput_per_server_gbps:.1f} "
+    if ev.extra["overhead_role"] == "calibrated":
+        how = f"{study.CALIBRATED}: 0F, linear shift + Ftree, {study.ACTIVE_SERVERS} servers, {study.LINK_GBPS:g} Gb/s"
+    elif overhead_us is not None:
+        how = "input: --overhead-us"
+    else:
+        how = f"input: --overhead-us default, {study.DEFAULT_OVERHEAD_US:g} off the study's network"
+    name = f"{scenario} " if scenario else ""
+    click.echo(f"{scheme} on FT(2;{m0},{m1}) {name}(f = {ev.f}, m = {ev.m}): {ev.throughput_per_server_gbps:.1f} "
                f"Gb/s per server, {ev.total_tbps:.2f} Tb/s over {ev.active} servers; {ev.phases} phases, at most "
-               f"{ev.max_flows_per_link} flow(s) per link and phase; {ev.fidelity} engine, overhead "
-               f"{ev.extra['overhead_s'] * 1e6:.2f} us per phase")
+               f"{ev.max_flows_per_link} flow(s) per link and phase; {ev.fidelity} engine")
+    click.echo(f"  inputs: {ev.active} active servers ({active_from}), {link_gbps:g} Gb/s links, {msg_kib} KiB per "
+               f"pair and phase; overhead {ev.extra['overhead_s'] * 1e6:.2f} us per phase ({how})")
 
 
 @fors.command("export-opensm")
