@@ -7,8 +7,9 @@
 
 use crate::error::{Error, Result};
 use crate::record::FlowKind;
+use crate::policy::PathPolicy;
 use crate::routing::{flow_salt, message_salt, Fib, PathTable};
-use crate::spec::{EcmpMode, NodeKind, RunSpec, SourceKind, SwitchModel};
+use crate::spec::{EcmpMode, NodeKind, PolicySpec, RunSpec, SourceKind, SwitchModel};
 use crate::topology::{Topology, NONE};
 use crate::workload::collectives::{expand, Base};
 use crate::workload::Workload;
@@ -96,17 +97,24 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
         }
     }
     let topo = Topology::build(&spec.network)?;
-    let fib = Fib::build(&topo);
+    let fib = match &spec.routing.policy {
+        PolicySpec::DimensionOrder { dims, routers } => Fib::build_dimension_order(&topo, dims, routers)?,
+        _ => Fib::build(&topo),
+    };
+    let policy = PathPolicy::new(&spec.routing.policy, &topo);
     let mut paths = PathTable::default();
     let n_src = spec.sources.len() as u32;
     let n_msg = wl.n_msgs() as u32;
     let n_tcp = spec.tcp.len() as u32;
     let mut flows = Vec::with_capacity((n_src + n_msg + 2 * n_tcp) as usize);
     let per_message = spec.routing.ecmp == EcmpMode::PerMessage;
-    let mut route = |field: &dyn Fn() -> String, src: u32, src_nic: u32, dst: u32, dst_nic: u32, path: Option<&[u32]>, cache: Option<(&mut PathCache, u32)>| -> Result<FlowRoute> {
+    let seed = spec.seed;
+    let salt_of = |f: u32| if per_message { message_salt(seed, f) } else { flow_salt(seed, f) };
+    let mut route = |f: u32, field: &dyn Fn() -> String, src: u32, src_nic: u32, dst: u32, dst_nic: u32, path: Option<&[u32]>, cache: Option<(&mut PathCache, u32)>| -> Result<FlowRoute> {
         let src_port = topo.nic_port(src, src_nic);
         let dst_port = topo.nic_port(dst, dst_nic);
         let dst_ep = topo.port_ep[dst_port as usize];
+        let salt = salt_of(f);
         let path_id = match path {
             Some(nodes) => match cache {
                 Some((map, key)) => match map.get(&(key, src_port, dst_port)) {
@@ -129,11 +137,13 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
                         ),
                     ));
                 }
-                NONE
+                match policy.path(&fib, &topo, src_port, dst_ep, salt, &field())? {
+                    Some(nodes) => paths.add(&topo, &format!("{}.path", field()), &nodes, src_port, dst_port)?,
+                    None => NONE,
+                }
             }
         };
-        // The salt needs the flow's final number; it is set once every flow is listed.
-        Ok(FlowRoute { src_port, dst_ep, path: path_id, salt: 0, src, dst })
+        Ok(FlowRoute { src_port, dst_ep, path: path_id, salt, src, dst })
     };
     let mut flow_names: Vec<String> = Vec::new();
     let mut flow_name: Vec<u32> = Vec::with_capacity(flows.capacity());
@@ -142,7 +152,7 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
         names.len() as u32 - 1
     };
     for (i, s) in spec.sources.iter().enumerate() {
-        flows.push(route(&|| format!("sources[{i}]"), s.src, s.src_nic, s.dst, s.dst_nic, s.path.as_deref(), None)?);
+        flows.push(route(i as u32, &|| format!("sources[{i}]"), s.src, s.src_nic, s.dst, s.dst_nic, s.path.as_deref(), None)?);
         flow_name.push(name(&mut flow_names, s.name.clone()));
     }
     let mut path_cache: PathCache = HashMap::new();
@@ -151,23 +161,20 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
     for i in 0..n_msg as usize {
         let p = wl.path[i];
         let nodes = (p != NONE).then(|| &wl.path_nodes[wl.path_start[p as usize] as usize..wl.path_start[p as usize + 1] as usize]);
-        flows.push(route(&|| format!("messages[{i}]"), wl.src[i], wl.src_nic[i], wl.dst[i], wl.dst_nic[i], nodes, Some((&mut path_cache, p)))?);
+        flows.push(route(n_src + i as u32, &|| format!("messages[{i}]"), wl.src[i], wl.src_nic[i], wl.dst[i], wl.dst_nic[i], nodes, Some((&mut path_cache, p)))?);
         flow_name.push(match wl.msg_name.get(i) {
             Some(&k) if k != NONE => msg_name_base + k,
             _ => NONE,
         });
     }
     for (i, t) in spec.tcp.iter().enumerate() {
-        flows.push(route(&|| format!("tcp[{i}]"), t.src, t.src_nic, t.dst, t.dst_nic, t.path.as_deref(), None)?);
+        flows.push(route(n_src + n_msg + i as u32, &|| format!("tcp[{i}]"), t.src, t.src_nic, t.dst, t.dst_nic, t.path.as_deref(), None)?);
         flow_name.push(name(&mut flow_names, t.name.clone()));
     }
     for (i, t) in spec.tcp.iter().enumerate() {
         let rev = t.path.as_ref().map(|p| p.iter().rev().copied().collect::<Vec<u32>>());
-        flows.push(route(&|| format!("tcp[{i}]"), t.dst, t.dst_nic, t.src, t.src_nic, rev.as_deref(), None)?);
+        flows.push(route(n_src + n_msg + n_tcp + i as u32, &|| format!("tcp[{i}]"), t.dst, t.dst_nic, t.src, t.src_nic, rev.as_deref(), None)?);
         flow_name.push(name(&mut flow_names, format!("{}/ack", t.name)));
-    }
-    for (f, flow) in flows.iter_mut().enumerate() {
-        flow.salt = if per_message { message_salt(spec.seed, f as u32) } else { flow_salt(spec.seed, f as u32) };
     }
     Ok(Compiled { spec, wl, topo, fib, paths, flows, n_src, n_msg, n_tcp, flow_names, flow_name })
 }

@@ -5,6 +5,7 @@ pub mod compile;
 pub mod control;
 pub mod dag;
 pub mod error;
+pub mod policy;
 pub mod record;
 pub mod routing;
 pub mod spec;

@@ -52,8 +52,141 @@ pub struct Fib {
 }
 
 impl Fib {
-    /// One BFS per attachment switch. O(groups × (nodes + ports) + switches × groups + endpoints).
+    /// Least-cost tables: one search per attachment switch, breadth-first when every link weight is 1 and
+    /// Dijkstra otherwise. O(groups × (nodes + ports) · log) time, O(switches × groups) entries.
     pub fn build(topo: &Topology) -> Fib {
+        let mut fib = Fib::skeleton(topo);
+        let unit = topo.ports.iter().all(|p| p.weight == 1);
+        let n = topo.n_nodes();
+        let mut dist = vec![u64::MAX; n];
+        let mut order: Vec<u32> = Vec::new();
+        let mut frontier: Vec<u32> = Vec::new();
+        let mut next: Vec<u32> = Vec::new();
+        let mut heap = std::collections::BinaryHeap::new();
+        for g in 0..fib.n_groups {
+            let attach = fib.group_attach[g];
+            for &v in &order {
+                dist[v as usize] = u64::MAX;
+            }
+            order.clear();
+            dist[attach as usize] = 0;
+            order.push(attach);
+            if unit {
+                frontier.clear();
+                frontier.push(attach);
+                let mut d = 0;
+                while !frontier.is_empty() {
+                    next.clear();
+                    for &v in &frontier {
+                        for p in topo.ports_of(v) {
+                            let w = topo.ports[p as usize].peer_node;
+                            if topo.is_switch(w) && dist[w as usize] == u64::MAX {
+                                dist[w as usize] = d + 1;
+                                next.push(w);
+                                order.push(w);
+                            }
+                        }
+                    }
+                    std::mem::swap(&mut frontier, &mut next);
+                    d += 1;
+                }
+            } else {
+                heap.clear();
+                heap.push(std::cmp::Reverse((0u64, attach)));
+                while let Some(std::cmp::Reverse((d, v))) = heap.pop() {
+                    if d > dist[v as usize] {
+                        continue;
+                    }
+                    for p in topo.ports_of(v) {
+                        let port = &topo.ports[p as usize];
+                        let w = port.peer_node;
+                        let nd = d + port.weight as u64;
+                        if topo.is_switch(w) && nd < dist[w as usize] {
+                            if dist[w as usize] == u64::MAX {
+                                order.push(w);
+                            }
+                            dist[w as usize] = nd;
+                            heap.push(std::cmp::Reverse((nd, w)));
+                        }
+                    }
+                }
+            }
+            for &v in &order[1..] {
+                let start = fib.hops.len() as u32;
+                for p in topo.ports_of(v) {
+                    let port = &topo.ports[p as usize];
+                    let w = port.peer_node;
+                    if topo.is_switch(w) && dist[w as usize] != u64::MAX && dist[w as usize] + port.weight as u64 == dist[v as usize] {
+                        fib.hops.push(p);
+                    }
+                }
+                let len = fib.hops.len() as u32 - start;
+                fib.entries[fib.switch_idx[v as usize] as usize * fib.n_groups + g] = (start, len);
+            }
+        }
+        fib
+    }
+
+    /// Dimension-order tables on a torus whose router at linear coordinate i is `routers[i]` (first
+    /// dimension fastest): toward a host on router t, router v takes its link to the neighbour one step along
+    /// the first dimension where their coordinates differ, the shorter way around (positive on a tie).
+    /// Errors name a host attached to a switch off the torus, or a missing torus link. O(groups × routers × dims).
+    pub fn build_dimension_order(topo: &Topology, dims: &[u32], routers: &[u32]) -> Result<Fib> {
+        let mut fib = Fib::skeleton(topo);
+        let mut coord_of = vec![NONE; topo.n_nodes()];
+        for (i, &r) in routers.iter().enumerate() {
+            coord_of[r as usize] = i as u32;
+        }
+        let coords = |mut i: u32| -> Vec<u32> {
+            dims.iter()
+                .map(|&d| {
+                    let c = i % d;
+                    i /= d;
+                    c
+                })
+                .collect()
+        };
+        let linear = |c: &[u32]| -> u32 { c.iter().zip(dims).rev().fold(0, |acc, (&x, &d)| acc * d + x) };
+        for g in 0..fib.n_groups {
+            let attach = fib.group_attach[g];
+            let t = coord_of[attach as usize];
+            if t == NONE {
+                return Err(Error::spec(
+                    "routing.policy.routers",
+                    format!("hosts attach to '{}', which is not a router of the torus", topo.names[attach as usize]),
+                ));
+            }
+            let tc = coords(t);
+            for (i, &v) in routers.iter().enumerate() {
+                if v == attach {
+                    continue;
+                }
+                let mut c = coords(i as u32);
+                let k = (0..dims.len()).find(|&k| c[k] != tc[k]).expect("distinct routers differ somewhere");
+                let d = dims[k];
+                let up = (tc[k] + d - c[k]) % d; // steps the positive way
+                c[k] = if up <= d - up { (c[k] + 1) % d } else { (c[k] + d - 1) % d };
+                let w = routers[linear(&c) as usize];
+                let start = fib.hops.len() as u32;
+                for p in topo.ports_of(v) {
+                    if topo.ports[p as usize].peer_node == w {
+                        fib.hops.push(p);
+                    }
+                }
+                if fib.hops.len() as u32 == start {
+                    return Err(Error::spec(
+                        "routing.policy.routers",
+                        format!("no link from '{}' to its torus neighbour '{}'", topo.names[v as usize], topo.names[w as usize]),
+                    ));
+                }
+                fib.entries[fib.switch_idx[v as usize] as usize * fib.n_groups + g] = (start, fib.hops.len() as u32 - start);
+            }
+        }
+        Ok(fib)
+    }
+
+    /// Switch indices, endpoint groups and their last hops, with every table entry empty. O(nodes + endpoints).
+    fn skeleton(topo: &Topology) -> Fib {
         let n = topo.n_nodes();
         let mut switch_idx = vec![NONE; n];
         let mut ns = 0u32;
@@ -84,48 +217,36 @@ impl Fib {
             hops.push(topo.ports[nic as usize].peer_port);
         }
         let n_groups = group_attach.len();
-        let mut entries = vec![(0u32, 0u32); ns as usize * n_groups];
-        let mut dist = vec![u32::MAX; n];
-        let mut frontier: Vec<u32> = Vec::new();
-        let mut next: Vec<u32> = Vec::new();
-        let mut order: Vec<u32> = Vec::new();
-        for (g, &attach) in group_attach.iter().enumerate() {
-            for &v in &order {
-                dist[v as usize] = u32::MAX;
-            }
-            order.clear();
-            order.push(attach);
-            dist[attach as usize] = 1;
-            frontier.clear();
-            frontier.push(attach);
-            let mut d = 1;
-            while !frontier.is_empty() {
-                next.clear();
-                for &v in &frontier {
-                    for p in topo.ports_of(v) {
-                        let w = topo.ports[p as usize].peer_node;
-                        if topo.is_switch(w) && dist[w as usize] == u32::MAX {
-                            dist[w as usize] = d + 1;
-                            next.push(w);
-                            order.push(w);
-                        }
-                    }
-                }
-                std::mem::swap(&mut frontier, &mut next);
-                d += 1;
-            }
-            for &v in &order[1..] {
-                let start = hops.len() as u32;
-                for p in topo.ports_of(v) {
-                    let w = topo.ports[p as usize].peer_node;
-                    if topo.is_switch(w) && dist[w as usize] + 1 == dist[v as usize] {
-                        hops.push(p);
-                    }
-                }
-                entries[switch_idx[v as usize] as usize * n_groups + g] = (start, hops.len() as u32 - start);
-            }
-        }
+        let entries = vec![(0u32, 0u32); ns as usize * n_groups];
         Fib { switch_idx, ep_group, group_attach, n_groups, entries, ep_hop, hops }
+    }
+
+    /// A node path from the source NIC `src_port` to endpoint `dst_ep` over the tables, each ECMP choice a
+    /// hash of `salt` and the node; `None` if the tables do not reach it. O(path length).
+    pub fn walk(&self, topo: &Topology, src_port: u32, dst_ep: u32, salt: u64) -> Option<Vec<u32>> {
+        let port = &topo.ports[src_port as usize];
+        let mut path = vec![port.node];
+        self.walk_from(topo, port.peer_node, dst_ep, salt, &mut path)?;
+        Some(path)
+    }
+
+    /// Append the nodes from switch (or host) `v` to the host of `dst_ep` onto `path`. O(path length).
+    pub fn walk_from(&self, topo: &Topology, mut v: u32, dst_ep: u32, salt: u64, path: &mut Vec<u32>) -> Option<()> {
+        let dst = topo.ports[topo.endpoints[dst_ep as usize] as usize].node;
+        let limit = path.len() + topo.n_nodes() + 1;
+        while v != dst {
+            if !topo.is_switch(v) || path.len() > limit {
+                return None;
+            }
+            path.push(v);
+            let c = self.next_hops(v, dst_ep);
+            if c.is_empty() {
+                return None;
+            }
+            v = topo.ports[c[ecmp_index(salt, v, c.len())] as usize].peer_node;
+        }
+        path.push(dst);
+        Some(())
     }
 
     /// Equal-cost egress ports at switch `v` toward endpoint `ep` (empty if unreachable). O(1).
@@ -235,7 +356,7 @@ mod tests {
     use crate::spec::{LinkSpec, NetworkSpec, NodeKind, NodeSpec, PortSpec};
 
     fn link(a: u32, b: u32) -> LinkSpec {
-        LinkSpec { a, b, rate_bps: 1_000_000_000, delay_ps: 0, a_end: PortSpec::default(), b_end: PortSpec::default() }
+        LinkSpec { a, b, rate_bps: 1_000_000_000, delay_ps: 0, weight: 1, a_end: PortSpec::default(), b_end: PortSpec::default() }
     }
 
     fn node(name: &str, kind: NodeKind) -> NodeSpec {

@@ -143,6 +143,14 @@ pub struct NodeSpec {
     pub input_buffer_bytes: u64,
 }
 
+fn one() -> u32 {
+    1
+}
+
+fn is_one(w: &u32) -> bool {
+    *w == 1
+}
+
 fn default_input_buffer() -> u64 {
     128 * 1024
 }
@@ -173,6 +181,9 @@ pub struct LinkSpec {
     pub rate_bps: u64,
     #[serde(default)]
     pub delay_ps: u64,
+    /// Routing cost of the link in both directions (least-cost ECMP); 1 for every link gives fewest hops.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub weight: u32,
     /// Egress configuration of a's port toward b.
     #[serde(default)]
     pub a_end: PortSpec,
@@ -268,6 +279,42 @@ pub enum EcmpMode {
 pub struct RoutingSpec {
     #[serde(default)]
     pub ecmp: EcmpMode,
+    /// The topology family's routing on top of least-cost ECMP.
+    #[serde(default, skip_serializing_if = "PolicySpec::is_minimal")]
+    pub policy: PolicySpec,
+}
+
+/// How routes are chosen. Node lists are dense node indices.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PolicySpec {
+    /// Least-cost ECMP forwarding tables (link weights; fewest hops when every weight is 1).
+    #[default]
+    Minimal,
+    /// Dimension-order routing on a torus: `routers[i]` sits at linear coordinate i (first dimension fastest);
+    /// a packet corrects the first differing coordinate, the shorter way around its ring (positive on a tie).
+    DimensionOrder { dims: Vec<u32>, routers: Vec<u32> },
+    /// Valiant routing on a dragonfly: between groups, minimal to a random router of a third group, then
+    /// minimal on (the choice a hash of the seed and the flow); within a group, minimal.
+    Valiant { groups: Vec<Vec<u32>> },
+    /// NCCL's PXN on a rail-optimized cluster: a flow between GPUs of different servers and rails crosses the
+    /// sender's NVSwitch to its GPU on the destination's rail and leaves through that GPU's NIC.
+    Pxn { servers: Vec<RailServerSpec> },
+}
+
+impl PolicySpec {
+    pub fn is_minimal(&self) -> bool {
+        *self == PolicySpec::Minimal
+    }
+}
+
+/// One server of a rail-optimized cluster: its NVSwitch, and per rail its GPU (a host) and the GPU's NIC switch.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RailServerSpec {
+    pub nvswitch: u32,
+    pub gpus: Vec<u32>,
+    pub nics: Vec<u32>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -388,6 +435,66 @@ impl RunSpec {
         Ok(spec)
     }
 
+    /// The routing policy's node lists: in range, of the right kind, and consistent. O(listed nodes).
+    fn validate_policy(&self) -> Result<()> {
+        let nodes = &self.network.nodes;
+        let check = |field: String, v: u32, kind: NodeKind| -> Result<()> {
+            match nodes.get(v as usize) {
+                None => Err(Error::spec(field, format!("node index {v} out of range (0..{})", nodes.len()))),
+                Some(n) if n.kind != kind => {
+                    let said = |k: NodeKind| if k == NodeKind::Host { "host" } else { "switch" };
+                    Err(Error::spec(field, format!("'{}' is a {}, not a {}", n.name, said(n.kind), said(kind))))
+                }
+                _ => Ok(()),
+            }
+        };
+        match &self.routing.policy {
+            PolicySpec::Minimal => {}
+            PolicySpec::DimensionOrder { dims, routers } => {
+                if dims.is_empty() || dims.contains(&0) {
+                    return Err(Error::spec("routing.policy.dims", "needs at least one dimension, each of size > 0"));
+                }
+                let count: u64 = dims.iter().map(|&d| d as u64).product();
+                if count != routers.len() as u64 {
+                    return Err(Error::spec(
+                        "routing.policy.routers",
+                        format!("{} routers for dimensions {dims:?} ({count} positions)", routers.len()),
+                    ));
+                }
+                for (i, &r) in routers.iter().enumerate() {
+                    check(format!("routing.policy.routers[{i}]"), r, NodeKind::Switch)?;
+                }
+            }
+            PolicySpec::Valiant { groups } => {
+                if groups.len() < 2 {
+                    return Err(Error::spec("routing.policy.groups", "Valiant routing needs at least two groups"));
+                }
+                for (g, rs) in groups.iter().enumerate() {
+                    if rs.is_empty() {
+                        return Err(Error::spec(format!("routing.policy.groups[{g}]"), "a group needs a router"));
+                    }
+                    for (i, &r) in rs.iter().enumerate() {
+                        check(format!("routing.policy.groups[{g}][{i}]"), r, NodeKind::Switch)?;
+                    }
+                }
+            }
+            PolicySpec::Pxn { servers } => {
+                for (k, s) in servers.iter().enumerate() {
+                    let f = |x: &str| format!("routing.policy.servers[{k}].{x}");
+                    check(f("nvswitch"), s.nvswitch, NodeKind::Switch)?;
+                    if s.gpus.len() != s.nics.len() || s.gpus.is_empty() {
+                        return Err(Error::spec(f("nics"), "one NIC switch per GPU (rail), and at least one GPU"));
+                    }
+                    for (i, (&g, &n)) in s.gpus.iter().zip(&s.nics).enumerate() {
+                        check(f(&format!("gpus[{i}]")), g, NodeKind::Host)?;
+                        check(f(&format!("nics[{i}]")), n, NodeKind::Switch)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Reject impossible values of the header (network, sources, TCP, measurement), among them a source or
     /// TCP connection that would send forever (no stop of its own, no byte limit and no scenario stop). The
     /// workload (message and barrier rows, columns, collectives) is checked by `Workload::validate` in
@@ -424,6 +531,9 @@ impl RunSpec {
             if l.rate_bps == 0 {
                 return Err(Error::spec(f("rate_bps"), "must be > 0"));
             }
+            if l.weight == 0 {
+                return Err(Error::spec(f("weight"), "must be > 0"));
+            }
             for (end, p) in [("a_end", &l.a_end), ("b_end", &l.b_end)] {
                 if let Some(q) = &p.queue {
                     check_egress(&f(&format!("{end}.queue")), q)?;
@@ -433,6 +543,7 @@ impl RunSpec {
                 }
             }
         }
+        self.validate_policy()?;
         let nics = self.nic_counts();
         let check_end = |field: &str, node: u32, nic: u32| -> Result<()> {
             if node >= n {

@@ -18,6 +18,8 @@ pub struct Port {
     pub link: u32,
     pub rate: Bps,
     pub delay: Time,
+    /// Routing cost of the link (least-cost ECMP).
+    pub weight: u32,
     pub rate_cap: Option<Bps>,
     pub queue: EgressSpec,
     /// Arrival indices to drop (sorted, deduplicated).
@@ -75,6 +77,7 @@ impl Topology {
                 link: li as u32,
                 rate: Bps(l.rate_bps),
                 delay: Time(l.delay_ps),
+                weight: l.weight,
                 rate_cap: end.rate_cap_bps.map(Bps),
                 queue: end.queue.clone().unwrap_or_else(|| net.default_queue.clone()),
                 drop_packets: {

@@ -17,7 +17,7 @@ fn main() {
     for s in 0..spines {
         nodes.push(sw(format!("spine{s}")));
     }
-    let link = |a, b, rate_bps| LinkSpec { a, b, rate_bps, delay_ps: 1_000_000, a_end: PortSpec::default(), b_end: PortSpec::default() };
+    let link = |a, b, rate_bps| LinkSpec { a, b, rate_bps, delay_ps: 1_000_000, weight: 1, a_end: PortSpec::default(), b_end: PortSpec::default() };
     for s in 0..spines {
         links.push(link(0, 2 + s, 800_000_000_000));
         links.push(link(1, 2 + s, 800_000_000_000));
@@ -50,7 +50,7 @@ fn main() {
         links,
         default_queue: EgressSpec { limit_packets: Some(1_000_000), limit_bytes: None, qdisc: None },
     };
-    let spec = RunSpec { messages, routing: RoutingSpec { ecmp: EcmpMode::PerFlow }, ..RunSpec::new(1, network) };
+    let spec = RunSpec { messages, routing: RoutingSpec { ecmp: EcmpMode::PerFlow, ..Default::default() }, ..RunSpec::new(1, network) };
     let r = fabricsim_des::run(&spec).expect("benchmark run");
     println!(
         "events {} in {:.3} s = {:.2} M events/s; packets rx {} dropped {}; completion {:.3} ms",

@@ -13,7 +13,7 @@ fn fat_tree(m0: u32, m1: u32, rate: u64) -> NetworkSpec {
     let mut nodes: Vec<NodeSpec> = (0..hosts).map(|i| NodeSpec::new(format!("h{i}"), NodeKind::Host, 0)).collect();
     nodes.extend((0..m1).map(|l| NodeSpec::new(format!("leaf{l}"), NodeKind::Switch, 0)));
     nodes.extend((0..m0).map(|s| NodeSpec::new(format!("spine{s}"), NodeKind::Switch, 0)));
-    let link = |a, b| LinkSpec { a, b, rate_bps: rate, delay_ps: 0, a_end: Default::default(), b_end: Default::default() };
+    let link = |a, b| LinkSpec { a, b, rate_bps: rate, delay_ps: 0, weight: 1, a_end: Default::default(), b_end: Default::default() };
     let mut links: Vec<LinkSpec> = (0..hosts).map(|h| link(h, hosts + h / m0)).collect();
     for l in 0..m1 {
         for s in 0..m0 {

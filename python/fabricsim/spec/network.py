@@ -36,13 +36,57 @@ class LinkDef(_Model):
     b: Name
     rate: LinkRate
     delay: Duration = 0
+    weight: PositiveInt = 1
+    """Routing cost of the link (both directions): the forwarding tables hold the least-cost paths (ECMP over
+    ties); with every weight 1 they are the fewest-hop paths."""
+
+
+class DimensionOrderPolicy(_Model):
+    """Dimension-order routing on a torus: correct the first coordinate that differs, then the next, each
+    the shorter way around its ring (the positive way on a tie). `routers[i]` sits at the coordinates of
+    linear index i, the first dimension fastest: i = x0 + d0·(x1 + d1·x2)."""
+
+    kind: Literal["dimension_order"]
+    dims: list[PositiveInt]
+    routers: list[Name]
+
+
+class ValiantPolicy(_Model):
+    """Valiant routing on a dragonfly: a packet between two groups goes minimally to a router of a random
+    third group (a hash of the seed and the message), then minimally on; within a group, minimal."""
+
+    kind: Literal["valiant"]
+    groups: list[list[Name]]
+    """The routers of each group."""
+
+
+class RailServer(_Model):
+    """One server of a rail-optimized cluster: its NVSwitch, and per rail its GPU and the GPU's NIC switch."""
+
+    nvswitch: Name
+    gpus: list[Name]
+    nics: list[Name]
+
+
+class PxnPolicy(_Model):
+    """PXN (NCCL's PCI x NVLink): a message between GPUs on different servers and different rails first
+    crosses the NVSwitch to the sending server's GPU on the destination's rail and leaves through that
+    GPU's NIC, so it stays on one rail in the network; everything else follows the forwarding tables."""
+
+    kind: Literal["pxn"]
+    servers: list[RailServer]
+
+
+RoutingPolicy = Annotated[Union[DimensionOrderPolicy, ValiantPolicy, PxnPolicy], Field(discriminator="kind")]
 
 
 class Network(_Model):
-    """A resolved network: nodes and links (what every topology builder returns)."""
+    """A resolved network: nodes and links (what every topology builder returns), and the routing policy a
+    topology family imposes on top of least-cost ECMP (None: least-cost ECMP alone)."""
 
     nodes: list[NodeDef]
     links: list[LinkDef]
+    policy: RoutingPolicy | None = None
 
 
 # ---- queues, ports, routing -----------------------------------------------------------------------------

@@ -160,6 +160,24 @@ class Scenario(_Model):
             raise ScenarioError(self._source, p.field, p.reason) from None
 
 
+def _policy_wire(policy, index: dict[str, int], topo_field: str) -> dict:
+    """The network's routing policy with node names resolved to indices ({} for least-cost ECMP alone)."""
+    if policy is None:
+        return {}
+
+    def ids(names: list[str], f: str) -> list[int]:
+        return [_node(index, n, f"{topo_field}.policy.{f}[{k}]") for k, n in enumerate(names)]
+
+    if policy.kind == "dimension_order":
+        return {"policy": {"kind": policy.kind, "dims": list(policy.dims), "routers": ids(policy.routers, "routers")}}
+    if policy.kind == "valiant":
+        return {"policy": {"kind": policy.kind, "groups": [ids(g, f"groups[{k}]") for k, g in enumerate(policy.groups)]}}
+    return {"policy": {"kind": policy.kind, "servers": [
+        {"nvswitch": _node(index, s.nvswitch, f"{topo_field}.policy.servers[{k}].nvswitch"),
+         "gpus": ids(s.gpus, f"servers[{k}].gpus"), "nics": ids(s.nics, f"servers[{k}].nics")}
+        for k, s in enumerate(policy.servers)]}}
+
+
 def _to_wire(sc: Scenario, rows: bool = True, cycles: bool = True) -> dict:
     """The wire spec; with `rows=False` the header alone (message and barrier names are only checked against
     the flow names, their rows are the workload's); with `cycles=False` the rows' dependency cycles are left to
@@ -186,6 +204,8 @@ def _to_wire(sc: Scenario, rows: bool = True, cycles: bool = True) -> dict:
         ports_of[a].append((i, b, "a_end"))
         ports_of[b].append((i, a, "b_end"))
         links.append({"a": a, "b": b, "rate_bps": l.rate, "delay_ps": l.delay, "a_end": {}, "b_end": {}})
+        if l.weight != 1:
+            links[-1]["weight"] = l.weight
     for i, p in enumerate(sc.ports):
         f = f"ports[{i}]"
         node = _node(index, p.node, f"{f}.node")
@@ -347,7 +367,7 @@ def _to_wire(sc: Scenario, rows: bool = True, cycles: bool = True) -> dict:
             "links": links,
             "default_queue": sc.queue.wire(),
         },
-        "routing": {"ecmp": sc.routing.ecmp},
+        "routing": {"ecmp": sc.routing.ecmp, **_policy_wire(net.policy, index, topo_field)},
         "sources": sources,
         "messages": messages,
         "tcp": tcp,

@@ -26,7 +26,7 @@ impl Net {
         self.nodes.len() as u32 - 1
     }
     pub fn link(&mut self, a: u32, b: u32, rate_bps: u64, delay_ps: u64) -> usize {
-        self.links.push(LinkSpec { a, b, rate_bps, delay_ps, a_end: PortSpec::default(), b_end: PortSpec::default() });
+        self.links.push(LinkSpec { a, b, rate_bps, delay_ps, weight: 1, a_end: PortSpec::default(), b_end: PortSpec::default() });
         self.links.len() - 1
     }
     pub fn spec(self, seed: u64) -> RunSpec {
