@@ -5,7 +5,10 @@ from __future__ import annotations
 import click
 
 from ..errors import UserError
-from ._common import EXIT_USER_ERROR, FIDELITY, echo_json, stdout_console
+from ._common import EXIT_INCOMPLETE, EXIT_USER_ERROR, FIDELITY, echo_json, stdout_console
+
+EXIT_RUNS_FAILED = 1
+"""Some runs were invalid or failed, others have results (stored and summarized)."""
 
 
 @click.command("sweep")
@@ -14,7 +17,8 @@ from ._common import EXIT_USER_ERROR, FIDELITY, echo_json, stdout_console
               help="Results folder (SQLite, WAL); default: ./fabricsim-outputs/<sweep name> (in the current folder).")
 @click.option("--workers", type=click.IntRange(min=0), default=None,
               help="Local worker processes (default: one per core; 0 = run in this process).")
-@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Run on an existing Dask cluster instead.")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
+              help="Run on an existing Dask cluster instead. Connecting gives up after 5 s (exit 2, one line).")
 @click.option("--seeds", type=click.IntRange(min=1), default=None, help="Override the number of seeds (1..N).")
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True, help="Retries of a failed run.")
 @click.option("--export", "export_path", default=None, metavar="FILE.csv|FILE.parquet", help="Also export the runs.")
@@ -25,12 +29,22 @@ def sweep(spec_file, store_dir, workers, scheduler, seeds, retries, export_path,
     """Run a sweep: every grid point x seed of SWEEP.toml, on local processes or a Dask cluster.
 
     Every finished run is committed to the store at once; re-running skips stored runs, so an
-    interrupted sweep resumes where it stopped. Invalid points are reported once and not retried.
-    Prints mean ± 95% CI (Student t over seeds) of every numeric metric per point, and where the results are.
+    interrupted sweep resumes where it stopped. Invalid points and incomplete runs (the workload did not
+    complete, e.g. a message never delivered after a drop: stored with their metrics and reason) are
+    outcomes: stored, never run again, and reported by every invocation; failed runs are retried.
+    Prints mean ± 95% CI (Student t over seeds) of every numeric metric per point (incomplete runs
+    included, marked), the counts, and where the results are.
+
+    \b
+    Exit status, after storing every run and printing the summary:
+      0  every run ok
+      1  some runs invalid or failed, others ran (one line: how many, the first error)
+      2  bad input: every run invalid, an unreadable sweep file, an unreachable scheduler
+      3  some runs incomplete, none invalid or failed (one line: how many, the first reason)
     """
     from pathlib import Path
 
-    from ..sweep import Store, SweepFailed, load_sweep, run_sweep
+    from ..sweep import SchedulerUnreachable, Store, SweepFailed, load_sweep, run_sweep
 
     if export_path and Path(export_path).suffix not in (".csv", ".parquet"):
         raise UserError(f"fabricsim sweep: --export: '{export_path}' must end in .csv or .parquet")
@@ -43,7 +57,10 @@ def sweep(spec_file, store_dir, workers, scheduler, seeds, retries, export_path,
                         quiet=quiet or as_json, source=spec_file)
     except SweepFailed as e:
         click.echo(f"fabricsim sweep: {e}", err=True)
-        raise click.exceptions.Exit(EXIT_USER_ERROR if not e.result.failed else 1) from None
+        raise click.exceptions.Exit(EXIT_USER_ERROR if not e.result.failed else EXIT_RUNS_FAILED) from None
+    except SchedulerUnreachable as e:
+        click.echo(f"fabricsim sweep: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_USER_ERROR) from None
     if export_path:
         with Store(store_dir) as st:
             st.export(export_path, spec.name)
@@ -53,13 +70,42 @@ def sweep(spec_file, store_dir, workers, scheduler, seeds, retries, export_path,
         summary["export"] = export_path
     if as_json:
         echo_json(summary)
-        return
-    _print_points(summary)
-    click.echo(f"{spec.name}: {res.total} runs ({res.ok} ok: {res.skipped} already stored, {res.ran} ran; "
-               f"{len(res.invalid)} invalid, {len(res.failed)} failed) in {res.wall_s:.1f} s on {res.executor}")
-    click.echo(f"results stored in {(Path(store_dir) / 'results.sqlite').resolve()}")
-    for err in summary["errors"]:
-        click.echo(f"  {err}", err=True)
+    else:
+        _print_points(summary)
+        click.echo(f"{spec.name}: {res.total} runs ({res.skipped} already stored, {res.ran} ran): {res.ok} ok, "
+                   f"{len(res.incomplete)} incomplete, {len(res.invalid)} invalid, {len(res.failed)} failed "
+                   f"in {res.wall_s:.1f} s on {res.executor}")
+        click.echo(f"results stored in {(Path(store_dir) / 'results.sqlite').resolve()}")
+    _exit_status(res)
+
+
+def _exit_status(res) -> None:
+    """One stderr line per kind of trouble (invalid or failed runs; incomplete runs), naming how many and the
+    first one's error or reason; then exit 1 (invalid or failed) or 3 (incomplete), or return (all ok)."""
+    bad = res.invalid + res.failed
+    if bad:
+        kinds = [f"{len(x)} {word}" for x, word in ((res.invalid, "invalid"), (res.failed, "failed")) if x]
+        what = kinds[0].split(" ", 1)[1] if len(kinds) == 1 else f"invalid or failed ({', '.join(kinds)})"
+        click.echo(f"fabricsim sweep: {res.name}: {len(bad)} of {res.total} runs {what}; the first "
+                   f"({_run_label(bad[0][0])}): {bad[0][1]}", err=True)
+    if res.incomplete:
+        task, reason = res.incomplete[0]
+        click.echo(f"fabricsim sweep: {res.name}: {len(res.incomplete)} of {res.total} runs incomplete; the first "
+                   f"({_run_label(task)}): {reason}", err=True)
+    if bad:
+        raise click.exceptions.Exit(EXIT_RUNS_FAILED)
+    if res.incomplete:
+        raise click.exceptions.Exit(EXIT_INCOMPLETE)
+
+
+def _point_label(params: dict) -> str:
+    """A point as `path = value, ...` ("(base)" for the base scenario itself)."""
+    return ", ".join(f"{k} = {v}" for k, v in params.items()) or "(base)"
+
+
+def _run_label(task) -> str:
+    """A run as its point and seed."""
+    return f"{_point_label(task.params)}, seed {task.seed}"
 
 
 def _print_points(summary: dict) -> None:
@@ -70,7 +116,9 @@ def _print_points(summary: dict) -> None:
     for col, just in (("point", "left"), ("metric", "left"), ("mean", "right"), ("± 95% CI", "right"), ("n", "right")):
         t.add_column(col, justify=just)
     for p in summary["points"]:
-        label = ", ".join(f"{k} = {v}" for k, v in p["params"].items()) or "(base)"
+        label = _point_label(p["params"])
+        if p["incomplete"]:
+            label += " (incomplete)" if p["incomplete"] == p["n"] else f" ({p['incomplete']} of {p['n']} incomplete)"
         for i, (m, st) in enumerate(p["metrics"].items()):
             t.add_row(label if i == 0 else "", m, _num(st["mean"]), "-" if st["ci95"] is None else _num(st["ci95"]),
                       str(st["n"]), end_section=i == len(p["metrics"]) - 1)

@@ -32,7 +32,14 @@ class MessageDef(_Model):
     """A message transfer: `size` bytes of payload in packets of `packet_size` (+ `header`), paced by the NIC.
 
     It starts `delay` after the later of `start` and the completion of every message (or barrier) named in
-    `after`."""
+    `after`.
+
+    Messages do not retransmit, so messages (and the collectives and traces made of them) complete only on a
+    lossless fabric (input-buffered switches with credit-based flow control: the topology's `switch_model =
+    "input_buffered"` or a custom node's `model`; or `fidelity = "flow"`) or with queues that never overflow;
+    on a lossy queue one dropped packet means the workload never completes, and `fabricsim run` (and
+    `fabricsim sweep`) exits with 3 naming why. Traffic that must survive loss goes over a transport that
+    retransmits: `[[tcp]]` connections."""
 
     name: Name
     src: Name

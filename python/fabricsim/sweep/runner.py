@@ -10,15 +10,18 @@ from typing import Any
 from ..errors import FabricsimError
 from .executors import make_executor
 from .spec import RunTask, SweepSpec, expand
-from .store import Store
+from .store import MEASURED, Store
+
+STORED = (*MEASURED, "invalid")
+"""Run outcomes stored (deterministic, never run again); a "failed" run is not stored."""
 
 GUARD_HINT = ('a script that calls run_sweep with local workers must run it under `if __name__ == "__main__":` '
               "(workers start by importing the script)")
 
 
 class SweepFailed(FabricsimError):
-    """Every run of a sweep failed or was invalid: nothing to summarize. `result` is the SweepResult; the message
-    names how many runs failed and the first one's reason."""
+    """Every run of a sweep failed or was invalid: no run has metrics to summarize. `result` is the SweepResult;
+    the message names how many runs failed and the first one's reason."""
 
     def __init__(self, result: "SweepResult"):
         self.result = result
@@ -33,8 +36,13 @@ class SweepFailed(FabricsimError):
 
 @dataclass
 class SweepResult:
-    """What a sweep did. `frame()` gives the stored ok runs of exactly this sweep's tasks (this spec, this code),
-    whenever they ran: a run is stored once, under the first sweep that ran it, and runs of older code are left out."""
+    """What a sweep did. `frame()` gives the stored runs with metrics (ok and incomplete, told apart by `status`)
+    of exactly this sweep's tasks (this spec, this code), whenever they ran: a run is stored once, under the first
+    sweep that ran it, and runs of older code are left out.
+
+    `ok`, `incomplete` and `invalid` describe this sweep's stored runs, run now or before (each is a
+    deterministic outcome, stored and never run again); `failed` lists the runs that failed in this invocation
+    (not stored: the next invocation tries them again); `ran` and `skipped` count this invocation's runs."""
 
     name: str
     store_dir: Path
@@ -42,7 +50,9 @@ class SweepResult:
     skipped: int
     ran: int
     invalid: list[tuple[RunTask, str]] = field(default_factory=list)
+    """(task, error) of every invalid run, in grid order."""
     failed: list[tuple[RunTask, str]] = field(default_factory=list)
+    """(task, error) of every run that failed now, in completion order."""
     wall_s: float = 0.0
     executor: str = ""
     hashes: list[str] = field(default_factory=list)
@@ -52,6 +62,9 @@ class SweepResult:
     """Point key -> its parameters (by path), in grid order."""
     ok: int = 0
     """Runs of this sweep stored as ok (run now or before)."""
+    incomplete: list[tuple[RunTask, str]] = field(default_factory=list)
+    """(task, reason) of every run whose workload did not complete (e.g. a message never delivered after a drop),
+    in grid order: stored with its metrics, status "incomplete"."""
 
     def frame(self):
         import pandas as pd
@@ -62,24 +75,31 @@ class SweepResult:
         return pd.DataFrame(rows)
 
     def summary(self) -> dict[str, Any]:
+        """Counts of the runs (see the class), the distinct errors of invalid and failed runs (sorted) and the
+        distinct reasons of incomplete ones (in grid order), the first 20 of each."""
         return {
             "sweep": self.name, "store": str(self.store_dir), "executor": self.executor, "total": self.total,
-            "skipped": self.skipped, "ran": self.ran, "ok": self.ok, "invalid": len(self.invalid),
-            "failed": len(self.failed), "wall_s": round(self.wall_s, 3),
+            "skipped": self.skipped, "ran": self.ran, "ok": self.ok, "incomplete": len(self.incomplete),
+            "invalid": len(self.invalid), "failed": len(self.failed), "wall_s": round(self.wall_s, 3),
             "errors": sorted({e for _, e in self.invalid + self.failed})[:20],
+            "incomplete_reasons": list(dict.fromkeys(r for _, r in self.incomplete))[:20],
         }
 
     def point_summary(self) -> dict[str, Any]:
         """Per point and numeric metric: mean, 95% CI half-width (Student t over the point's seeds, None for one
-        seed) and n, from the stored ok runs. Returns {"metrics": [names, first-seen order], "points": [{"params",
-        "n", "metrics": {name: {"mean", "ci95", "n"}}}, ...]} with points in grid order. Means of integral values
-        stay ints (`intify`)."""
+        seed) and n, from the stored runs with metrics (ok and incomplete). Returns {"metrics": [names, first-seen
+        order], "points": [{"params", "n", "incomplete", "metrics": {name: {"mean", "ci95", "n"}}}, ...]} with
+        points in grid order; "incomplete" counts the point's incomplete runs among its n. Means of integral
+        values stay ints (`intify`)."""
         from ..report.stats import ci95
 
         with Store(self.store_dir) as s:
             runs = s.metrics(self.hashes)
         values: dict[str, dict[str, list[float]]] = {k: {} for k in self.params}
         seeds: dict[str, int] = {k: 0 for k in self.params}
+        unfinished: dict[str, int] = {k: 0 for k in self.params}
+        for t, _ in self.incomplete:
+            unfinished[t.point_key] += 1
         names: dict[str, None] = {}
         for h, metrics in runs.items():
             key = self.points[h]
@@ -95,7 +115,7 @@ class SweepResult:
                 mean, _, half, n = ci95(values[key].get(m, []))
                 if n:
                     stats[m] = {"mean": intify(mean), "ci95": None if n < 2 else half, "n": n}
-            points.append({"params": params, "n": seeds[key], "metrics": stats})
+            points.append({"params": params, "n": seeds[key], "incomplete": unfinished[key], "metrics": stats})
         return {"metrics": list(names), "points": points}
 
 
@@ -109,15 +129,16 @@ def intify(x: float) -> int | float:
 
 
 def _progress(quiet: bool, transient: bool = False):
-    """A rich progress bar on stderr, shown only when stderr is a terminal and not `quiet`; `transient` erases it
-    when done."""
+    """A rich progress bar on stderr (runs done, failures, incomplete runs, ETA), shown only when stderr is a
+    terminal and not `quiet`; `transient` erases it when done."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     console = Console(stderr=True)
     prog = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("failures {task.fields[failures]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        TextColumn("failures {task.fields[failures]}"), TextColumn("incomplete {task.fields[incomplete]}"),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
         console=console, disable=quiet or not console.is_terminal, transient=transient,
     )
     return prog
@@ -129,12 +150,15 @@ def run_sweep(spec: SweepSpec, base: dict[str, Any], store_dir: str | Path, *, w
     """Run every (point, seed) of `spec` not already in the store at `store_dir`.
 
     Each finished run is committed at once, so a killed sweep resumes where it stopped. Invalid points are
-    recorded once with their error and never retried; other failures are retried `retries` times and then
-    reported (not stored, so the next invocation tries them again). Raises SweepFailed (with the result) when no
-    run of the sweep is stored as ok, e.g. every run failed.
+    stored with their error and incomplete runs (the workload did not complete) with their metrics and reason;
+    neither is ever run again, and every invocation reports them. Other failures are retried `retries` times
+    and then reported (not stored, so the next invocation tries them again). Raises SweepFailed (with the
+    result) when no run of the sweep has metrics (ok or incomplete), e.g. every run failed, and
+    SchedulerUnreachable when a Dask scheduler given by address does not answer.
 
-    Progress: a bar on stderr (runs done of those to run, failures, ETA) when stderr is a terminal and not
-    `quiet`, titled `label` (default: the sweep's name); `transient` erases it when the sweep ends."""
+    Progress: a bar on stderr (runs done of those to run, failures, incomplete runs, ETA) when stderr is a
+    terminal and not `quiet`, titled `label` (default: the sweep's name); `transient` erases it when the sweep
+    ends."""
     t0 = time.perf_counter()
     tasks = expand(spec, base, seeds=seeds, source=source)
     unique: dict[str, RunTask] = {}
@@ -148,19 +172,29 @@ def run_sweep(spec: SweepSpec, base: dict[str, Any], store_dir: str | Path, *, w
         res = SweepResult(spec.name, store_dir, len(unique), len(unique) - len(todo), 0, executor=executor.name,
                           hashes=list(unique), points={h: t.point_key for h, t in unique.items()},
                           params={t.point_key: t.params for t in unique.values()})
+        if todo:
+            executor.connect()
         with _progress(quiet, transient) as prog:
-            bar = prog.add_task(label or spec.name, total=len(todo), failures=0)
+            bar = prog.add_task(label or spec.name, total=len(todo), failures=0, incomplete=0)
+            seen = {"failures": 0, "incomplete": 0}
             for task, out in executor.run(todo, retries):
-                if out["status"] in ("ok", "invalid"):
+                if out["status"] in STORED:
                     store.put(task, out)
                     res.ran += 1
-                    if out["status"] == "invalid":
-                        res.invalid.append((task, out["error"]))
                 else:
                     res.failed.append((task, out["error"]))
-                prog.update(bar, advance=1, failures=len(res.invalid) + len(res.failed))
-        res.ok = len(store.hashes(status="ok") & set(unique))
+                seen["failures"] += out["status"] in ("invalid", "failed")
+                seen["incomplete"] += out["status"] == "incomplete"
+                prog.update(bar, advance=1, **seen)
+        outcomes = store.outcomes(res.hashes)
+    for h, t in unique.items():
+        status, why = outcomes.get(h, (None, None))
+        res.ok += status == "ok"
+        if status == "incomplete":
+            res.incomplete.append((t, why))
+        elif status == "invalid":
+            res.invalid.append((t, why))
     res.wall_s = time.perf_counter() - t0
-    if res.total and not res.ok:
+    if res.total and not res.ok and not res.incomplete:
         raise SweepFailed(res)
     return res

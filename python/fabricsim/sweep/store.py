@@ -21,15 +21,23 @@ CREATE TABLE IF NOT EXISTS runs (
     point_key TEXT NOT NULL,
     params TEXT NOT NULL,
     seed INTEGER NOT NULL,
-    status TEXT NOT NULL,          -- 'ok' or 'invalid'
-    metrics TEXT,                  -- JSON object (ok runs)
-    error TEXT,                    -- one line (invalid runs)
+    status TEXT NOT NULL,          -- 'ok', 'incomplete' or 'invalid'
+    metrics TEXT,                  -- JSON object (ok and incomplete runs)
+    error TEXT,                    -- one line: the error (invalid runs) or the reason (incomplete runs)
     wall_s REAL,
     version TEXT NOT NULL,
     finished_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS runs_by_sweep ON runs (sweep, point_key);
 """
+
+MEASURED = ("ok", "incomplete")
+"""The statuses of runs that have metrics: ok, and incomplete (the run ended with its workload unfinished, e.g. a
+message never delivered after a drop; a deterministic outcome, stored like an ok run, with its reason)."""
+
+
+def _statuses(status: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    return () if status is None else (status,) if isinstance(status, str) else tuple(status)
 
 
 class Store:
@@ -54,20 +62,34 @@ class Store:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def hashes(self, sweep: str | None = None, status: str | None = None) -> set[str]:
-        """Stored run hashes, of one sweep and/or one status ('ok', 'invalid') when given."""
-        q, args = "SELECT hash FROM runs WHERE 1=1", []
+    @staticmethod
+    def _where(sweep: str | None, status: str | tuple[str, ...] | None) -> tuple[str, list[Any]]:
+        """The WHERE clause (and its arguments) selecting one sweep's runs and/or runs of the given statuses."""
+        q, args = " WHERE 1=1", []
         if sweep:
             q, args = q + " AND sweep = ?", args + [sweep]
-        if status:
-            q, args = q + " AND status = ?", args + [status]
-        return {h for (h,) in self.db.execute(q, args)}
+        wanted = _statuses(status)
+        if wanted:
+            q, args = q + f" AND status IN ({','.join('?' * len(wanted))})", args + list(wanted)
+        return q, args
 
-    def metrics(self, hashes: list[str]) -> dict[str, dict[str, Any]]:
-        """Run hash -> metrics of the stored ok runs among `hashes`, in storage order. O(stored runs)."""
+    def hashes(self, sweep: str | None = None, status: str | tuple[str, ...] | None = None) -> set[str]:
+        """Stored run hashes, of one sweep and/or of one status or several ('ok', 'incomplete', 'invalid')."""
+        q, args = self._where(sweep, status)
+        return {h for (h,) in self.db.execute("SELECT hash FROM runs" + q, args)}
+
+    def metrics(self, hashes: list[str], status: str | tuple[str, ...] = MEASURED) -> dict[str, dict[str, Any]]:
+        """Run hash -> metrics of the stored runs among `hashes` with the given status (default: ok and
+        incomplete), in storage order. O(stored runs)."""
         want = set(hashes)
-        rows = self.db.execute("SELECT hash, metrics FROM runs WHERE status = 'ok' ORDER BY rowid")
+        q, args = self._where(None, status)
+        rows = self.db.execute("SELECT hash, metrics FROM runs" + q + " ORDER BY rowid", args)
         return {h: json.loads(m) for h, m in rows if h in want and m}
+
+    def outcomes(self, hashes: list[str]) -> dict[str, tuple[str, str | None]]:
+        """Run hash -> (status, error or reason) of every stored run among `hashes`. O(stored runs)."""
+        want = set(hashes)
+        return {h: (st, err) for h, st, err in self.db.execute("SELECT hash, status, error FROM runs") if h in want}
 
     def put(self, task: RunTask, result: dict[str, Any]) -> bool:
         """Commit one finished run; False if its hash was already stored. O(log n)."""
@@ -77,7 +99,7 @@ class Store:
             "INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (
                 task.hash, task.sweep, task.point_key, json.dumps(task.params, sort_keys=True, default=str), task.seed,
-                result["status"], json.dumps(result.get("metrics")) if result["status"] == "ok" else None,
+                result["status"], json.dumps(result.get("metrics")) if result["status"] in MEASURED else None,
                 result.get("error"), result.get("wall_s"), __version__,
                 _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             ),
@@ -85,35 +107,33 @@ class Store:
         self.db.commit()
         return cur.rowcount == 1
 
-    def rows(self, sweep: str | None = None, status: str | None = "ok") -> list[dict[str, Any]]:
-        """Stored runs as flat dicts: hash, sweep, seed, wall_s, version, params (by path), metrics."""
-        q = "SELECT hash, sweep, params, seed, status, metrics, error, wall_s, version FROM runs WHERE 1=1"
-        args: list[Any] = []
-        if sweep:
-            q += " AND sweep = ?"
-            args.append(sweep)
-        if status:
-            q += " AND status = ?"
-            args.append(status)
+    def rows(self, sweep: str | None = None, status: str | tuple[str, ...] | None = MEASURED) -> list[dict[str, Any]]:
+        """Stored runs as flat dicts: hash, sweep, seed, status, wall_s, version, params (by path), metrics, and
+        `incomplete_reason` (incomplete runs) or `error` (invalid runs). Default: the runs with metrics (ok and
+        incomplete); `status=None` gives every run."""
+        q, args = self._where(sweep, status)
+        cols = "SELECT hash, sweep, params, seed, status, metrics, error, wall_s, version FROM runs"
         out = []
-        for h, sw, params, seed, st, metrics, error, wall, ver in self.db.execute(q + " ORDER BY rowid", args):
+        for h, sw, params, seed, st, metrics, error, wall, ver in self.db.execute(cols + q + " ORDER BY rowid", args):
             row = {"hash": h, "sweep": sw, "seed": seed, "status": st, "wall_s": wall, "version": ver}
             row.update(json.loads(params))
             if metrics:
                 row.update(json.loads(metrics))
             if error:
-                row["error"] = error
+                row["incomplete_reason" if st == "incomplete" else "error"] = error
             out.append(row)
         return out
 
-    def frame(self, sweep: str | None = None, status: str | None = "ok"):
-        """The stored runs as a pandas DataFrame (one row per run; params and metrics as columns)."""
+    def frame(self, sweep: str | None = None, status: str | tuple[str, ...] | None = MEASURED):
+        """The stored runs as a pandas DataFrame (one row per run; params and metrics as columns; by default the
+        ok and incomplete runs, told apart by `status`)."""
         import pandas as pd
 
         return pd.DataFrame(self.rows(sweep, status))
 
     def export(self, path: str | Path, sweep: str | None = None) -> Path:
-        """Write the runs to CSV or Parquet (by the file's suffix)."""
+        """Write the runs with metrics (ok and incomplete, see `status` and `incomplete_reason`) to CSV or
+        Parquet (by the file's suffix)."""
         p = Path(path)
         df = self.frame(sweep)
         if p.suffix == ".parquet":

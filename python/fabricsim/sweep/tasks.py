@@ -2,6 +2,11 @@
 
 A task function takes (payload dict, seed) and returns a flat dict of metrics. "simulate" runs the packet
 engine and returns `standard_metrics`; any "module:function" importable on the workers may be used.
+
+A `complete` key of the returned dict is the run's outcome, not a metric: with `complete: False` (the run's
+workload did not complete, e.g. a message never delivered) the run is stored as "incomplete", with its other
+metrics and the reason its `incomplete_reason` key gives. A dict without `complete` (or with `complete: True`)
+is an ok run, all its keys metrics.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import time
+from collections.abc import Mapping
 from typing import Any, Callable
 
 from ..errors import ScenarioError
@@ -41,12 +47,19 @@ def standard_metrics(rec) -> dict[str, Any]:
 
 
 def simulate(payload: dict[str, Any], seed: int, source: str = "<sweep>") -> dict[str, Any]:
-    """The default task: validate the scenario, run the packet engine, return `standard_metrics`."""
+    """The default task: validate the scenario, run the packet engine, return `standard_metrics` plus the
+    outcome (`complete`, and `incomplete_reason` when it did not complete: the record's own sentence)."""
     from ..engine import run
     from ..spec import scenario_from_dict
 
     sc = scenario_from_dict(payload, source)
-    return standard_metrics(run(sc, seed=seed))
+    rec = run(sc, seed=seed)
+    out = standard_metrics(rec)
+    reason = rec.incomplete_reason(None if sc.stop is None else sc.stop * 1e-12)
+    out["complete"] = reason is None
+    if reason is not None:
+        out["incomplete_reason"] = reason
+    return out
 
 
 _FILE_MODULES: dict[str, Any] = {}
@@ -70,9 +83,15 @@ def resolve(name: str) -> Callable[..., dict[str, Any]]:
     return getattr(importlib.import_module(mod), fn)
 
 
+INCOMPLETE_REASON = "the task reported complete = false (no incomplete_reason given)"
+"""The reason stored for an incomplete run whose task gave none."""
+
+
 def execute(task: RunTask) -> dict[str, Any]:
-    """Run one task. Returns {"status": "ok", "metrics", "wall_s"} or {"status": "invalid", "error"} for a
-    spec the user must fix (never retried). Any other exception propagates, and the executor retries."""
+    """Run one task. Returns {"status": "ok", "metrics", "wall_s"}; {"status": "incomplete", "metrics",
+    "error" (the reason), "wall_s"} when the task's dict says `complete: False` (a deterministic outcome,
+    stored and never retried); or {"status": "invalid", "error"} for a spec the user must fix (never retried).
+    Any other exception propagates, and the executor retries."""
     t0 = time.perf_counter()
     if "__invalid__" in task.payload:
         return {"status": "invalid", "error": f"{task.source}: {task.payload['__invalid__']}"}
@@ -81,4 +100,13 @@ def execute(task: RunTask) -> dict[str, Any]:
         metrics = fn(task.payload, task.seed, task.source) if fn is simulate else fn(task.payload, task.seed)
     except ScenarioError as e:
         return {"status": "invalid", "error": str(e)}
-    return {"status": "ok", "metrics": metrics, "wall_s": time.perf_counter() - t0}
+    wall_s = time.perf_counter() - t0
+    if not isinstance(metrics, Mapping):
+        raise TypeError(f"task '{task.task}' returned {type(metrics).__name__}, not a dict of metrics")
+    metrics = dict(metrics)
+    complete = metrics.pop("complete", None)
+    if complete is not None and not complete:  # False, or numpy's False
+        reason = metrics.pop("incomplete_reason", None)
+        one_line = " ".join(str(reason).split()) if reason else INCOMPLETE_REASON
+        return {"status": "incomplete", "metrics": metrics, "error": one_line, "wall_s": wall_s}
+    return {"status": "ok", "metrics": metrics, "wall_s": wall_s}
