@@ -87,9 +87,11 @@ def test_reproduce_and_report_through_the_cli(tmp_path, capsys, monkeypatch):
     work.mkdir()
     monkeypatch.chdir(work)
     assert main(["reproduce", "engine_checks", "--quick", "--experiments", str(exp), "--workers", "2", "--quiet"]) == 0
-    assert capsys.readouterr().out.rstrip().endswith("wrote fabricsim-outputs/engine_checks/: report.json and 1 figure")
+    *_, wrote, totals = capsys.readouterr().out.rstrip().splitlines()
+    assert wrote == "wrote fabricsim-outputs/engine_checks/: report.json and 1 figure"
     assert sorted(p.name for p in (exp / "engine_checks").iterdir() if p.name != "__pycache__") == before
     rep = json.loads((work / "fabricsim-outputs" / "engine_checks" / "report.json").read_text())
+    assert totals == f"engine_checks: {len(rep['comparisons'])} pass, 0 miss, 0 calibrated"
     assert rep["comparisons"] and all(c["passed"] for c in rep["comparisons"]), \
         [c for c in rep["comparisons"] if not c["passed"]]
     assert all(Path(f["path"]).parent == work / "fabricsim-outputs" / "engine_checks" for f in rep["figures"])

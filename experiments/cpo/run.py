@@ -45,8 +45,9 @@ def design_numbers(ctx, paper: dict) -> None:
     for p in paper["ratios"]:
         r = rows[p["key"]]
         role = p.get("role", "result")
-        ctx.compare(f"design-{p['id']}", f"MOTION vs baseline: {p['key']} ({'change, %' if p['kind'] == 'change_pct' else 'ratio'})",
-                    p["value"], r[p["kind"]], abs=p["abs"], source=p["where"], role=role,
+        pct = p["kind"] == "change_pct"  # a change in %, its tolerance in percentage points
+        ctx.compare(f"design-{p['id']}", f"MOTION vs baseline: {p['key']} ({'change' if pct else 'ratio'})",
+                    p["value"], r[p["kind"]], "%" if pct else "", abs=p["abs"], source=p["where"], role=role,
                     note=f"{r['baseline']:g} → {r['motion']:g}" + (", ratio of preset inputs" if role == "input" else ""))
     e = paper["endpoints_min"]
     for k in d:

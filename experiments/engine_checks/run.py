@@ -1,5 +1,6 @@
 """Closed-form and hand-computed checks of the packet engine, run through the same sweep, statistics and report
-machinery as the studies. The "paper" column holds the closed form or hand calculation stated in each row."""
+machinery as the studies. Every row's reference is a closed form or a hand calculation (its source names it), so
+the reference column says "closed form" or "hand calculation", never "paper"."""
 
 from __future__ import annotations
 
@@ -28,12 +29,12 @@ def closed_forms(ctx) -> None:
     one["messages"] = [{"name": "m", "src": "h0", "dst": "h1", "size": 10_000, "packet_size": 1000, "header": 40}]
     r = run(scenario_from_dict(one))
     ctx.compare("link-1", "one message over one link: 10 x 1040 B at 1 Gb/s + 1 us", 84.2, r.completion_time_s * 1e6,
-                "us", abs=1e-6, source="(P+h)·8/rate + d")
+                "us", abs=1e-6, source="(P+h)·8/rate + d", reference="closed form")
     four = chain(4, "10Gbps", "1us", "500ns")
     four["messages"] = [{"name": "m", "src": "h0", "dst": "h1", "size": 150_000, "packet_size": 1500}]
     r = run(scenario_from_dict(four))
     ctx.compare("hops-4", "100 x 1500 B over 4 store-and-forward hops, 10 Gb/s, 1 us, 500 ns/switch", 129.1,
-                r.completion_time_s * 1e6, "us", abs=1e-6, source="(P+k−1)·ser + k·d + (k−1)·L")
+                r.completion_time_s * 1e6, "us", abs=1e-6, source="(P+k−1)·ser + k·d + (k−1)·L", reference="closed form")
 
 
 def droptail(ctx) -> None:
@@ -42,7 +43,8 @@ def droptail(ctx) -> None:
     for _, row in df.sort_values("B").iterrows():
         b = int(row["B"])
         ctx.compare(f"droptail-B{b}", f"drops of a 20-packet burst, DropTail limit {b}", max(0, 11 - b),
-                    row["dropped_packets"], "packets", abs=0, source="20 − 9 served − B queued")
+                    row["dropped_packets"], "packets", abs=0, source="20 − 9 served − B queued",
+                    reference="hand calculation")
 
 
 def fairness(ctx) -> None:
@@ -60,11 +62,12 @@ def fairness(ctx) -> None:
 
     even = shares([0, 3 * period + period // 4, 7 * period + period // 2, 2 * period + 3 * period // 4])
     for i, s in enumerate(even):
-        ctx.compare(f"fair-{i}", f"share of CBR flow {i}, starts interleaved evenly", 0.25, s, rel=0.02, source="1/N")
+        ctx.compare(f"fair-{i}", f"share of CBR flow {i}, starts interleaved evenly", 0.25, s, rel=0.02, source="1/N",
+                    reference="closed form")
     gaps = shares([0, period // 10, period // 2, 6 * period // 10])
     for i, (s, want) in enumerate(zip(gaps, [0.4, 0.1, 0.4, 0.1])):
         ctx.compare(f"phase-{i}", f"share of CBR flow {i}, start phases 0/.1/.5/.6", want, s, abs=0.01,
-                    source="phase gap before the flow")
+                    source="phase gap before the flow", reference="hand calculation")
 
 
 def ecmp(ctx) -> None:
@@ -81,13 +84,13 @@ def ecmp(ctx) -> None:
     long = pd.DataFrame([{"spine": k, "seed": r["seed"], "packets": r[f"spine{k}"]} for _, r in df.iterrows() for k in range(8)])
     summary = summarize(long, ["spine"], ["packets"])
     for _, row in summary.iterrows():
-        ctx.compare(f"ecmp-sp{int(row['spine'])}", f"mean packets on spine {int(row['spine'])} of 10 000 (per-message ECMP)",
-                    1250, row["packets_mean"], "packets", rel=0.05, source="10 000 / 8")
+        ctx.compare(f"ecmp-sp{int(row['spine'])}", f"mean packets on spine {int(row['spine'])} of 10,000 (per-message ECMP)",
+                    1250, row["packets_mean"], "packets", rel=0.05, source="10,000 / 8", reference="closed form")
     ctx.figure(grouped_bars(summary, "spine", "packets", title=f"Per-message ECMP over 8 spines ({len(df)} seeds, 95% CI)",
                             ylabel="packets", paper={k: 1250 for k in range(8)}, paper_label="even split",
                             bar_label=f"fabricsim, mean of {len(df)} seeds"), "ecmp_spread",
-               "Packets per spine path, mean and 95% CI over seeds; diamonds: the even split (1250).")
-    ctx.table("Per-message ECMP: packets per spine (mean ± 95% CI)", summary)
+               "Packets per spine path, mean and 95% CI over seeds; diamonds: the even split (1,250).")
+    ctx.table("Per-message ECMP: packets per spine (mean and 95% CI)", summary)
 
 
 def reproduce(ctx) -> None:

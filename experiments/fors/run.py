@@ -137,7 +137,7 @@ def fig7(ctx) -> None:
     ctx.table("Fig. 7: phase multiplier; I_formula = P_f/P_0 by the study's formula (P_0 = P − M0 counts inter-leaf "
               "phases only), I_mean = our schedules' phases over our no-failure count (P − 1)", df)
     fig = lines(df.assign(I_ci95=0.0), "f", "I", "topology", title="Fig. 7: phase multiplier vs bandwidth reduction",
-                xlabel="bandwidth reduction f", ylabel="I = P_f / P_0")
+                xlabel="bandwidth reduction f", ylabel="I = P_f / P_0", group_label="{}, our FORS schedules")
     ax = fig.axes[0]
     for line, (topo, g) in zip(list(ax.lines), df.groupby("topology", sort=False)):
         ax.plot(g["f"], g["I_formula"], linestyle="--", linewidth=1.2, color=line.get_color(),

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fabricsim.report.figures import distribution, grouped_bars, timeseries
+from fabricsim.report.figures import distribution, grouped_bars, legend, timeseries
 from fabricsim.studies.incast import IncastParams, run_incast, sampled_peak
 
 TITLE = "Incast: synchronized AI bursts on a bottleneck, FIFO vs FQ-CoDel, TCP baseline (study 001)"
@@ -34,8 +34,8 @@ ZOOM_S = (1.0, 1.6)
 """Queue-depth figure window: the first three bursts (on 1.1–1.2, 1.3–1.4, 1.5–1.6 s) and the drains between."""
 TOL = {"throughput_mbps": dict(rel=0.03), "loss_pct": dict(abs=2.0), "mean_delay_ms": dict(rel=0.10),
        "offered_load_mbps": dict(rel=0.03), "max_flow_delay_ms": dict(rel=0.10), "min_flow_delay_ms": dict(rel=0.10)}
-"""The issue's tolerances (throughput ±3 %, loss ±2 points, mean delay ±10 %), and the same relative ones for the
-other rates and delays."""
+"""The issue's tolerances (throughput ±3%, loss ±2 pp, mean delay ±10%), and the same relative ones for the other
+rates and delays."""
 NAMES = {"throughput_mbps": "throughput", "offered_load_mbps": "offered load", "mean_delay_ms": "mean delay",
          "max_flow_delay_ms": "max flow delay", "min_flow_delay_ms": "min flow delay", "delay_spread_ms": "delay spread",
          "loss_pct": "packet loss", "tx_packets": "TX packets", "rx_packets": "RX packets", "lost_packets": "lost packets",
@@ -89,19 +89,20 @@ def compare(ctx, ours: dict, ns3: dict | None, paper: dict, full: bool) -> None:
             n = ns3[s]
             for key in ("throughput_mbps", "loss_pct", "mean_delay_ms"):
                 ctx.compare(f"{s}-ns3-{key}", f"{s} {NAMES[key]} vs ns-3 3.44", n[key], m[key], UNITS[key],
-                            **TOL[key], source="ns-3 3.44 run")
+                            **TOL[key], source="ns-3 3.44 run", reference="ns-3")
             if s != "S1":
                 ctx.compare(f"{s}-ns3-max_flow_delay_ms", f"{s} {NAMES['max_flow_delay_ms']} vs ns-3 3.44", n["max_flow_delay_ms"],
-                            m["max_flow_delay_ms"], "ms", **TOL["max_flow_delay_ms"], source="ns-3 3.44 run")
+                            m["max_flow_delay_ms"], "ms", **TOL["max_flow_delay_ms"], source="ns-3 3.44 run",
+                            reference="ns-3")
                 for key in ("tx_packets", "rx_packets"):
                     ctx.compare(f"{s}-ns3-{key}", f"{s} {NAMES[key]} vs ns-3 3.44", n[key], m[key], "packets",
-                                source="ns-3 3.44 run", note="exact: same applications, same queues")
+                                source="ns-3 3.44 run", reference="ns-3", note="exact: same applications, same queues")
                 ctx.compare(f"{s}-ns3-peak", f"{s} peak bottleneck discipline depth vs ns-3 3.44", n["peak_queue_pkts"],
-                            m["peak_queue_pkts"], "packets", abs=1,
+                            m["peak_queue_pkts"], "packets", abs=1, source="ns-3 3.44 run", reference="ns-3",
                             note="ns-3's trace also sees FQ-CoDel's transient limit+1 before its overlimit drop")
             if s == "S4":
                 ctx.compare("S4-ns3-jain", "S4 Jain's index of per-flow delays vs ns-3 3.44", n["jain_fairness_delay"],
-                            m["jain_fairness_delay"], abs=0.001, source="ns-3 3.44 run")
+                            m["jain_fairness_delay"], abs=0.001, source="ns-3 3.44 run", reference="ns-3")
         if s == "S1":
             continue  # the study's TCP baseline is not reproduced by ns-3 either: compared with ns-3 only
         # Against the paper: rates, percentages and delays always; absolute counts only over its 60 s.
@@ -159,7 +160,7 @@ def figures(ctx, ours: dict, ns3: dict | None, paper: dict, dur: float) -> None:
             ax = fig.axes[0]
             ax.scatter([i + 0.15 for i, s in enumerate(names) if s in ns3], [ns3[s][key] for s in names if s in ns3],
                        marker="x", color="tab:red", zorder=4, label="ns-3 3.44")
-            ax.legend(fontsize="small")
+            legend(fig, ax)
         ctx.figure(fig, f"bars_{key}", f"Study Figure 2: {label} per scenario; bars fabricsim, diamonds the paper, "
                                        "crosses ns-3 3.44 (same duration).")
     for s in ("S2", "S4"):

@@ -66,7 +66,7 @@ def table4(ctx) -> None:
         ours = s.loc[p]
         tol = 0.02 if p in CONTENTION_FREE else 0.15
         ctx.compare(f"t4-{p}-time", f"{p} All-Reduce execution time", r["time_ms"], ours["completion_time_ms_mean"], "ms",
-                    rel=tol, source="Table IV", note=f"± {ours['completion_time_ms_ci95']:.2f} over {seeds} seeds")
+                    rel=tol, source="Table IV", note=f"95% CI ±{ours['completion_time_ms_ci95']:.2f} ms over {seeds} seeds")
         raw1, raw3 = ours["packets_1hop_m_mean"], ours["packets_3hop_m_mean"]
         m1, m3 = _venus_missing(PRESETS[p]) if len(PRESETS[p]) == 2 else (0, 0)
         hop1, hop3 = raw1 - m1 * PACKETS_PER_MSG / 1e6, raw3 - m3 * PACKETS_PER_MSG / 1e6
@@ -100,7 +100,8 @@ def table4(ctx) -> None:
               table)
     for p in CONTENTION_FREE:
         ctx.compare(f"t4-{p}-flow", f"{p}: flow-level engine vs packet engine", s.loc[p, "completion_time_ms_mean"],
-                    flow.loc[p, "completion_time_ms_mean"], "ms", rel=0.005, source="fabricsim packet engine (contention-free)")
+                    flow.loc[p, "completion_time_ms_mean"], "ms", rel=0.005, source="fabricsim packet engine (contention-free)",
+                    reference="packet engine")
     fig_df = s.reset_index().rename(columns={"preset": "placement"})
     ctx.figure(grouped_bars(fig_df, "placement", "completion_time_ms", title=f"Table IV: All-Reduce execution time ({seeds} seeds, 95% CI)",
                             ylabel="execution time (ms)", paper={r["placement"]: r["time_ms"] for r in paper},
@@ -168,8 +169,8 @@ def single_rack(ctx) -> None:
             if not crossing:
                 ctx.compare(f"fig6-{p}", f"{p}: no spine crossing, so the NIC bound (N−1)·size/100G and no variation",
                             bound[group], s.loc[p, "completion_time_ms_mean"], "ms", rel=0.005,
-                            source="Fig 6, §V-A (uniform without spine crossing)",
-                            note=f"± {s.loc[p, 'completion_time_ms_ci95']:.3f} ms")
+                            source="Fig 6, §V-A (uniform without spine crossing)", reference="closed form",
+                            note=f"95% CI ±{s.loc[p, 'completion_time_ms_ci95']:.3f} ms")
         free = [p for p in ps if s.loc[p, "packets_3hop_m_mean"] == 0]
         cross = [p for p in ps if p not in free]
         if free and cross:
@@ -202,6 +203,12 @@ def concurrent(ctx) -> None:
                "fig7_concurrent", "Two concurrent All-to-Alls per placement (time until both finish), 95% CI.")
 
 
+def per_node(interfaces) -> str:
+    """Fig 8's legend entry for a number of interfaces (NICs) per node: "1 interface per node", "4 interfaces per
+    node"."""
+    return plural("interface")(interfaces) + " per node"
+
+
 def all_gather_interfaces(ctx) -> None:
     """Fig 8: All-Gather with one and with four interfaces per node (message size per interface)."""
     mib = 10.0 if ctx.quick else 100.0
@@ -228,8 +235,8 @@ def all_gather_interfaces(ctx) -> None:
                             0.165, gain, abs=0.035, source="Fig 8g-h, §V-B (spreading saves 13-20%)", note=f"{', '.join(f'{p} {v:.2f}' for p, v in g.items())} ms")
     df = pd.concat(frames)
     ctx.figure(grouped_bars(df, "preset", "completion_time_ms", "interfaces", title=f"Fig 8: All-Gather, {mib:g} MiB per interface",
-                            xlabel="placement", ylabel="execution time (ms)", group_label=plural("interface"),
-                            legend_title="per node"), "fig8_allgather", "All-Gather execution time with 1 and 4 interfaces per node, 95% CI.")
+                            xlabel="placement", ylabel="execution time (ms)",
+                            group_label=per_node), "fig8_allgather", "All-Gather execution time with 1 and 4 interfaces per node, 95% CI.")
     ctx.table(f"Fig 8: All-Gather, {mib:g} MiB per interface", df[["interfaces", "preset", "completion_time_ms_mean", "completion_time_ms_ci95",
                                                                    "throughput_per_interface_gbps_mean"]])
 

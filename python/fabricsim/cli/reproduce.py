@@ -30,11 +30,12 @@ EXPERIMENTS = click.option("--experiments", "exp_dir", default=None, metavar="DI
 def reproduce(study, quick, workers, scheduler, exp_dir, out_dir, quiet) -> None:
     """Reproduce a study (or all) from the studies' folder: our numbers beside the paper's.
 
-    Prints each published number, ours, and whether it is within the study's tolerance; saves
-    OUT/<study>/report.json, the figures and the sweeps' results (OUT: ./fabricsim-outputs unless --out).
-    `fabricsim report` then writes the HTML report.
+    Prints each reference number (the paper's, or ns-3's, a closed form, …), ours, and whether it is within the
+    study's tolerance, then each study's totals (pass, miss, calibrated); saves OUT/<study>/report.json, the
+    figures and the sweeps' results (OUT: ./fabricsim-outputs unless --out). `fabricsim report` then writes the
+    HTML report.
     """
-    from ..report.reproduce import discover, experiments_dir, outputs_dir
+    from ..report.reproduce import discover, experiments_dir, outputs_dir, totals_lines
     from ..report.reproduce import reproduce as run_study
 
     root = experiments_dir(exp_dir)
@@ -48,11 +49,14 @@ def reproduce(study, quick, workers, scheduler, exp_dir, out_dir, quiet) -> None
     out = outputs_dir(out_dir)
     if out.exists() and not out.is_dir():
         raise UserError(f"fabricsim: --out: {out} exists and is not a folder")
+    reports = []
     for name in studies if study == "all" else [study]:
         rep = run_study(studies[name], quick, workers, scheduler, quiet, out=out)
+        reports.append(rep)
         _print_comparisons(rep)
         k = len(rep.figures)
         click.echo(f"wrote {_shown(out / name)}/: report.json and {k} figure{'' if k == 1 else 's'}")
+    click.echo("\n".join(totals_lines(reports)))
 
 
 def _shown(path) -> str:
@@ -64,17 +68,27 @@ def _shown(path) -> str:
         return str(p)
 
 
+RESULT_STYLE = {"pass": "green", "miss": "red"}
+"""Colours of the result column; calibrated values and inputs (not scored) are dimmed."""
+
+
 def _print_comparisons(rep) -> None:
+    """The study's table: scored rows, then its calibrated values and inputs (labelled so, not scored). The
+    reference column gives each reference number with what it is: "6.534 (paper)", "84.2 (closed form)"."""
+    from rich.markup import escape
     from rich.table import Table
+
+    from ..report.numbers import difference, number
 
     con = stdout_console(160)
     t = Table(title=f"{rep.title} ({'quick' if rep.quick else 'full'}, {rep.wall_s:.1f} s)", title_justify="left")
-    for col in ("id", "quantity", "paper", "ours", "diff", "tolerance", "result"):
+    for col in ("id", "quantity", "reference", "ours", "diff", "tolerance", "result"):
         t.add_column(col, justify="left" if col in ("id", "quantity") else "right")
-    for c in rep.comparisons:
-        t.add_row(c.id, f"{c.quantity} {('[' + c.unit + ']') if c.unit else ''}", f"{c.paper:.4g}",
-                  "-" if c.ours is None else f"{c.ours:.4g}", "-" if c.diff is None else f"{c.diff:+.3g}",
-                  c.tolerance, "[green]pass[/green]" if c.passed else "[red]miss[/red]")
+    for c in rep.comparisons + rep.unscored:
+        style = RESULT_STYLE.get(c.label, "dim")
+        t.add_row(escape(c.id), escape(f"{c.quantity} [{c.unit}]" if c.unit else c.quantity),
+                  f"{number(c.paper, c.unit)} ({c.reference})", number(c.ours, c.unit),
+                  difference(c.diff, c.paper, c.unit), c.tolerance, f"[{style}]{c.label}[/{style}]")
     con.print(t)
 
 

@@ -1,23 +1,25 @@
 """The HTML reproduction report: a summary per study, the misses first, then each study's figures, notes, comparisons
-(paper, ours, difference, pass/miss) and its tables, collapsed.
+(reference, ours, difference, pass/miss) and its tables, collapsed.
 
 Only scored rows (role "result") count in the pass total; inputs and calibrated values are listed in the same
-tables, labelled "input" or "calibrated", and counted apart. Studies appear in seed order (the number in "Study
-000", "study 001", … of their title or summary); studies without one (the engine checks) come last."""
+tables, labelled "input" or "calibrated", and counted apart, in the same totals lines as `fabricsim reproduce`
+prints. The reference column names what each reference number is (the paper's, ns-3's, a closed form, …).
+Studies appear in seed order (the number in "Study 000", "study 001", … of their title or summary); studies
+without one (the engine checks) come last."""
 
 from __future__ import annotations
 
 import base64
 import datetime as _dt
 import html
-import math
 import os
 import re
 import shutil
 from pathlib import Path
 from urllib.parse import quote
 
-from .reproduce import Comparison, StudyReport
+from . import numbers
+from .reproduce import Comparison, StudyReport, total_counts, totals_line, totals_lines
 from .stats import column_label
 
 QUICK_BANNER = "Quick setting: fewer seeds and points; graded against the paper anyway."
@@ -42,7 +44,7 @@ table{border-collapse:collapse;font-size:.9em}table.comparisons{width:100%}td.d{
 td,th{border:1px solid var(--line);padding:4px 8px;text-align:right;vertical-align:top}
 th{background:var(--bg2);position:sticky;top:0;z-index:1}
 td.l,th.l{text-align:left}td.note{text-align:left;min-width:14em}td.src{text-align:left;min-width:9em;max-width:16em}
-td.q{text-align:left;min-width:14em;max-width:30em}.id{font-size:.8em;color:var(--muted)}
+td.q{text-align:left;min-width:14em;max-width:30em}.id,.kind{font-size:.8em;color:var(--muted)}
 td.nw{white-space:nowrap}
 .pass{color:var(--pass);font-weight:600}.miss{color:var(--miss);font-weight:600}
 .unscored{color:var(--muted);font-style:italic}
@@ -59,6 +61,8 @@ figure{margin:1.2em 0;width:100%}figure img{width:100%;height:auto;border:1px so
 figcaption{font-size:.92em;color:var(--muted);margin-top:.3em}
 details{margin:.6em 0;border:1px solid var(--line);border-radius:4px;padding:.3em .8em}
 details>summary{cursor:pointer;font-weight:600}details>summary .more{font-weight:400}details[open]>summary{margin-bottom:.4em}
+pre.totals{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.88em;background:var(--bg2);
+ border:1px solid var(--line);padding:.5em 1em;margin:.4em 0 1em;white-space:pre-wrap}
 .prose p{margin:.5em 0}.top{font-size:.8em;font-weight:400;margin-left:.6em}
 """
 
@@ -124,10 +128,7 @@ def seed_order(reports: list[StudyReport]) -> list[StudyReport]:
 
 def counts(r: StudyReport) -> dict[str, int]:
     """Per study: scored results, passes, misses, and the unscored calibrated and input rows."""
-    passed = sum(c.passed for c in r.comparisons)
-    roles = [c.role for c in r.unscored]
-    return {"results": len(r.comparisons), "pass": passed, "miss": len(r.comparisons) - passed,
-            "calibrated": roles.count("calibrated"), "input": roles.count("input")}
+    return r.counts()
 
 
 def anchor(r: StudyReport) -> str:
@@ -135,24 +136,16 @@ def anchor(r: StudyReport) -> str:
 
 
 # --- pieces -------------------------------------------------------------------------------------------------------
-def _num(v) -> str:
-    """A number for a table cell: integers in full with thousands separators, others to 4 significant digits."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "–"
-    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
-        return f"{int(v):,}"
-    if isinstance(v, float):
-        return f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:.4g}"
+def _num(v, unit: str = "") -> str:
+    """A number for a table cell (numbers.number): integers and counts in full with thousands separators, others to
+    4 significant digits."""
+    if isinstance(v, (int, float)) or v is None:
+        return numbers.number(v, unit)
     return html.escape(str(v))
 
 
 def _diff(c: Comparison) -> str:
-    if c.diff is None:
-        return "–"
-    if abs(c.diff) <= 1e-9 * max(1.0, abs(c.paper)):  # floating-point noise, not a difference
-        return "+0 (+0.0%)" if c.paper else "+0"
-    d = f"{c.diff:+.4g}"
-    return d + (f" ({c.diff / c.paper * 100:+.1f}%)" if c.paper else "")
+    return numbers.difference(c.diff, c.paper, c.unit, percent=True)
 
 
 def _scroll(inner: str, tall: bool = False) -> str:
@@ -162,13 +155,13 @@ def _scroll(inner: str, tall: bool = False) -> str:
 
 def _result_cell(c: Comparison) -> str:
     cls = ("pass" if c.passed else "miss") if c.scored else "unscored"
-    label = cls if c.scored else c.role + ("" if c.passed else " (≠ paper)")
-    return f"<td class='{cls}'>{html.escape(label)}</td>"
+    return f"<td class='{cls}'>{html.escape(c.label)}</td>"
 
 
 def comparison_table(rows: list[Comparison]) -> str:
-    """Paper beside ours, one row per comparison (its id in small print under the quantity); misses shaded."""
-    head = ("<tr><th class='l'>quantity</th><th>paper</th><th>ours</th><th>difference</th><th>tolerance</th>"
+    """The reference number (and what it is: paper, ns-3, closed form, …, in small print under it) beside ours, one
+    row per comparison (its id in small print under the quantity); misses shaded."""
+    head = ("<tr><th class='l'>quantity</th><th>reference</th><th>ours</th><th>difference</th><th>tolerance</th>"
             "<th>result</th><th class='l'>source</th><th class='l'>note</th></tr>")
     body = []
     for c in rows:
@@ -176,7 +169,8 @@ def comparison_table(rows: list[Comparison]) -> str:
         miss = c.scored and not c.passed
         body.append(f"<tr{' class=missrow' if miss else ''}><td class='q'>{md_inline(c.quantity)}{unit}"
                     f"<div class='id'>{html.escape(c.id)}</div></td>"
-                    f"<td>{_num(c.paper)}</td><td>{_num(c.ours)}</td><td class='d'>{_diff(c)}</td>"
+                    f"<td class='nw'>{_num(c.paper, c.unit)}<div class='kind'>{html.escape(c.reference)}</div></td>"
+                    f"<td>{_num(c.ours, c.unit)}</td><td class='d'>{_diff(c)}</td>"
                     f"<td>{html.escape(c.tolerance)}</td>{_result_cell(c)}<td class='src'>{md_inline(c.source)}</td>"
                     f"<td class='note'>{md_inline(c.note)}</td></tr>")
     return _scroll(f"<table class='comparisons'>{head}{''.join(body)}</table>")
@@ -200,7 +194,7 @@ def humanize_table(table_html: str) -> str:
 
     def cell(m: re.Match) -> str:
         text = m.group(1).strip()
-        if text in ("NaN", "nan", "None", "<NA>"):
+        if text in ("NaN", "nan", "None", "<NA>", numbers.MISSING):
             return "<td class='muted'>–</td>"
         return m.group(0) if _NUMBER.match(text) else f"<td class='l'>{m.group(1)}</td>"
 
@@ -241,11 +235,9 @@ def figure_html(f: dict[str, str], href: str | None) -> str:
 def summary_table(reports: list[StudyReport]) -> str:
     head = ("<tr><th class='l'>study</th><th>results</th><th>pass</th><th>miss</th><th class='l'>pass rate</th>"
             "<th>calibrated</th><th>inputs</th><th class='l'>setting</th><th>run time</th></tr>")
-    rows, tot = [], dict.fromkeys(("results", "pass", "miss", "calibrated", "input"), 0)
+    rows, tot = [], total_counts(reports)
     for r in reports:
         k = counts(r)
-        for key in tot:
-            tot[key] += k[key]
         rows.append(f"<tr><td><a href='#{anchor(r)}'>{md_inline(r.title)}</a></td><td>{k['results']}</td>"
                     f"<td class='pass'>{k['pass']}</td><td class='{'miss' if k['miss'] else ''}'>{k['miss']}</td>"
                     f"<td class='l nw'>{_bar(k['pass'], k['results'])}</td><td>{k['calibrated']}</td><td>{k['input']}</td>"
@@ -298,11 +290,9 @@ def misses_section(reports: list[StudyReport]) -> str:
 
 def study_section(r: StudyReport, hrefs: dict[str, str]) -> str:
     a, k = anchor(r), counts(r)
-    tags = [f"<span class='tag pass'>{k['pass']} of {k['results']} pass</span>"]
-    if k["miss"]:
-        tags.append(f"<span class='tag miss'>{k['miss']} miss</span>")
-    if k["calibrated"] or k["input"]:
-        tags.append(f"<span class='tag'>not scored: {k['calibrated']} calibrated, {k['input']} inputs</span>")
+    # the totals line `fabricsim reproduce` prints; calibrated values and inputs are not scored
+    tags = [f"<span class='tag {'miss' if k['miss'] else 'pass'}' title='calibrated values and inputs are not scored'>"
+            f"{html.escape(totals_line(r.study, k))}</span>"]
     tags.append("<span class='tag quick'>quick setting</span>" if r.quick else "<span class='tag'>full setting</span>")
     tags.append(f"<span class='tag'>ran in {r.wall_s:.1f} s</span>")
     parts = [f"<section id='{a}'><h2>{md_inline(r.title)}<a class='top' href='#contents'>↑ contents</a></h2>",
@@ -349,13 +339,14 @@ def render(reports: list[StudyReport], version: str, hrefs: dict[str, str] | Non
             html.escape(r.study) for r in quick)
         parts.append(f"<div class='banner'>{QUICK_BANNER} <span>(Run with --quick: {which}. Numbers that need the "
                      "full seeds or durations may miss for that reason alone.)</span></div>")
-    score = f"<p class='score'><b>{passed} of {total}</b> published numbers reproduced within the stated tolerance"
+    score = (f"<p class='score'><b>{passed} of {total}</b> reference numbers (the papers', or ns-3's, closed forms, …: "
+             "each table's reference column says which) reproduced within the stated tolerance")
     score += f"; <span class='miss'>{total - passed} missed</span>." if total > passed else "."
     roles = [c.role for r in reports for c in r.unscored]
     if roles:
         score += (f" Not counted, and labelled so in the tables: inputs (values we set from the paper): "
                   f"{roles.count('input')}; calibrated values (fitted to the paper's): {roles.count('calibrated')}.")
-    parts.append(score + "</p>")
+    parts.append(score + "</p><pre class='totals'>" + html.escape("\n".join(totals_lines(reports))) + "</pre>")
     parts.append(f"<section id='summary'><h2>Summary</h2>{summary_table(reports)}</section>")
     parts.append(toc(reports, total > passed))
     if total > passed:

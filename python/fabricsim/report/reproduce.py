@@ -9,7 +9,8 @@ be read-only in an installed wheel. `fabricsim report` reads <outputs>/*/report.
 
 Every comparison has a role (ROLES): only "result" rows, numbers we compute, are scored pass/miss and counted.
 "input" rows (a value we set, e.g. a preset taken from the paper) and "calibrated" rows (a value fitted to the
-paper's) are shown beside the paper's number for reference and kept apart in `StudyReport.unscored`.
+paper's) are shown beside the paper's number for reference and kept apart in `StudyReport.unscored`. Every
+comparison also says what its reference number is (REFERENCES): the paper's, an ns-3 run's, a closed form, ….
 """
 
 from __future__ import annotations
@@ -22,19 +23,27 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import numbers
+
 
 ROLES = ("result", "input", "calibrated")
 """What a comparison row is. "result": a number the simulator or calculator produces, scored pass/miss.
 "input": a value we set (a preset or given copied from the paper), shown as an input, never scored.
 "calibrated": a value fitted to the paper's (it reproduces its target by construction), shown, never scored."""
+REFERENCES = ("paper", "ns-3", "ASTRA-sim", "closed form", "hand calculation", "packet engine", "optimizer")
+"""What a comparison's reference number (its `paper` field) is: a number the paper publishes or states, one from an
+ns-3 or ASTRA-sim run, a closed form or a hand calculation, fabricsim's packet engine (checking another engine
+against it), or an optimizer's claim (its optimum, checked by simulation, or that it proves optimality)."""
 
 
 @dataclass
 class Comparison:
-    """A published number beside ours. Passes when |ours − paper| ≤ abs_tol or ≤ rel_tol·|paper|.
+    """A reference number beside ours. Passes when |ours − paper| ≤ abs_tol or ≤ rel_tol·|paper|.
 
-    Only rows with role "result" are scored; for "input" and "calibrated" rows `passed` just says whether the
-    value we set or fitted matches the paper's (a consistency check, not a reproduction)."""
+    `paper` holds the reference number, whatever `reference` says it is (REFERENCES: the paper's by default, or
+    an ns-3 run's, a closed form, …). Only rows with role "result" are scored; for "input" and "calibrated" rows
+    `passed` just says whether the value we set or fitted matches the paper's (a consistency check, not a
+    reproduction)."""
 
     id: str
     quantity: str
@@ -46,10 +55,13 @@ class Comparison:
     source: str = ""
     note: str = ""
     role: str = "result"
+    reference: str = "paper"
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise ValueError(f"role: must be one of {', '.join(ROLES)}, not '{self.role}'")
+        if self.reference not in REFERENCES:
+            raise ValueError(f"reference: must be one of {', '.join(REFERENCES)}, not '{self.reference}'")
 
     @property
     def scored(self) -> bool:
@@ -73,12 +85,16 @@ class Comparison:
 
     @property
     def tolerance(self) -> str:
-        parts = []
-        if self.rel_tol is not None:
-            parts.append(f"±{self.rel_tol * 100:g}%")
-        if self.abs_tol is not None:
-            parts.append(f"±{self.abs_tol:g} {self.unit}".strip())
-        return " or ".join(parts) or "exact"
+        """"±2%" (relative), "±2 pp" (absolute on a value in %), "±0.5 ms" (absolute), or "exact"."""
+        return numbers.tolerance(self.rel_tol, self.abs_tol, self.unit)
+
+    @property
+    def label(self) -> str:
+        """The result column: "pass" or "miss" for a scored row, else its role ("calibrated", "input"), with
+        " (≠ paper)" when the value set or fitted does not match the reference."""
+        if self.scored:
+            return "pass" if self.passed else "miss"
+        return self.role + ("" if self.passed else " (≠ paper)")
 
 
 @dataclass
@@ -93,6 +109,13 @@ class StudyReport:
     tables: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     wall_s: float = 0.0
+
+    def counts(self) -> dict[str, int]:
+        """Scored results, passes, misses, and the unscored calibrated and input rows."""
+        passed = sum(c.passed for c in self.comparisons)
+        roles = [c.role for c in self.unscored]
+        return {"results": len(self.comparisons), "pass": passed, "miss": len(self.comparisons) - passed,
+                "calibrated": roles.count("calibrated"), "input": roles.count("input")}
 
     def to_json(self) -> dict[str, Any]:
         """Scored rows carry `passed`; unscored ones carry `matches` (the consistency check) instead."""
@@ -144,10 +167,11 @@ class StudyContext:
 
     def compare(self, id: str, quantity: str, paper: float, ours: float | None, unit: str = "", *,
                 rel: float | None = None, abs: float | None = None, source: str = "", note: str = "",
-                role: str = "result") -> Comparison:
-        """Record a comparison; `role` "input" or "calibrated" shows it without scoring it (see ROLES)."""
+                role: str = "result", reference: str = "paper") -> Comparison:
+        """Record a comparison; `role` "input" or "calibrated" shows it without scoring it (see ROLES); `reference`
+        says what `paper` is when it is not the paper's number (see REFERENCES)."""
         c = Comparison(id, quantity, float(paper), None if ours is None else float(ours), unit, rel, abs, source, note,
-                       role)
+                       role, reference)
         (self.report.comparisons if c.scored else self.report.unscored).append(c)
         return c
 
@@ -159,10 +183,38 @@ class StudyContext:
         self.report.figures.append({"path": str(path), "caption": caption})
 
     def table(self, title: str, frame) -> None:
-        self.report.tables.append({"title": title, "html": frame.to_html(index=False, float_format=lambda v: f"{v:.4g}")})
+        """A data table, its numbers written as in the comparisons (numbers.number: 849,600; 0.2501)."""
+        fmt = {col: numbers.number for col in frame.columns if frame[col].dtype.kind in "iuf"}
+        self.report.tables.append({"title": title, "html": frame.to_html(index=False, formatters=fmt)})
 
     def note(self, text: str) -> None:
         self.report.notes.append(text)
+
+
+def totals_line(name: str, counts: dict[str, int]) -> str:
+    """One study's (or all studies') totals: "engine_checks: 6 pass, 0 miss, 1 calibrated", inputs added when
+    there are any ("…, 6 inputs")."""
+    line = f"{name}: {counts['pass']} pass, {counts['miss']} miss, {counts['calibrated']} calibrated"
+    n = counts.get("input", 0)
+    return line + (f", {n} input{'' if n == 1 else 's'}" if n else "")
+
+
+def total_counts(reports: list[StudyReport]) -> dict[str, int]:
+    """StudyReport.counts summed over `reports`."""
+    out = dict.fromkeys(("results", "pass", "miss", "calibrated", "input"), 0)
+    for r in reports:
+        for k, v in r.counts().items():
+            out[k] += v
+    return out
+
+
+def totals_lines(reports: list[StudyReport]) -> list[str]:
+    """The totals `fabricsim reproduce` ends with (and the HTML report shows): one line per study, and one for all
+    of them when there are several."""
+    lines = [totals_line(r.study, r.counts()) for r in reports]
+    if len(reports) > 1:
+        lines.append(totals_line(f"all {len(reports)} studies", total_counts(reports)))
+    return lines
 
 
 DEFAULT_OUTPUTS = "fabricsim-outputs"
