@@ -202,7 +202,8 @@ def render_cli() -> str:
 
     lines = ["# Command-line reference", "",
              "Generated from the commands' own `--help` by `docs/gen_reference.py` (run by `make docs`); do not edit.",
-             "Exit codes: 0 done, 2 bad input (one line naming the file and field), 3 incomplete run, 130 interrupted.",
+             "Exit codes: 0 done, 1 some runs of a sweep failed (one line; the rest are stored), 2 bad input (one line "
+             "naming the file and field), 3 incomplete run, 130 interrupted.",
              ""]
 
     def walk(cmd: click.Command, path: list[str], parent: click.Context | None) -> None:
