@@ -1,20 +1,27 @@
-"""Topology families (custom, dumbbell, leaf-spine, fat-tree) and their registry, FT(2;M0,M1) failure models, networkx export.
+"""Topology families (custom, dumbbell, leaf-spine, fat-tree, 3-tier fat-tree, rail-optimized, dragonfly, torus, graph file) and their registry, FT(2;M0,M1) failure models, networkx export, size metrics.
 
-`fabricsim.topology.custom`, `.dumbbell`, `.leaf_spine` and `.fat_tree` are the builder functions (each
-returns a `Network` with documented node names); each family's module, parameters model included, is
-reached through `registry`.
+`fabricsim.topology.custom`, `.dumbbell`, `.leaf_spine`, `.fat_tree`, `.fat_tree3`, `.rail_optimized`,
+`.dragonfly`, `.torus` and `.graph` are the builder functions (each returns a `Network` with documented node
+names); each family's module, parameters model included, is reached through `registry`. `metrics` computes
+what `fabricsim topology` prints (counts, diameter, bisection).
 """
 
 # First: `spec` must finish initializing before any family module starts, since the scenario's topology union
 # imports every family through `registry`; importing `spec.network` here runs `spec` to completion.
 from ..spec.network import LinkDef, Network, NodeDef
 from .custom import custom
+from .dragonfly import dragonfly
 from .dumbbell import dumbbell
 from .fat_tree import fat_tree
+from .fat_tree3 import fat_tree3
 from .fattree import FatTree, random_failures
+from .graph import graph
 from .leaf_spine import leaf_spine
 from .nx import to_networkx
+from .rail_optimized import rail_gpus, rail_optimized
 from .registry import FAMILIES, KINDS, TopologyDef
+from .torus import torus
 
-__all__ = ["custom", "dumbbell", "leaf_spine", "fat_tree", "to_networkx", "FatTree", "random_failures", "FAMILIES",
-           "KINDS", "TopologyDef", "Network", "NodeDef", "LinkDef"]
+__all__ = ["custom", "dumbbell", "leaf_spine", "fat_tree", "fat_tree3", "rail_optimized", "rail_gpus", "dragonfly",
+           "torus", "graph", "to_networkx", "FatTree", "random_failures", "FAMILIES", "KINDS", "TopologyDef",
+           "Network", "NodeDef", "LinkDef"]

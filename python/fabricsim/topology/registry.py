@@ -14,11 +14,17 @@ from typing import Annotated, Union, get_args
 from pydantic import Field
 
 from .custom import CustomTopology
+from .dragonfly import DragonflyTopology
 from .dumbbell import DumbbellTopology
 from .fat_tree import FatTreeTopology
+from .fat_tree3 import FatTree3Topology
+from .graph import GraphTopology
 from .leaf_spine import LeafSpineTopology
+from .rail_optimized import RailOptimizedTopology
+from .torus import TorusTopology
 
-FAMILIES = (CustomTopology, DumbbellTopology, LeafSpineTopology, FatTreeTopology)
+FAMILIES = (CustomTopology, DumbbellTopology, LeafSpineTopology, FatTreeTopology, FatTree3Topology,
+            RailOptimizedTopology, DragonflyTopology, TorusTopology, GraphTopology)
 """Every topology family, in the order an unknown kind's error lists them."""
 
 KINDS: tuple[str, ...] = tuple(get_args(f.model_fields["kind"].annotation)[0] for f in FAMILIES)

@@ -1,0 +1,135 @@
+"""The `rail_optimized` topology family: GPU servers with an NVSwitch inside, one rail switch per GPU index per scalable unit, and spines (NVIDIA DGX SuperPOD style)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..spec.base import LinkRate, PositiveInt
+from ..spec.network import Network, PxnPolicy, RailServer
+from ..units import Duration
+from .base import BuiltTopology, bulk, hosts, link
+
+NVLINK_WEIGHT = 3
+"""Routing weight of a NIC–NVSwitch link (NVLink): higher than a network link's, see RailOptimizedTopology."""
+NETWORK_WEIGHT = 2
+"""Routing weight of a NIC–rail, rail–spine or spine–core link."""
+
+
+def rail_gpus(sus: int, servers_per_su: int, gpus_per_server: int = 8) -> list[str]:
+    """Every GPU's host name in rank order: rank ((u·servers_per_su) + s)·gpus_per_server + g is GPU g of
+    server s of scalable unit u, `su{u}.s{s}.g{g}` (the order of the hosts in the built network too).
+    O(GPUs)."""
+    return [f"su{u}.s{s}.g{g}" for u in range(sus) for s in range(servers_per_su) for g in range(gpus_per_server)]
+
+
+def uplinks_per_spine(servers_per_su: int, spines: int) -> int:
+    """Parallel links from a rail switch to each spine it links to: ⌈servers_per_su / spines⌉, the fewest that
+    give a rail switch at least as much capacity up (spines·that) as down (servers_per_su). O(1)."""
+    return -(-servers_per_su // spines)
+
+
+class RailOptimizedTopology(BuiltTopology):
+    """A rail-optimized GPU cluster of scalable units (SUs) of servers (NVIDIA DGX SuperPOD style).
+
+    Every GPU is a host `su{u}.s{s}.g{g}` (rank ((u·servers_per_su) + s)·gpus_per_server + g, see `rail_gpus`)
+    with ONE link (rate nvlink_rate + rate, so never the bottleneck; delay 0; weight 1) to its own NIC, a switch
+    `su{u}.s{s}.g{g}.nic` (latency 0). Each server has one NVSwitch `su{u}.s{s}.nvs` (a switch; latency
+    nvlink_latency), linked to each of its GPUs' NICs at nvlink_rate, delay 0, weight 3: the server's NVSwitch
+    chips modelled as one non-blocking switch. NIC g of every server of SU u links to the SU's rail switch
+    `su{u}.rail{g}` at rate, delay, weight 2. Spines: with spine_tiers = 1, every rail switch of every SU links
+    to every spine `spine{i}`; with spine_tiers = 2, each SU has spine switches `su{u}.spine{i}` linked to
+    every rail switch of its SU, and every SU spine links once to every core switch `core{c}`. A rail switch
+    has ⌈servers_per_su/spines⌉ parallel links to each (SU) spine, so its up-links carry at least its
+    down-links; with two tiers there are gpus_per_server·⌈servers_per_su/spines⌉ cores, as many as an SU
+    spine has down-links: the fabric is non-blocking. Network links are weight 2 and NVLink 3, so least-cost
+    routing keeps traffic between GPUs of one server on NVLink (4 links, cost 8, against at least 10 through
+    the network) and never crosses an NVSwitch between servers (that detour costs 6 and saves at most 4:
+    changing rails through a spine costs 8 where staying on one rail costs at least 4).
+
+    H100 figures behind the defaults (NVIDIA H100 Tensor Core GPU datasheet; DGX H100 user guide): NVLink 4
+    gives a GPU 900 GB/s bidirectional, 450 GB/s = 3,600 Gb/s per direction; a DGX H100 has 8 GPUs, 4 NVSwitch
+    chips and one ConnectX-7 NIC of 400 Gb/s per GPU."""
+
+    kind: Literal["rail_optimized"]
+    sus: PositiveInt
+    """Number of scalable units (SUs); each has its own rail switches."""
+    servers_per_su: PositiveInt
+    """Servers in each SU."""
+    gpus_per_server: PositiveInt = 8
+    """GPUs (and NICs, and rails) per server; 8 in a DGX H100."""
+    spines: PositiveInt
+    """Number of spine switches (spine_tiers = 1), or of spine switches per SU (spine_tiers = 2)."""
+    spine_tiers: Literal[1, 2] = 1
+    """1: every rail switch links to every spine; 2: rail switches link to their SU's spines, and those to the
+    core switches."""
+    rate: LinkRate = 400 * 10**9
+    """Rate of every network link (NIC–rail, rail–spine, spine–core): one ConnectX-7 NIC per GPU, 400 Gb/s."""
+    delay: Duration = 500_000
+    """Propagation delay of every network link: 500 ns, about 100 m of fibre (5 ns/m), a long run inside a data
+    hall. NVLink and GPU–NIC links have none."""
+    nvlink_rate: LinkRate = 3600 * 10**9
+    """Rate of each GPU's NVLink to the NVSwitch, per direction: H100 NVLink 4, 900 GB/s bidirectional =
+    450 GB/s = 3,600 Gb/s each way."""
+    nvlink_latency: Duration = 300_000
+    """Latency of the NVSwitch (added to every packet crossing it). An assumption, not a datasheet figure:
+    NVIDIA publishes no NVSwitch port-to-port latency; 300 ns is the order of one switch ASIC traversal."""
+    cross_rail: Literal["pxn", "spine"] = "pxn"
+    """How a message between GPUs on different servers and different rails travels: "pxn" (NCCL's PXN: over
+    NVLink to the sending server's GPU on the destination's rail, then on that rail; the network's policy is
+    a PxnPolicy) or "spine" (least-cost routing: up the source's rail to a spine and down the destination's)."""
+
+    def network(self) -> Network:
+        return self.build(rail_optimized)
+
+    def gpus(self) -> list[str]:
+        """Every GPU's host name in rank order (`rail_gpus`). O(GPUs)."""
+        return rail_gpus(self.sus, self.servers_per_su, self.gpus_per_server)
+
+    def bisection_bps(self) -> int:
+        """Closed form: GPUs/2 · rate. The fabric is non-blocking by construction (each rail switch and SU spine
+        has at least as much capacity up as down), so the narrowest balanced cut is at the NICs: half the GPUs'
+        NIC–rail links. O(1)."""
+        return self.sus * self.servers_per_su * self.gpus_per_server // 2 * self.rate
+
+
+@bulk
+def rail_optimized(sus: int, servers_per_su: int, spines: int, gpus_per_server: int = 8, spine_tiers: int = 1,
+                   rate: int | str = "400Gbps", delay: int | str = "500ns", nvlink_rate: int | str = "3600Gbps",
+                   nvlink_latency: int | str = "300ns", cross_rail: str = "pxn", switch_latency: int | str = 0,
+                   switch_model: str = "output_queued", input_buffer: int | str = 128 * 1024) -> Network:
+    """A rail-optimized GPU cluster (see RailOptimizedTopology for names, wiring and weights).
+
+    Nodes: GPUs in rank order, then NICs (in the same order), NVSwitches, rail switches (SU by SU, rail by
+    rail), spines (SU by SU with two tiers), cores. Links: GPU–NIC (each GPU's only NIC), NVSwitch–NIC,
+    NIC–rail, rail–spine (rail switch by rail switch, spine by spine, parallel links together), spine–core.
+    The 8,192-GPU cluster (32 SUs × 32 servers × 8 GPUs, 32 spines) is ~58,000 nodes and links: ~0.1 s.
+    O(nodes + links)."""
+    p = RailOptimizedTopology.checked(**locals())
+    G, S = gpus_per_server, servers_per_su
+    rate, delay, nvl = p.rate, p.delay, p.nvlink_rate
+    gpus = p.gpus()
+    nics = [f"{g}.nic" for g in gpus]
+    servers = [f"su{u}.s{s}" for u in range(sus) for s in range(S)]
+    rails = [f"su{u}.rail{g}" for u in range(sus) for g in range(G)]
+    mult = uplinks_per_spine(S, spines)
+    if spine_tiers == 1:
+        spine_names = [f"spine{i}" for i in range(spines)]
+        cores: list[str] = []
+    else:
+        spine_names = [f"su{u}.spine{i}" for u in range(sus) for i in range(spines)]
+        cores = [f"core{c}" for c in range(G * mult)]
+    nodes = hosts(gpus) + p.switches(nics, latency=0) + p.switches((f"{s}.nvs" for s in servers), p.nvlink_latency)
+    nodes += p.switches(rails) + p.switches(spine_names) + p.switches(cores)
+    links = [link(g, n, nvl + rate, 0) for g, n in zip(gpus, nics)]
+    links += [link(f"{servers[i // G]}.nvs", n, nvl, 0, NVLINK_WEIGHT) for i, n in enumerate(nics)]
+    links += [link(n, rails[(i // (S * G)) * G + i % G], rate, delay, NETWORK_WEIGHT) for i, n in enumerate(nics)]
+    for i, r in enumerate(rails):
+        ups = spine_names if spine_tiers == 1 else spine_names[(i // G) * spines:(i // G + 1) * spines]
+        links += [link(r, s, rate, delay, NETWORK_WEIGHT) for s in ups for _ in range(mult)]
+    links += [link(s, c, rate, delay, NETWORK_WEIGHT) for s in (spine_names if cores else ()) for c in cores]
+    policy = None
+    if cross_rail == "pxn":
+        policy = PxnPolicy(kind="pxn", servers=[
+            RailServer(nvswitch=f"{s}.nvs", gpus=gpus[i * G:(i + 1) * G], nics=nics[i * G:(i + 1) * G])
+            for i, s in enumerate(servers)])
+    return Network(nodes=nodes, links=links, policy=policy)

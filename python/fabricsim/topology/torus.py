@@ -1,0 +1,92 @@
+"""The `torus` topology family: a 2- or 3-dimensional torus of routers with wrap-around links, each router with its hosts, routed in dimension order."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Literal
+
+from pydantic import field_validator
+
+from ..spec.base import LinkRate, PositiveInt
+from ..spec.network import DimensionOrderPolicy, Network
+from ..units import Duration
+from .base import BuiltTopology, bulk, hosts, link
+
+
+def router_names(dims: list[int]) -> list[str]:
+    """Every router's name `r{x}.{y}` or `r{x}.{y}.{z}` in linear order, the first dimension fastest: router i
+    sits at x0 = i mod d0, x1 = (i // d0) mod d1, ... (DimensionOrderPolicy's order). O(routers)."""
+    return ["r" + ".".join(map(str, reversed(c))) for c in itertools.product(*(range(d) for d in reversed(dims)))]
+
+
+def ring_links(d: int) -> int:
+    """Links of a ring of d routers: d with wrap-around (d ≥ 3), 1 for d = 2 (the two neighbours are one
+    node: one link, not two), 0 for d = 1. O(1)."""
+    return d if d >= 3 else d - 1
+
+
+class TorusTopology(BuiltTopology):
+    """A torus of routers `r{x}.{y}` (2 dimensions) or `r{x}.{y}.{z}` (3), each linked to its neighbours along
+    every dimension with wrap-around; a dimension of size 2 gets one link between its two routers, size 1
+    none. A torus node is a router (a switch) plus its hosts `r{x}.{y}.{z}.h{i}`, since hosts never forward
+    in fabricsim: traffic crosses routers only. The network's policy is dimension-order routing
+    (DimensionOrderPolicy: the first coordinate that differs is corrected first, the shorter way round)."""
+
+    kind: Literal["torus"]
+    dims: list[PositiveInt]
+    """The size of each dimension: 2 or 3 numbers, e.g. [4, 4, 4] (64 routers, 192 router–router links)."""
+    rate: LinkRate
+    """Rate of every link (router–router and host–router)."""
+    delay: Duration = 0
+    """Propagation delay of every link."""
+    hosts_per_router: PositiveInt = 1
+    """Hosts attached to each router."""
+
+    @field_validator("dims")
+    @classmethod
+    def _two_or_three(cls, dims: list[int]) -> list[int]:
+        if len(dims) not in (2, 3):
+            raise ValueError(f"a torus has 2 or 3 dimensions, got {len(dims)} ({dims})")
+        return dims
+
+    def network(self) -> Network:
+        return self.build(torus)
+
+    def bisection_bps(self) -> int:
+        """Closed form: min(hosts/2, (routers/d)·c)·rate for the largest dimension d, cut in half across its
+        rings: c = 2 links per ring (d ≥ 3, the wrap-around crosses too), 1 (d = 2), none for one router (the
+        host links then). With d odd the halves differ by one plane. O(1)."""
+        routers, d = math.prod(self.dims), max(self.dims)
+        n_hosts = routers * self.hosts_per_router
+        if d == 1:
+            return n_hosts // 2 * self.rate
+        return min(n_hosts // 2, routers // d * (2 if d >= 3 else 1)) * self.rate
+
+
+@bulk
+def torus(dims: list[int], rate: int | str, delay: int | str = 0, hosts_per_router: int = 1,
+          switch_latency: int | str = 0, switch_model: str = "output_queued",
+          input_buffer: int | str = 128 * 1024) -> Network:
+    """A 2- or 3-dimensional torus (see TorusTopology for names); raises ScenarioError for another number of
+    dimensions.
+
+    Nodes: hosts (router by router, in linear order), then routers in linear order. Links: host links (each
+    host's only NIC), then dimension by dimension, each router's link (in linear order) to the next router
+    along it (coordinate + 1 mod size; for size 2 from coordinate 0 only). routers·hosts_per_router +
+    Σ_dims routers/d·ring_links(d) links. O(nodes + links)."""
+    m = TorusTopology.checked(**locals())
+    rate, delay, dims = m.rate, m.delay, m.dims
+    names = router_names(dims)
+    host_names = [f"{r}.h{i}" for r in names for i in range(hosts_per_router)]
+    nodes = hosts(host_names) + m.switches(names)
+    links = [link(x, x.rsplit(".", 1)[0], rate, delay) for x in host_names]
+    stride = 1
+    for d in dims:
+        for i, r in enumerate(names):
+            x = (i // stride) % d
+            if d >= 3 or (d == 2 and x == 0):
+                links.append(link(r, names[i + ((x + 1) % d - x) * stride], rate, delay))
+        stride *= d
+    policy = DimensionOrderPolicy(kind="dimension_order", dims=dims, routers=names)
+    return Network(nodes=nodes, links=links, policy=policy)
