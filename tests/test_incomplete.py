@@ -37,7 +37,7 @@ def test_ring_with_drops_exits_3_naming_the_drops(tmp_path):
     line, = r.stderr.strip().splitlines()
     assert line.startswith(f"fabricsim: {p}: the workload did not complete: {rec['incomplete_messages']:,} message(s) "
                            "never delivered (messages[")
-    assert f"{rec['packets']['dropped']:,} packet(s) were dropped and messages do not retransmit" in line
+    assert f"{rec['packets']['dropped']:,} packet(s) were dropped (full queues, failed links or bit errors) and messages do not retransmit" in line
     assert 'switch_model = "input_buffered"' in line
 
 

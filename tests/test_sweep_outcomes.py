@@ -27,8 +27,9 @@ DROPS = {2: 9, 5: 6, 8: 3, 11: 0}
 
 def reason(drops: int) -> str:
     """RunRecord.incomplete_reason for the droptail message `m` after `drops` drops."""
-    return (f"the workload did not complete: 1 message(s) never delivered (m); {drops} packet(s) were dropped and "
-            'messages do not retransmit: use lossless switches (switch_model = "input_buffered") or longer queues')
+    return (f"the workload did not complete: 1 message(s) never delivered (m); {drops} packet(s) were dropped (full "
+            "queues, failed links or bit errors) and messages do not retransmit: use lossless switches "
+            '(switch_model = "input_buffered") or longer queues, or [[tcp]] over failing links')
 
 
 def droptail(tmp_path: Path, limits: list) -> Path:

@@ -139,8 +139,9 @@ class RunRecord:
         elif self.halted is not None:
             why = f"the run was stopped by its {self.halted.replace('_', ' ')} limit"
         elif dropped:
-            why = (f"{dropped:,} packet(s) were dropped and messages do not retransmit: use lossless switches "
-                   "(switch_model = \"input_buffered\") or longer queues")
+            why = (f"{dropped:,} packet(s) were dropped (full queues, failed links or bit errors) and messages do not "
+                   "retransmit: use lossless switches (switch_model = \"input_buffered\") or longer queues, or "
+                   "[[tcp]] over failing links")
         elif self.reached_stop:
             why = "the scenario's stop" + (f" ({stop_s:.6g} s)" if stop_s is not None else "") + " came first"
         else:

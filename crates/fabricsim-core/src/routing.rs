@@ -56,15 +56,49 @@ impl Fib {
     /// Dijkstra otherwise. O(groups × (nodes + ports) · log) time, O(switches × groups) entries.
     pub fn build(topo: &Topology) -> Fib {
         let mut fib = Fib::skeleton(topo);
+        let all: Vec<u32> = (0..fib.n_groups as u32).collect();
+        fib.fill(topo, None, &all);
+        fib
+    }
+
+    /// Number of endpoint groups (attachment switches).
+    pub fn n_groups(&self) -> usize {
+        self.n_groups
+    }
+
+    /// The groups whose tables use a port of one of `links` (after those links go down, only these change:
+    /// a link on no least-cost path leaves every distance as it was). O(table entries).
+    pub fn groups_using(&self, topo: &Topology, links: &[u32]) -> Vec<u32> {
+        let mut hit = vec![false; self.n_groups];
+        for (k, &(o, l)) in self.entries.iter().enumerate() {
+            let g = k % self.n_groups.max(1);
+            if !hit[g] && self.hops[o as usize..(o + l) as usize].iter().any(|&p| links.contains(&topo.ports[p as usize].link)) {
+                hit[g] = true;
+            }
+        }
+        (0..self.n_groups as u32).filter(|&g| hit[g as usize]).collect()
+    }
+
+    /// Recompute the least-cost tables of `groups` over the links with `up[link]`; the other groups keep
+    /// theirs. Replaced entries leave their old port lists unused in `hops`. O(|groups| × (nodes + ports) · log).
+    pub fn reroute(&mut self, topo: &Topology, up: &[bool], groups: &[u32]) {
+        self.fill(topo, Some(up), groups);
+    }
+
+    /// Least-cost tables for `groups`: one search per attachment switch over the live links, breadth-first when
+    /// every link weight is 1 and Dijkstra otherwise.
+    fn fill(&mut self, topo: &Topology, up: Option<&[bool]>, groups: &[u32]) {
         let unit = topo.ports.iter().all(|p| p.weight == 1);
+        let live = |p: u32| up.map_or(true, |u| u[topo.ports[p as usize].link as usize]);
         let n = topo.n_nodes();
         let mut dist = vec![u64::MAX; n];
         let mut order: Vec<u32> = Vec::new();
         let mut frontier: Vec<u32> = Vec::new();
         let mut next: Vec<u32> = Vec::new();
         let mut heap = std::collections::BinaryHeap::new();
-        for g in 0..fib.n_groups {
-            let attach = fib.group_attach[g];
+        for &g in groups {
+            let g = g as usize;
+            let attach = self.group_attach[g];
             for &v in &order {
                 dist[v as usize] = u64::MAX;
             }
@@ -80,7 +114,7 @@ impl Fib {
                     for &v in &frontier {
                         for p in topo.ports_of(v) {
                             let w = topo.ports[p as usize].peer_node;
-                            if topo.is_switch(w) && dist[w as usize] == u64::MAX {
+                            if topo.is_switch(w) && dist[w as usize] == u64::MAX && live(p) {
                                 dist[w as usize] = d + 1;
                                 next.push(w);
                                 order.push(w);
@@ -101,7 +135,7 @@ impl Fib {
                         let port = &topo.ports[p as usize];
                         let w = port.peer_node;
                         let nd = d + port.weight as u64;
-                        if topo.is_switch(w) && nd < dist[w as usize] {
+                        if topo.is_switch(w) && nd < dist[w as usize] && live(p) {
                             if dist[w as usize] == u64::MAX {
                                 order.push(w);
                             }
@@ -111,20 +145,24 @@ impl Fib {
                     }
                 }
             }
+            for s in 0..self.switch_idx.len() {
+                if self.switch_idx[s] != NONE {
+                    self.entries[self.switch_idx[s] as usize * self.n_groups + g] = (0, 0);
+                }
+            }
             for &v in &order[1..] {
-                let start = fib.hops.len() as u32;
+                let start = self.hops.len() as u32;
                 for p in topo.ports_of(v) {
                     let port = &topo.ports[p as usize];
                     let w = port.peer_node;
-                    if topo.is_switch(w) && dist[w as usize] != u64::MAX && dist[w as usize] + port.weight as u64 == dist[v as usize] {
-                        fib.hops.push(p);
+                    if topo.is_switch(w) && live(p) && dist[w as usize] != u64::MAX && dist[w as usize] + port.weight as u64 == dist[v as usize] {
+                        self.hops.push(p);
                     }
                 }
-                let len = fib.hops.len() as u32 - start;
-                fib.entries[fib.switch_idx[v as usize] as usize * fib.n_groups + g] = (start, len);
+                let len = self.hops.len() as u32 - start;
+                self.entries[self.switch_idx[v as usize] as usize * self.n_groups + g] = (start, len);
             }
         }
-        fib
     }
 
     /// Dimension-order tables on a torus whose router at linear coordinate i is `routers[i]` (first

@@ -34,6 +34,29 @@ pub struct RunSpec {
     pub collectives: Vec<CollectiveSpec>,
     #[serde(default)]
     pub measure: MeasureSpec,
+    /// Link failures, repairs and bit-error rates during the run (packet engine).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<NetEventSpec>,
+}
+
+/// A change of the network at `at_ps`: `links` go down or up, or get a bit error rate `ber` (0 clears it).
+/// A switch going down is every link of the switch going down.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NetEventSpec {
+    pub at_ps: u64,
+    pub kind: NetEventKind,
+    pub links: Vec<u32>,
+    #[serde(default)]
+    pub ber: f64,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NetEventKind {
+    LinkDown,
+    LinkUp,
+    Ber,
 }
 
 /// A barrier of the workload DAG: it completes (carrying no traffic) when every message in `deps` has been
@@ -274,7 +297,7 @@ pub enum EcmpMode {
     Adaptive,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingSpec {
     #[serde(default)]
@@ -282,6 +305,15 @@ pub struct RoutingSpec {
     /// The topology family's routing on top of least-cost ECMP.
     #[serde(default, skip_serializing_if = "PolicySpec::is_minimal")]
     pub policy: PolicySpec,
+    /// After a link goes down or up, the switches recompute their tables this much later; until then packets
+    /// sent into a dead link are lost.
+    #[serde(default = "default_detection_delay")]
+    pub detection_delay_ps: u64,
+}
+
+/// 100 µs: a loss-of-signal link-down detection and table update in a data-center switch (sub-millisecond).
+fn default_detection_delay() -> u64 {
+    100_000_000
 }
 
 /// How routes are chosen. Node lists are dense node indices.
@@ -300,6 +332,12 @@ pub enum PolicySpec {
     /// NCCL's PXN on a rail-optimized cluster: a flow between GPUs of different servers and rails crosses the
     /// sender's NVSwitch to its GPU on the destination's rail and leaves through that GPU's NIC.
     Pxn { servers: Vec<RailServerSpec> },
+}
+
+impl Default for RoutingSpec {
+    fn default() -> RoutingSpec {
+        RoutingSpec { ecmp: EcmpMode::default(), policy: PolicySpec::default(), detection_delay_ps: default_detection_delay() }
+    }
 }
 
 impl PolicySpec {
@@ -425,6 +463,7 @@ impl RunSpec {
             barriers: vec![],
             collectives: vec![],
             measure: MeasureSpec::default(),
+            events: vec![],
         }
     }
 
@@ -544,6 +583,18 @@ impl RunSpec {
             }
         }
         self.validate_policy()?;
+        for (i, e) in self.events.iter().enumerate() {
+            let f = |x: &str| format!("events[{i}].{x}");
+            if e.links.is_empty() {
+                return Err(Error::spec(f("links"), "names no link"));
+            }
+            if let Some(&l) = e.links.iter().find(|&&l| l as usize >= self.network.links.len()) {
+                return Err(Error::spec(f("links"), format!("link index {l} out of range (0..{})", self.network.links.len())));
+            }
+            if !(0.0..1.0).contains(&e.ber) {
+                return Err(Error::spec(f("ber"), format!("{} is not a bit error rate in [0, 1)", e.ber)));
+            }
+        }
         let nics = self.nic_counts();
         let check_end = |field: &str, node: u32, nic: u32| -> Result<()> {
             if node >= n {

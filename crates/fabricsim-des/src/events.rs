@@ -37,6 +37,10 @@ pub enum Ev {
     TcpRto(u32),
     /// TCP connection c's delayed-ACK timer fires.
     TcpDelAck(u32),
+    /// Network event e (`RunSpec::events`): links go down or up, or change bit error rate.
+    Net(u32),
+    /// The switches' tables catch up with network event e (its detection delay later).
+    Reroute(u32),
 }
 
 /// Handle of a scheduled event, for cancellation (its insertion sequence number).

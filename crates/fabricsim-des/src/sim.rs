@@ -19,7 +19,7 @@ use fabricsim_core::dag::Dag;
 use fabricsim_core::record::{FlowColumns, FlowKind, PacketTotals, QueueColumns, RunRecord, SampleColumns, WorkTimes};
 use fabricsim_core::routing::{ecmp_index, mix64, Fib, PathTable};
 use fabricsim_core::workload::Workload;
-use fabricsim_core::spec::{EcmpMode, RunSpec, SourceKind};
+use fabricsim_core::spec::{EcmpMode, NetEventKind, NetEventSpec, RunSpec, SourceKind};
 use fabricsim_core::topology::{Topology, NONE};
 use fabricsim_core::{Bps, Error, Result, Time};
 use rand_core::{Rng, SeedableRng};
@@ -209,6 +209,11 @@ pub struct Sim {
     tcps: Vec<TcpConn>,
     /// TCP headers, indexed by packet id (only meaningful for packets of TCP flows).
     hdrs: Vec<TcpHdr>,
+    /// Network events, whether each link is up, each link's bit error rate, and the tables' detection delay.
+    net_events: Vec<NetEventSpec>,
+    link_up: Vec<bool>,
+    link_ber: Vec<f64>,
+    detection: Time,
 }
 
 /// Most queue-sample rows one run may record (about 1.6 GB of columns).
@@ -328,7 +333,14 @@ impl Sim {
             failure: None,
             tcps,
             hdrs: Vec::new(),
+            net_events: spec.events.clone(),
+            link_up: vec![true; spec.network.links.len()],
+            link_ber: vec![0.0; spec.network.links.len()],
+            detection: Time(spec.routing.detection_delay_ps),
         };
+        for (i, e) in spec.events.iter().enumerate() {
+            sim.q.schedule(Time(e.at_ps), Ev::Net(i as u32));
+        }
         for (i, t) in spec.tcp.iter().enumerate() {
             sim.q.schedule(Time(t.start_ps), Ev::TcpStart(i as u32));
             if let Some(stop) = t.stop_ps {
@@ -418,6 +430,8 @@ impl Sim {
                 Ev::TcpStop(c) => self.tcp_stop(c),
                 Ev::TcpRto(c) => self.tcp_rto(c),
                 Ev::TcpDelAck(c) => self.tcp_delack(c),
+                Ev::Net(e) => self.net_event(e),
+                Ev::Reroute(e) => self.reroute(e),
                 Ev::Sample => {
                     self.sample();
                     if let Some(e) = self.failure.take() {
@@ -669,11 +683,66 @@ impl Sim {
             self.q.schedule(t, Ev::Pipe(p));
         }
         let v = port.peer_node;
+        let link = self.topo.ports[p as usize].link as usize;
+        if !self.link_up[link] || (self.link_ber[link] > 0.0 && self.bit_error(pkt, link)) {
+            return self.lose_on_link(pkt, p);
+        }
+        let port = &self.ports[p as usize];
         if port.peer_is_switch {
             self.forward(v, pkt, p);
         } else {
             self.receive(pkt);
         }
+    }
+
+    /// Whether a bit error corrupts `pkt` on `link`: probability 1 − (1 − ber)^bits, one RNG draw.
+    fn bit_error(&mut self, pkt: u32, link: usize) -> bool {
+        let bits = 8.0 * self.pkts[pkt as usize].size as f64;
+        let p = -(bits * (-self.link_ber[link]).ln_1p()).exp_m1();
+        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < p
+    }
+
+    /// A packet lost on the link of port p (dead, or corrupted): counted at p; on a lossless link the credit it
+    /// held comes back, as the receiver discards it.
+    fn lose_on_link(&mut self, pkt: u32, p: u32) {
+        if self.ports[p as usize].credits != u64::MAX {
+            let size = self.pkts[pkt as usize].size;
+            self.return_credit(p, size);
+        }
+        self.drop_packet(pkt, p);
+    }
+
+    /// Network event e takes effect: links go down or up (the tables follow after the detection delay), or
+    /// take a bit error rate. O(links of the event).
+    fn net_event(&mut self, e: u32) {
+        let ev = &self.net_events[e as usize];
+        match ev.kind {
+            NetEventKind::Ber => {
+                for &l in &ev.links {
+                    self.link_ber[l as usize] = ev.ber;
+                }
+            }
+            NetEventKind::LinkDown | NetEventKind::LinkUp => {
+                let up = ev.kind == NetEventKind::LinkUp;
+                for &l in &ev.links {
+                    self.link_up[l as usize] = up;
+                }
+                let at = self.now + self.detection;
+                self.q.schedule(at, Ev::Reroute(e));
+            }
+        }
+    }
+
+    /// The tables catch up with network event e: after links went down only the destinations whose tables
+    /// used them are recomputed; after links came up, every destination (a new link can shorten any path).
+    fn reroute(&mut self, e: u32) {
+        let ev = &self.net_events[e as usize];
+        let groups: Vec<u32> = if ev.kind == NetEventKind::LinkDown {
+            self.fib.groups_using(&self.topo, &ev.links)
+        } else {
+            (0..self.fib.n_groups() as u32).collect()
+        };
+        self.fib.reroute(&self.topo, &self.link_up, &groups);
     }
 
     /// A packet fully arrived at switch v from upstream port `from`: pick the output port and queue it
@@ -700,15 +769,20 @@ impl Sim {
             }
             return self.queue_at(best, pkt, from);
         }
-        let cands: &[u32] = if pk.path != NONE {
+        let mut cands: &[u32] = if pk.path != NONE {
             pk.hop += 1;
             self.paths.hop_ports(pk.path, pk.hop as u32)
         } else {
             self.fib.next_hops(v, pk.dst_ep)
         };
+        if pk.path != NONE && cands.iter().all(|&c| !self.link_up[self.topo.ports[c as usize].link as usize]) {
+            // The explicit path's next link is dead: the packet leaves its path for the tables.
+            pk.path = NONE;
+            cands = self.fib.next_hops(v, pk.dst_ep);
+        }
         let out = match cands.len() {
             1 => cands[0],
-            0 => unreachable!("validated flows always have a route (node {v}, endpoint {})", pk.dst_ep),
+            0 => return self.drop_packet(pkt, from), // no route left after a failure: lost where it arrived
             n => {
                 match self.ecmp {
                     EcmpMode::PerPacket => cands[(self.rng.next_u64() % n as u64) as usize],

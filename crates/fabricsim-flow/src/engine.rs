@@ -105,6 +105,9 @@ pub fn check_supported(spec: &RunSpec) -> Result<()> {
     if let Some(i) = spec.sources.iter().position(|s| s.kind == SourceKind::Onoff) {
         return Err(unsupported(format!("sources[{i}].kind"), "an OnOff source"));
     }
+    if !spec.events.is_empty() {
+        return Err(unsupported("events[0]", "link failures and bit errors during a run (the flow model has no loss)"));
+    }
     if spec.measure.queue_sample_ps.is_some() {
         return Err(unsupported("measure.queue_sample_ps", "queue sampling (the flow model has no queues)"));
     }

@@ -175,3 +175,23 @@ class RoutingDef(_Model):
     adaptive (per packet, the candidate with the fewest queued bytes; the flow engine spreads evenly)."""
 
     ecmp: Literal["per_flow", "per_message", "per_packet", "adaptive"] = "per_flow"
+    detection_delay: Duration = "100us"
+    """After a link goes down or comes back (`[[events]]`), the switches recompute their tables this much later
+    (default 100 µs: loss-of-signal detection and a table update); until then packets sent into a dead link are
+    lost. Only the destinations whose routes used a failed link are recomputed."""
+
+
+class NetEventDef(_Model):
+    """A change of the network during a run (packet fidelity): `link_down` / `link_up` of every link between
+    the two nodes of `link`, `switch_down` of every link of `node`, or `ber` (bit error rate) on `link`: a
+    packet of b bits is lost with probability 1 − (1 − ber)^b (0 clears it). Packets on or sent into a dead link
+    are lost and counted at the port; the tables avoid it `routing.detection_delay` later. Messages do not
+    retransmit: one that lost a packet never completes, and the run says so (exit 3)."""
+
+    at: Duration
+    kind: Literal["link_down", "link_up", "switch_down", "ber"]
+    link: list[Name] | None = None
+    """The two nodes of the link, e.g. ["leaf0", "spine1"] (every parallel link between them)."""
+    node: Name | None = None
+    """The switch of a `switch_down`."""
+    ber: float = 0.0

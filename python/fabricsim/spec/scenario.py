@@ -16,7 +16,7 @@ from ..errors import ScenarioError
 from ..topology.registry import TopologyDef
 from ..units import Duration
 from .base import NonNegativeInt, SpecProblem, _Model
-from .network import PortDef, QueueDef, RoutingDef
+from .network import NetEventDef, PortDef, QueueDef, RoutingDef
 from .base import Name, PositiveInt
 from .traffic import BarrierDef, CollectiveDef, ComputeDef, MeasureDef, MessageDef, SourceDef, TcpDef
 
@@ -49,6 +49,8 @@ class Scenario(_Model):
     streams: dict[Name, PositiveInt] = {}
     """Compute streams per host (default 1): how many compute steps a host runs at once."""
     measure: MeasureDef = MeasureDef()
+    events: list[NetEventDef] = []
+    """Link failures, repairs and bit error rates during the run (packet fidelity), in any order."""
 
     _source: str = PrivateAttr(default="<scenario>")
     _workload: object = PrivateAttr(default=None)
@@ -158,6 +160,30 @@ class Scenario(_Model):
             return _to_wire(self)
         except SpecProblem as p:
             raise ScenarioError(self._source, p.field, p.reason) from None
+
+
+def _event_wire(e, f: str, index: dict[str, int], ports_of) -> dict:
+    """A network event with its links resolved to link indices (every parallel link, or every link of a
+    switch); one clear problem per missing or impossible field."""
+    if e.kind == "switch_down":
+        if e.node is None:
+            raise SpecProblem(f"{f}.node", "a switch_down names its switch: node = \"spine0\"")
+        v = _node(index, e.node, f"{f}.node")
+        links = sorted(li for (li, _, _) in ports_of[v])
+        if not links:
+            raise SpecProblem(f"{f}.node", f"'{e.node}' has no link")
+    else:
+        if e.link is None or len(e.link) != 2:
+            raise SpecProblem(f"{f}.link", f"a {e.kind} names its link by its two nodes: link = [\"leaf0\", \"spine1\"]")
+        a = _node(index, e.link[0], f"{f}.link[0]")
+        b = _node(index, e.link[1], f"{f}.link[1]")
+        links = [li for (li, peer, _) in ports_of[a] if peer == b]
+        if not links:
+            raise SpecProblem(f"{f}.link", f"there is no link between '{e.link[0]}' and '{e.link[1]}'")
+    if e.kind == "ber" and not 0.0 <= e.ber < 1.0:
+        raise SpecProblem(f"{f}.ber", f"{e.ber} is not a bit error rate in [0, 1)")
+    kind = "link_down" if e.kind == "switch_down" else e.kind
+    return {"at_ps": e.at, "kind": kind, "links": links, "ber": e.ber}
 
 
 def _policy_wire(policy, index: dict[str, int], topo_field: str) -> dict:
@@ -358,6 +384,7 @@ def _to_wire(sc: Scenario, rows: bool = True, cycles: bool = True) -> dict:
         sample_ports = []
         for k, q in enumerate(sc.measure.queues):
             sample_ports.append(_port_ref(index, ports_of, q, f"measure.queues[{k}]"))
+    events = [_event_wire(e, f"events[{i}]", index, ports_of) for i, e in enumerate(sc.events)]
     out = {
         "seed": sc.seed,
         "stop_ps": sc.stop,
@@ -374,6 +401,9 @@ def _to_wire(sc: Scenario, rows: bool = True, cycles: bool = True) -> dict:
         "barriers": barriers,
         "measure": {"queue_sample_ps": sc.measure.queue_interval, "sample_ports": sample_ports},
     }
+    if events:
+        out["events"] = events
+        out["routing"]["detection_delay_ps"] = sc.routing.detection_delay
     if not rows:
         del out["messages"], out["barriers"]
     return out
