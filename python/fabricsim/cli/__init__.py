@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                  "simulated cost of spreading an all-to-all over several first-level switches (Fig."),
     "trace": ("trace", "trace",
               "Chakra execution traces (MLCommons ET, one PREFIX.{rank}.et file per rank, gzip or not)."),
+    "topology": ("topology", "topology",
+                 "Describe the fabric of SCENARIO.toml: hosts, switches, links, diameter and bisection bandwidth."),
 }
 """Command name -> (module under fabricsim.cli, attribute, short help). The short help is the command's own
 (`get_short_help_str()` of the loaded command; tests/test_examples_cmd.py checks they agree), kept here so

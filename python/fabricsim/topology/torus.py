@@ -54,14 +54,20 @@ class TorusTopology(BuiltTopology):
         return self.build(torus)
 
     def bisection_bps(self) -> int:
-        """Closed form: min(hosts/2, (routers/d)·c)·rate for the largest dimension d, cut in half across its
-        rings: c = 2 links per ring (d ≥ 3, the wrap-around crosses too), 1 (d = 2), none for one router (the
-        host links then). With d odd the halves differ by one plane. O(1)."""
-        routers, d = math.prod(self.dims), max(self.dims)
+        """Closed form: min(hosts/2, cut)·rate, where cutting the torus in half across a dimension of size d
+        crosses routers/d rings, 2 links each (d ≥ 3: the wrap-around crosses too) or 1 (d = 2). The cut is the
+        least over the dimensions of even size (halves of equal size); with none, the largest dimension's (its
+        halves then differ by one plane of routers); one router alone: the host links. O(dims)."""
+        routers = math.prod(self.dims)
         n_hosts = routers * self.hosts_per_router
-        if d == 1:
+
+        def cut(d: int) -> int:
+            return routers // d * (2 if d >= 3 else 1)
+
+        even = [cut(d) for d in self.dims if d % 2 == 0]
+        if not even and max(self.dims) == 1:
             return n_hosts // 2 * self.rate
-        return min(n_hosts // 2, routers // d * (2 if d >= 3 else 1)) * self.rate
+        return min(n_hosts // 2, min(even) if even else cut(max(self.dims))) * self.rate
 
 
 @bulk
