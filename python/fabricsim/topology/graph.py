@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import warnings
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Literal
 
@@ -214,6 +213,8 @@ def read_graphml(path: Path) -> Raw:
     """Nodes and edges of a flat GraphML document, attributes typed by their <key> declarations (defaults
     included), an edge's `id` as its `key`; an edge's endpoints are checked against the declared <node> ids by the builder (networkx's
     reader would create missing nodes silently). Raises ScenarioError naming the file. O(file size)."""
+    import xml.etree.ElementTree as ET  # here, not at import: only GraphML files need it
+
     p = str(path)
     try:
         root = ET.parse(path).getroot()
@@ -223,7 +224,7 @@ def read_graphml(path: Path) -> Raw:
     except OSError as e:
         raise ScenarioError(p, "", f"cannot read: {e.strerror or e}") from None
 
-    def tag(el: ET.Element) -> str:
+    def tag(el) -> str:
         return el.tag.rsplit("}", 1)[-1]
 
     keys: dict[str, tuple[str, str, Any]] = {}  # key id -> (domain, attribute name, type)
@@ -242,7 +243,7 @@ def read_graphml(path: Path) -> Raw:
     if not graphs:
         raise ScenarioError(p, "", "not a GraphML document: no <graph> element")
 
-    def data(el: ET.Element, dom: str, where: str) -> dict[str, Any]:
+    def data(el, dom: str, where: str) -> dict[str, Any]:
         out = dict(defaults[dom])
         for d in el:
             if tag(d) == "data":
