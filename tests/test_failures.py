@@ -84,3 +84,17 @@ def test_flow_fidelity_refuses_events_in_one_line(tmp_path):
     r = cli("run", "fail.toml", "--fidelity", "flow", cwd=tmp_path)
     assert r.returncode == 2
     assert "events[0]" in r.stderr and "not modelled at flow fidelity" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_throughput_over_time_shows_the_outage(tmp_path):
+    # Bins of T = 8 us. Packet k arrives at (k+4) T on either path (four links of T each from its first bit), so
+    # bins 4..=12 (packets 0..=8) and 34..=103 (packets 30..=99) carry one 1,000 B packet each (1 Gb/s), and the
+    # 21 bins 13..=33 of the lost packets carry nothing: the receiver sees a 168 us outage.
+    text = SCENARIO.replace("[[events]]", '[measure]\nthroughput_interval = "8us"\n\n[[events]]')
+    rec = fabricsim.run(fabricsim.load_scenario(write(tmp_path, text)))
+    tp = rec.throughput()
+    assert len(tp) == 104 and tp["t_s"].iloc[1] == 8e-6
+    carried = [k for k, g in enumerate(tp["gbps"]) if g > 0]
+    assert carried == list(range(4, 13)) + list(range(34, 104))
+    assert set(tp["gbps"].iloc[carried].round(9)) == {1.0}
+    assert rec.to_json_dict()["throughput"]["bin_s"] == 8e-6

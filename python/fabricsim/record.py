@@ -193,6 +193,18 @@ class RunRecord:
         out.update({k: v.tolist() for k, v in c.items()})
         return out
 
+    def throughput(self):
+        """Throughput over time (`measure.throughput_interval`): a pandas DataFrame with one row per bin,
+        `t_s` (the bin's start), `rx_payload_bytes` delivered in it and `gbps` (payload bits over the bin)."""
+        import pandas as pd
+
+        b = self.scalars.get("bin_ps")
+        rx = self.columns.get("timeline.rx_payload_bytes", np.zeros(0, dtype=np.uint64))
+        if not b:
+            return pd.DataFrame({"t_s": [], "rx_payload_bytes": [], "gbps": []})
+        t = np.arange(len(rx), dtype=np.float64) * (b * 1e-12)
+        return pd.DataFrame({"t_s": t, "rx_payload_bytes": rx, "gbps": rx.astype(np.float64) * 8 / (b * 1e-12) / 1e9})
+
     @property
     def samples(self) -> dict[str, list]:
         """Queue-depth samples: columns t_ps, port (index into queues), packets, bytes."""
@@ -345,6 +357,9 @@ class RunRecord:
         }
         if len(self.columns.get("hosts.node", ())) and len(self.columns.get("compute.host", ())):
             out["hosts"] = self.host_busy()
+        if self.scalars.get("bin_ps"):
+            tp = self.throughput()
+            out["throughput"] = {"bin_s": self.scalars["bin_ps"] * 1e-12, "gbps": [round(x, 6) for x in tp["gbps"]]}
         return out
 
     def to_json(self) -> str:

@@ -280,6 +280,12 @@ pub struct RunRecord {
     /// Whether the run ended at the scenario's stop time with events still pending (work was cut short).
     #[serde(default)]
     pub reached_stop: bool,
+    /// Payload bytes delivered in each bin of `bin_ps` (bin k covers [k·bin_ps, (k+1)·bin_ps)), when
+    /// `measure.throughput_bin_ps` is set (packet engine).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rx_bins: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bin_ps: Option<u64>,
 }
 
 #[cfg(test)]

@@ -441,6 +441,9 @@ pub struct MeasureSpec {
     /// Ports to sample as (node, port index); `None` = every switch port.
     #[serde(default)]
     pub sample_ports: Option<Vec<(u32, u32)>>,
+    /// Count delivered payload bytes in bins of this many ps (throughput over time); `None` = no bins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_bin_ps: Option<u64>,
 }
 
 /// Largest packet we accept (jumbo frames are 9 KB; 64 KiB leaves room for TSO-like experiments).
@@ -675,6 +678,9 @@ impl RunSpec {
             if self.stop_ps.is_none() && t.stop_ps.is_none() && t.max_bytes.is_none() {
                 return Err(unbounded(&f("stop_ps"), "TCP connection", &t.name, i, "tcp"));
             }
+        }
+        if self.measure.throughput_bin_ps == Some(0) {
+            return Err(Error::spec("measure.throughput_bin_ps", "must be > 0"));
         }
         if self.measure.queue_sample_ps == Some(0) {
             return Err(Error::spec("measure.queue_sample_ps", "must be > 0"));

@@ -214,6 +214,9 @@ pub struct Sim {
     link_up: Vec<bool>,
     link_ber: Vec<f64>,
     detection: Time,
+    /// Throughput bins: their width, and the payload bytes delivered in each.
+    bin: Option<Time>,
+    rx_bins: Vec<u64>,
 }
 
 /// Most queue-sample rows one run may record (about 1.6 GB of columns).
@@ -337,6 +340,8 @@ impl Sim {
             link_up: vec![true; spec.network.links.len()],
             link_ber: vec![0.0; spec.network.links.len()],
             detection: Time(spec.routing.detection_delay_ps),
+            bin: spec.measure.throughput_bin_ps.map(Time),
+            rx_bins: Vec::new(),
         };
         for (i, e) in spec.events.iter().enumerate() {
             sim.q.schedule(Time(e.at_ps), Ev::Net(i as u32));
@@ -836,6 +841,13 @@ impl Sim {
         st.delay_sum += delay;
         st.max_delay = st.max_delay.max(delay);
         self.totals.rx += 1;
+        if let Some(b) = self.bin {
+            let k = (now / b.0) as usize;
+            if self.rx_bins.len() <= k {
+                self.rx_bins.resize(k + 1, 0);
+            }
+            self.rx_bins[k] += pk.payload as u64;
+        }
         let h = pk.switches as usize;
         if self.hops.len() <= h {
             self.hops.resize(h + 1, 0);
@@ -1077,6 +1089,8 @@ impl Sim {
             wall_s,
             halted,
             reached_stop: false,
+            rx_bins: self.rx_bins,
+            bin_ps: self.bin.map(|b| b.0),
         })
     }
 }

@@ -105,6 +105,9 @@ pub fn check_supported(spec: &RunSpec) -> Result<()> {
     if let Some(i) = spec.sources.iter().position(|s| s.kind == SourceKind::Onoff) {
         return Err(unsupported(format!("sources[{i}].kind"), "an OnOff source"));
     }
+    if spec.measure.throughput_bin_ps.is_some() {
+        return Err(unsupported("measure.throughput_bin_ps", "throughput over time (bins of delivered bytes)"));
+    }
     if !spec.events.is_empty() {
         return Err(unsupported("events[0]", "link failures and bit errors during a run (the flow model has no loss)"));
     }
@@ -527,6 +530,8 @@ impl FlowSim {
             wall_s,
             halted,
             reached_stop: false,
+            rx_bins: Vec::new(),
+            bin_ps: None,
         }
     }
 }

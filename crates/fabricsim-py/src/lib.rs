@@ -127,6 +127,7 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
     s.set_item("wall_s", r.wall_s)?;
     s.set_item("halted", r.halted.map(Halt::as_str))?;
     s.set_item("reached_stop", r.reached_stop)?;
+    s.set_item("bin_ps", r.bin_ps)?;
     s.set_item("node_names", PyList::new(py, r.node_names)?)?;
     s.set_item("flow_names", PyList::new(py, r.flow_names)?)?;
     let q = r.queues;
@@ -166,6 +167,7 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
     c.set_item("compute.host", arr(py, r.compute.host))?;
     c.set_item("compute.start_ps", arr(py, opt(r.compute.start_ps)))?;
     c.set_item("compute.end_ps", arr(py, opt(r.compute.end_ps)))?;
+    c.set_item("timeline.rx_payload_bytes", arr(py, r.rx_bins))?;
     c.set_item("hosts.node", arr(py, r.hosts.node))?;
     c.set_item("hosts.compute_ps", arr(py, r.hosts.compute_ps))?;
     c.set_item("hosts.comm_ps", arr(py, r.hosts.comm_ps))?;

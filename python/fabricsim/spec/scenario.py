@@ -401,6 +401,8 @@ def _to_wire(sc: Scenario, rows: bool = True, cycles: bool = True) -> dict:
         "barriers": barriers,
         "measure": {"queue_sample_ps": sc.measure.queue_interval, "sample_ports": sample_ports},
     }
+    if sc.measure.throughput_interval is not None:
+        out["measure"]["throughput_bin_ps"] = sc.measure.throughput_interval
     if events:
         out["events"] = events
         out["routing"]["detection_delay_ps"] = sc.routing.detection_delay

@@ -140,7 +140,10 @@ class TcpDef(_Model):
 
 
 class MeasureDef(_Model):
-    """Queue-depth sampling: every `queue_interval`, of the ports named "node->peer" (default: every switch port)."""
+    """Queue-depth sampling: every `queue_interval`, of the ports named "node->peer" (default: every switch port);
+    and throughput over time: payload bytes delivered per `throughput_interval` (packet fidelity), read with
+    `RunRecord.throughput()`."""
 
     queue_interval: PositiveDuration | None = None
     queues: list[str] | None = None
+    throughput_interval: PositiveDuration | None = None
