@@ -30,7 +30,9 @@ def topology(scenario: str, as_json: bool, figure: str | None) -> None:
 
     \b
     kind            the topology family
-    hosts, switches the node counts; links: full-duplex links, parallel ones counted one by one
+    hosts           nodes that send and receive (a rail cluster's GPUs)
+    switches        nodes that forward (a rail cluster's NICs and NVSwitches included)
+    links           full-duplex links, parallel ones counted one by one
     diameter_hops   links on the longest least-cost host-to-host route (the most links among
                     the least-cost routes of any two hosts: ECMP's longest choice; routing
                     policies such as PXN, Valiant or dimension order not applied); - if some
@@ -38,7 +40,7 @@ def topology(scenario: str, as_json: bool, figure: str | None) -> None:
     bisection_gbps  bandwidth across a balanced cut of the hosts, in Gb/s: the family's closed
                     form (fat_tree3, rail_optimized, dragonfly, torus; see the scenario
                     reference), else an estimate (Kernighan–Lin bisection, then the exact min
-                    cut between the two host halves: an upper bound)
+                    cut between the two host halves: an upper bound; - above 10,000 nodes)
     policy          the routing policy the family adds to least-cost ECMP, or none
 
     Example: fabricsim topology fabric.toml --figure fabric.png

@@ -14,8 +14,9 @@ ROOT_CELLS = 30_000_000
 RELAY_DEGREE = 4
 """An attachment switch with at most this many switch neighbours is a relay: its distances are derived from its
 neighbours' (`_Distances`) when that means fewer searches (a rail cluster's NICs: 8,192 become 1,280 roots)."""
-ESTIMATE_MAX_NODES = 20_000
-"""The bisection estimate (Kernighan–Lin) runs on networks up to this many nodes; larger ones report none."""
+ESTIMATE_MAX_NODES = 10_000
+"""The bisection estimate (Kernighan–Lin) runs on networks up to this many nodes (~1 s per 1,000); larger ones
+report none."""
 
 
 def counts(network: Network) -> dict[str, int]:
