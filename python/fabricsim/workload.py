@@ -304,8 +304,8 @@ class Workload:
 
     def collective(self, kind: str, ranks: Iterable, size: int, *, algorithm: str | None = None, packet_size: int = 1024,
                    header: int = 0, chunks: int = 1, order: str | None = None, ag_order: str | None = None,
-                   barrier: bool = False, root: int = 0, start_ps: int = 0, after=None, _done: int | None = None,
-                   _field: str | None = None) -> int:
+                   barrier: bool = False, root: int = 0, start_ps: int = 0, after=None, local: int = 0,
+                   inter: str = "ring", _done: int | None = None, _field: str | None = None) -> int:
         """Append a collective generated in the engine: `kind` over `ranks` (endpoints: node name, or
         (node, nic) pairs), `size` bytes per rank (see the README's table for each kind and algorithm).
         `algorithm` defaults to ring (direct for all_to_all). Returns a barrier reference completing when
@@ -318,7 +318,8 @@ class Workload:
         eps = [(int(v), int(p[1])) for v, p in zip(nodes.tolist(), pairs)]
         spec = {"kind": kind, "algorithm": algorithm, "ranks": eps, "size_bytes": int(size), "packet_bytes": int(packet_size),
                 "header_bytes": int(header), "chunks": int(chunks), "order": order, "ag_order": ag_order,
-                "barrier": bool(barrier), "root": int(root), "start_ps": int(start_ps),
+                "barrier": bool(barrier), "root": int(root), "start_ps": int(start_ps), "local": int(local),
+                "inter": inter,
                 "after": [int(x) for x in np.atleast_1d(np.asarray(after if after is not None else [], dtype=np.int64))]}
         from . import _core
 
@@ -494,7 +495,7 @@ class Workload:
             ranks = [n for n, h in zip(self._node_names, self._host) if h] if c.ranks == "all" else c.ranks
             self.collective(c.kind, ranks, c.size, algorithm=c.algorithm, packet_size=c.packet_size, header=c.header,
                             chunks=c.chunks, order=c.order, ag_order=c.ag_order, barrier=c.barrier, root=c.root,
-                            start_ps=c.start,
+                            start_ps=c.start, local=c.local, inter=c.inter,
                             after=refs(c.after, f"collectives[{i}].after", c.name) or None, _done=slots.get(i),
                             _field=f"collectives[{i}]")
         for host, count in (streams or {}).items():

@@ -175,7 +175,7 @@ class RoutingDef(_Model):
     adaptive (per packet, the candidate with the fewest queued bytes; the flow engine spreads evenly)."""
 
     ecmp: Literal["per_flow", "per_message", "per_packet", "adaptive"] = "per_flow"
-    detection_delay: Duration = "100us"
+    detection_delay: Duration = 100_000_000
     """After a link goes down or comes back (`[[events]]`), the switches recompute their tables this much later
     (default 100 µs: loss-of-signal detection and a table update); until then packets sent into a dead link are
     lost. Only the destinations whose routes used a failed link are recomputed."""

@@ -103,6 +103,12 @@ class CollectiveDef(_Model):
     root: NonNegativeInt = 0
     start: Duration = 0
     after: list[Name] = []
+    local: NonNegativeInt = 0
+    """Hierarchical only: ranks per server (its NVLink domain), every `local` consecutive ranks forming one, as
+    `rail_optimized`'s GPUs in rank order; 0 (default) groups the ranks of one host node (multi-NIC hosts)."""
+    inter: Literal["ring", "tree"] = "ring"
+    """Hierarchical all_reduce only: across servers, rings along the rails (default) or binomial trees (a
+    reduce to the rail's first server, then a broadcast; NCCL's tree across nodes)."""
 
 
 class TcpDef(_Model):

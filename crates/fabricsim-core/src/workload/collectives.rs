@@ -65,6 +65,21 @@ fn one() -> u32 {
     1
 }
 
+/// The phase across servers (along rails) of a hierarchical collective.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Inter {
+    /// Rings along the rails.
+    #[default]
+    Ring,
+    /// Binomial trees along the rails: all-reduce as a reduce to the rail's first member, then a broadcast.
+    Tree,
+}
+
+fn is_default<T: Default + PartialEq>(x: &T) -> bool {
+    *x == T::default()
+}
+
 /// A collective over `ranks` (resolved endpoints: (node index, NIC)).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -98,6 +113,13 @@ pub struct CollectiveSpec {
     /// messages.
     #[serde(default)]
     pub after: Vec<u32>,
+    /// Hierarchical only: ranks per server (NVLink domain), consecutive ranks forming one; 0 = the ranks of
+    /// one host node form one (multi-NIC hosts).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub local: u32,
+    /// Hierarchical all-reduce only: rings or trees across servers.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub inter: Inter,
 }
 
 /// Counts of the workload this collective is appended to: its messages, barriers and compute steps.
@@ -155,6 +177,8 @@ struct Shape {
     hosts: Vec<Vec<usize>>,
     /// Rail l: local rank l of every host, in host order (hierarchical only).
     rails: Vec<Vec<usize>>,
+    /// Hierarchical all-reduce with trees across servers.
+    tree: bool,
 }
 
 impl Shape {
@@ -178,6 +202,12 @@ impl Shape {
             (HalvingDoubling, _) => (p * n, p),
             (Hierarchical, _) => {
                 let (h, l) = (self.hosts.len() as u64, self.hosts.first().map_or(0, |g| g.len()) as u64);
+                if self.tree {
+                    // Rings in servers (2(L−1) steps of n messages), then per rail a tree reduce and broadcast:
+                    // 2·ceil(log2 H) steps carrying 2(H−1) messages per rail.
+                    let depth = (h as usize).next_power_of_two().trailing_zeros() as u64;
+                    return (2 * n * (l - 1) + 2 * l * (h - 1), 2 * (l - 1) + 2 * depth);
+                }
                 let steps = match kind {
                     AllReduce => 2 * (l - 1) + 2 * (h - 1),
                     _ => (l - 1) + (h - 1),
@@ -236,8 +266,20 @@ fn check(c: &CollectiveSpec, index: usize) -> Result<Shape> {
     if c.algorithm == Algorithm::HalvingDoubling && !n.is_power_of_two() {
         return Err(Error::spec(field(index, "ranks"), format!("halving_doubling needs a power-of-two number of ranks, got {n}")));
     }
+    if c.algorithm != Algorithm::Hierarchical && c.local != 0 {
+        return Err(Error::spec(field(index, "local"), format!("only hierarchical collectives have servers, not '{alg}'")));
+    }
+    if c.inter != Inter::Ring && !(c.algorithm == Algorithm::Hierarchical && c.kind == CollectiveKind::AllReduce) {
+        return Err(Error::spec(field(index, "inter"), format!("only the hierarchical all_reduce has a tree variant, not '{alg}' {kind}")));
+    }
     let (mut hosts, mut rails) = (Vec::new(), Vec::new());
-    if c.algorithm == Algorithm::Hierarchical {
+    if c.algorithm == Algorithm::Hierarchical && c.local > 0 {
+        let l = c.local as usize;
+        if n % l != 0 {
+            return Err(Error::spec(field(index, "local"), format!("{n} ranks do not make whole servers of {l}")));
+        }
+        hosts = (0..n / l).map(|h| (h * l..(h + 1) * l).collect()).collect();
+    } else if c.algorithm == Algorithm::Hierarchical {
         let mut of_node: HashMap<u32, usize> = HashMap::new();
         for (r, &(node, _)) in c.ranks.iter().enumerate() {
             let h = *of_node.entry(node).or_insert_with(|| {
@@ -254,9 +296,11 @@ fn check(c: &CollectiveSpec, index: usize) -> Result<Shape> {
                 format!("hierarchical needs the same number of ranks on every host: node {a} has {l}, node {b} has {}", g.len()),
             ));
         }
-        rails = (0..l).map(|x| hosts.iter().map(|g| g[x]).collect()).collect();
     }
-    Ok(Shape { n, hosts, rails })
+    if let Some(first) = hosts.first() {
+        rails = (0..first.len()).map(|x| hosts.iter().map(|g| g[x]).collect()).collect();
+    }
+    Ok(Shape { n, hosts, rails, tree: c.inter == Inter::Tree })
 }
 
 /// Expand collective `index` (for error field names `collectives[{index}].ranks` etc.) into a Workload
@@ -830,21 +874,61 @@ fn binomial_reduce(b: &mut Builder, size: u64, root: usize) {
     }
 }
 
+/// Binomial-tree reduce in every group at once toward its first member (any group size m): with D =
+/// ceil(log2 m), step t = 0..D−1 with k = D−1−t, member r ∈ [2^k, min(2^(k+1), m)) sends `size` to member
+/// r − 2^k, waiting for everything it received (its subtree). m − 1 messages per group, D steps.
+fn tree_reduce(b: &mut Builder, groups: &[Vec<usize>], size: u64) {
+    let depth = groups.iter().map(|g| g.len().next_power_of_two().trailing_zeros()).max().unwrap_or(0);
+    for k in (0..depth).rev() {
+        for g in groups {
+            for r in (1usize << k)..(2usize << k).min(g.len()) {
+                b.step_send(g[r], g[r - (1 << k)], size, &[]);
+            }
+        }
+        b.end_step();
+    }
+}
+
+/// Binomial-tree broadcast in every group at once from its first member, the reduce reversed: step k = 0..D−1,
+/// member r < 2^k sends `size` to member r + 2^k (if it exists), waiting for the data it holds. m − 1 messages
+/// per group, D steps.
+fn tree_broadcast(b: &mut Builder, groups: &[Vec<usize>], size: u64) {
+    let depth = groups.iter().map(|g| g.len().next_power_of_two().trailing_zeros()).max().unwrap_or(0);
+    for k in 0..depth {
+        for g in groups {
+            for r in 0..(1usize << k).min(g.len().saturating_sub(1 << k)) {
+                b.step_send(g[r], g[r + (1 << k)], size, &[]);
+            }
+        }
+        b.end_step();
+    }
+}
+
 /// Hierarchical collectives over H hosts of L ranks each (n = H·L), built from rings (`ring`): inside each
 /// host (groups = hosts) and across hosts along rails (groups = ranks with the same local index). Each phase's
 /// first message of a rank waits for that rank's last incoming message of the previous phase.
 /// - all_reduce: reduce-scatter in hosts (L−1 steps of S/L), all-reduce along rails (2(H−1) steps of S/L/H),
-///   all-gather in hosts (L−1 steps of S/L). n·(2(L−1) + 2(H−1)) messages.
+///   all-gather in hosts (L−1 steps of S/L). n·(2(L−1) + 2(H−1)) messages. With `inter = tree` the rails
+///   reduce their S/L shard up a binomial tree and broadcast it down (2·ceil(log2 H) steps, 2(H−1) messages
+///   of S/L per rail), as NCCL's tree across nodes.
 /// - reduce_scatter: the first phase, then a reduce-scatter along rails (H−1 steps of S/L/H), so every rank
 ///   ends with an S/n shard. n·((L−1) + (H−1)) messages.
 /// - all_gather (block B per rank): an all-gather along rails (H−1 steps of B), then an all-gather in hosts
 ///   of the H gathered blocks (L−1 steps of H·B). n·((H−1) + (L−1)) messages.
+/// - A "host" is a host node (its ranks are NICs), or with `local = L` every L consecutive ranks: the GPUs of
+///   one server of a rail-optimized cluster, whose rails are their NICs' rails.
 ///
 /// With L = 1 this is the ring across hosts; with H = 1 the ring inside the host.
 fn hierarchical(b: &mut Builder, kind: CollectiveKind, s: &Shape, size: u64) {
     let (h, l) = (s.hosts.len(), s.rails.len());
     let shard = part(size, l as u64);
     match kind {
+        CollectiveKind::AllReduce if s.tree => {
+            ring(b, &s.hosts, shard, l - 1);
+            tree_reduce(b, &s.rails, shard);
+            tree_broadcast(b, &s.rails, shard);
+            ring(b, &s.hosts, shard, l - 1);
+        }
         CollectiveKind::AllReduce => {
             ring(b, &s.hosts, shard, l - 1);
             ring(b, &s.rails, part(shard, h as u64), 2 * (h - 1));
@@ -883,6 +967,8 @@ mod tests {
             root: 0,
             start_ps: 0,
             after: vec![],
+            local: 0,
+            inter: Inter::Ring,
         }
     }
 
