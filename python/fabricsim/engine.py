@@ -123,10 +123,13 @@ def run(scenario: Scenario, seed: int | None = None, fidelity: str | None = None
     comes back with `halted` set ("max_events", "max_wall") and `complete` False. Ctrl-C stops the engine
     within about 50 ms and raises `RunInterrupted` (a KeyboardInterrupt) carrying the record so far. The flow
     engine checks the limits between instants, so it may pass `max_events` by the events of one instant."""
+    from .topology.base import bulk
+
     try:
         fid = _fidelity(scenario, fidelity)
-        scalars, columns = _core.run(_header(scenario, seed, fid), _columns(scenario, workload), fid,
-                                     max_events=max_events, max_wall_s=max_wall_s, progress=progress)
+        header, columns = bulk(lambda: (_header(scenario, seed, fid), _columns(scenario, workload)))()
+        scalars, columns = _core.run(header, columns, fid, max_events=max_events, max_wall_s=max_wall_s,
+                                     progress=progress)
     except SpecError as e:
         raise ScenarioError(scenario.source, _user_field(e.field, scenario), e.reason) from None
     from .record import RunRecord

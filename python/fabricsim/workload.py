@@ -54,6 +54,12 @@ class Workload:
     plus 4 bytes per dependency."""
 
     def __init__(self, scenario):
+        from .topology.base import bulk
+
+        bulk(self._init)(scenario)
+
+    def _init(self, scenario) -> None:
+        """`__init__` with the cyclic collector paused (a large fabric's node list is ~10^5 objects)."""
         self._scenario = scenario
         wire_nodes = scenario.topology.network().nodes
         self._node_names = [n.name for n in wire_nodes]

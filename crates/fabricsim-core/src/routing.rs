@@ -44,7 +44,9 @@ pub struct Fib {
     ep_group: Vec<u32>,
     group_attach: Vec<u32>,
     n_groups: usize,
-    /// (offset, len) into `hops` for (switch_idx * n_groups + group); len 0 = unreachable.
+    n_switches: usize,
+    /// (offset, len) into `hops` for (group * n_switches + switch_idx), group-major so that building one
+    /// group's tables writes one contiguous block; len 0 = unreachable.
     entries: Vec<(u32, u32)>,
     /// Index into `hops` of each endpoint's last hop (its attachment switch's port toward it).
     ep_hop: Vec<u32>,
@@ -53,7 +55,7 @@ pub struct Fib {
 
 impl Fib {
     /// Least-cost tables: one search per attachment switch, breadth-first when every link weight is 1 and
-    /// Dijkstra otherwise. O(groups × (nodes + ports) · log) time, O(switches × groups) entries.
+    /// Dial's bucket queue otherwise (weights are small integers). O(groups × (nodes + ports) · log) time, O(switches × groups) entries.
     pub fn build(topo: &Topology) -> Fib {
         let mut fib = Fib::skeleton(topo);
         let all: Vec<u32> = (0..fib.n_groups as u32).collect();
@@ -71,7 +73,7 @@ impl Fib {
     pub fn groups_using(&self, topo: &Topology, links: &[u32]) -> Vec<u32> {
         let mut hit = vec![false; self.n_groups];
         for (k, &(o, l)) in self.entries.iter().enumerate() {
-            let g = k % self.n_groups.max(1);
+            let g = k / self.n_switches.max(1);
             if !hit[g] && self.hops[o as usize..(o + l) as usize].iter().any(|&p| links.contains(&topo.ports[p as usize].link)) {
                 hit[g] = true;
             }
@@ -86,16 +88,25 @@ impl Fib {
     }
 
     /// Least-cost tables for `groups`: one search per attachment switch over the live links, breadth-first when
-    /// every link weight is 1 and Dijkstra otherwise.
+    /// every link weight is 1 and Dial's bucket queue otherwise.
     fn fill(&mut self, topo: &Topology, up: Option<&[bool]>, groups: &[u32]) {
         let unit = topo.ports.iter().all(|p| p.weight == 1);
-        let live = |p: u32| up.map_or(true, |u| u[topo.ports[p as usize].link as usize]);
+        // Compact copies of what the searches read (Port is large): per port its peer, or NONE when the peer is
+        // a host or the link is down, and its weight.
+        let peer: Vec<u32> = topo
+            .ports
+            .iter()
+            .map(|p| if topo.is_switch(p.peer_node) && up.map_or(true, |u| u[p.link as usize]) { p.peer_node } else { NONE })
+            .collect();
+        let weight: Vec<u64> = topo.ports.iter().map(|p| p.weight as u64).collect();
         let n = topo.n_nodes();
         let mut dist = vec![u64::MAX; n];
         let mut order: Vec<u32> = Vec::new();
         let mut frontier: Vec<u32> = Vec::new();
         let mut next: Vec<u32> = Vec::new();
-        let mut heap = std::collections::BinaryHeap::new();
+        let wmax = weight.iter().copied().max().unwrap_or(1) as usize;
+        let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); wmax + 1];
+        let mut last = vec![(0u32, 0u32); self.switch_idx.iter().filter(|&&x| x != NONE).count()];
         for &g in groups {
             let g = g as usize;
             let attach = self.group_attach[g];
@@ -113,8 +124,8 @@ impl Fib {
                     next.clear();
                     for &v in &frontier {
                         for p in topo.ports_of(v) {
-                            let w = topo.ports[p as usize].peer_node;
-                            if topo.is_switch(w) && dist[w as usize] == u64::MAX && live(p) {
+                            let w = peer[p as usize];
+                            if w != NONE && dist[w as usize] == u64::MAX {
                                 dist[w as usize] = d + 1;
                                 next.push(w);
                                 order.push(w);
@@ -125,42 +136,65 @@ impl Fib {
                     d += 1;
                 }
             } else {
-                heap.clear();
-                heap.push(std::cmp::Reverse((0u64, attach)));
-                while let Some(std::cmp::Reverse((d, v))) = heap.pop() {
-                    if d > dist[v as usize] {
-                        continue;
-                    }
-                    for p in topo.ports_of(v) {
-                        let port = &topo.ports[p as usize];
-                        let w = port.peer_node;
-                        let nd = d + port.weight as u64;
-                        if topo.is_switch(w) && nd < dist[w as usize] && live(p) {
-                            if dist[w as usize] == u64::MAX {
-                                order.push(w);
+                // Dial's algorithm: link weights are small integers, so a ring of wmax + 1 buckets replaces the
+                // heap (entries whose distance has improved since are skipped when their bucket comes up).
+                let nb = buckets.len();
+                buckets[0].push(attach);
+                let (mut d, mut pending) = (0u64, 1usize);
+                while pending > 0 {
+                    let mut bucket = std::mem::take(&mut buckets[(d % nb as u64) as usize]);
+                    pending -= bucket.len();
+                    for &v in &bucket {
+                        if dist[v as usize] != d {
+                            continue;
+                        }
+                        for p in topo.ports_of(v) {
+                            let w = peer[p as usize];
+                            if w == NONE {
+                                continue;
                             }
-                            dist[w as usize] = nd;
-                            heap.push(std::cmp::Reverse((nd, w)));
+                            let nd = d + weight[p as usize];
+                            if nd < dist[w as usize] {
+                                if dist[w as usize] == u64::MAX {
+                                    order.push(w);
+                                }
+                                dist[w as usize] = nd;
+                                buckets[(nd % nb as u64) as usize].push(w);
+                                pending += 1;
+                            }
                         }
                     }
+                    bucket.clear();
+                    let slot = (d % nb as u64) as usize;
+                    if buckets[slot].is_empty() {
+                        buckets[slot] = bucket;
+                    }
+                    d += 1;
                 }
             }
-            for s in 0..self.switch_idx.len() {
-                if self.switch_idx[s] != NONE {
-                    self.entries[self.switch_idx[s] as usize * self.n_groups + g] = (0, 0);
-                }
-            }
+            let ns = last.len();
+            self.entries[g * ns..(g + 1) * ns].fill((0, 0));
             for &v in &order[1..] {
                 let start = self.hops.len() as u32;
                 for p in topo.ports_of(v) {
-                    let port = &topo.ports[p as usize];
-                    let w = port.peer_node;
-                    if topo.is_switch(w) && live(p) && dist[w as usize] != u64::MAX && dist[w as usize] + port.weight as u64 == dist[v as usize] {
+                    let w = peer[p as usize];
+                    if w != NONE && dist[w as usize] != u64::MAX && dist[w as usize] + weight[p as usize] == dist[v as usize] {
                         self.hops.push(p);
                     }
                 }
                 let len = self.hops.len() as u32 - start;
-                self.entries[self.switch_idx[v as usize] as usize * self.n_groups + g] = (start, len);
+                let si = self.switch_idx[v as usize] as usize;
+                // Share the port list of this switch's previous entry when equal (a fat-tree edge switch lists the
+                // same uplinks toward every remote group): the tables stay O(distinct sets), not O(entries × ECMP).
+                let (po, pl) = last[si];
+                let entry = if pl == len && len > 1 && self.hops[po as usize..(po + pl) as usize] == self.hops[start as usize..] {
+                    self.hops.truncate(start as usize);
+                    (po, pl)
+                } else {
+                    (start, len)
+                };
+                last[si] = entry;
+                self.entries[g * ns + si] = entry;
             }
         }
     }
@@ -171,6 +205,7 @@ impl Fib {
     /// Errors name a host attached to a switch off the torus, or a missing torus link. O(groups × routers × dims).
     pub fn build_dimension_order(topo: &Topology, dims: &[u32], routers: &[u32]) -> Result<Fib> {
         let mut fib = Fib::skeleton(topo);
+        let ns = fib.n_switches;
         let mut coord_of = vec![NONE; topo.n_nodes()];
         for (i, &r) in routers.iter().enumerate() {
             coord_of[r as usize] = i as u32;
@@ -217,7 +252,7 @@ impl Fib {
                         format!("no link from '{}' to its torus neighbour '{}'", topo.names[v as usize], topo.names[w as usize]),
                     ));
                 }
-                fib.entries[fib.switch_idx[v as usize] as usize * fib.n_groups + g] = (start, fib.hops.len() as u32 - start);
+                fib.entries[g * ns + fib.switch_idx[v as usize] as usize] = (start, fib.hops.len() as u32 - start);
             }
         }
         Ok(fib)
@@ -256,7 +291,7 @@ impl Fib {
         }
         let n_groups = group_attach.len();
         let entries = vec![(0u32, 0u32); ns as usize * n_groups];
-        Fib { switch_idx, ep_group, group_attach, n_groups, entries, ep_hop, hops }
+        Fib { switch_idx, ep_group, group_attach, n_groups, n_switches: ns as usize, entries, ep_hop, hops }
     }
 
     /// A node path from the source NIC `src_port` to endpoint `dst_ep` over the tables, each ECMP choice a
@@ -298,7 +333,7 @@ impl Fib {
             let i = self.ep_hop[ep as usize] as usize;
             return &self.hops[i..i + 1];
         }
-        let (o, l) = self.entries[self.switch_idx[v as usize] as usize * self.n_groups + g as usize];
+        let (o, l) = self.entries[g as usize * self.n_switches + self.switch_idx[v as usize] as usize];
         &self.hops[o as usize..(o + l) as usize]
     }
 

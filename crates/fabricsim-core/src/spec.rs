@@ -446,6 +446,8 @@ pub struct MeasureSpec {
     pub throughput_bin_ps: Option<u64>,
 }
 
+/// Largest link weight: the tables' search keeps one bucket per weight value (Dial's algorithm).
+pub const MAX_LINK_WEIGHT: u32 = 255;
 /// Largest packet we accept (jumbo frames are 9 KB; 64 KiB leaves room for TSO-like experiments).
 pub const MAX_PACKET_BYTES: u64 = 65_536;
 /// Largest single message (1 TiB).
@@ -573,8 +575,8 @@ impl RunSpec {
             if l.rate_bps == 0 {
                 return Err(Error::spec(f("rate_bps"), "must be > 0"));
             }
-            if l.weight == 0 {
-                return Err(Error::spec(f("weight"), "must be > 0"));
+            if l.weight == 0 || l.weight > MAX_LINK_WEIGHT {
+                return Err(Error::spec(f("weight"), format!("{} is not a routing weight in 1..={MAX_LINK_WEIGHT}", l.weight)));
             }
             for (end, p) in [("a_end", &l.a_end), ("b_end", &l.b_end)] {
                 if let Some(q) = &p.queue {

@@ -36,9 +36,9 @@ class LinkDef(_Model):
     b: Name
     rate: LinkRate
     delay: Duration = 0
-    weight: PositiveInt = 1
-    """Routing cost of the link (both directions): the forwarding tables hold the least-cost paths (ECMP over
-    ties); with every weight 1 they are the fewest-hop paths."""
+    weight: Annotated[int, Field(ge=1, le=255, strict=True)] = 1
+    """Routing cost of the link (both directions), an integer 1..255: the forwarding tables hold the least-cost
+    paths (ECMP over ties); with every weight 1 they are the fewest-hop paths."""
 
 
 class DimensionOrderPolicy(_Model):

@@ -147,8 +147,10 @@ class Scenario(_Model):
     def header(self) -> dict:
         """The wire header the engine compiles: network, routing, sources, TCP, measurement. The workload
         (messages, barriers, compute steps, collectives) travels as columns (`fabricsim.Workload`)."""
+        from ..topology.base import bulk
+
         try:
-            return _to_wire(self, rows=False)
+            return bulk(_to_wire)(self, rows=False)
         except SpecProblem as p:
             raise ScenarioError(self._source, p.field, p.reason) from None
 
