@@ -44,7 +44,7 @@ test-python:
 check-install: setup
 	$(PY) -m pytest -q -m slow tests/test_install.py
 
-## bench: packet-engine throughput (events/s), front-door timings (bulk workloads, RSS), flow-engine scale (10k hosts, 129k flows), sweep overhead (runs/s), FORS and ATRO solve times, study 003 grid, command-line startup (vs python -c pass)
+## bench: packet-engine throughput (events/s), fabric scale (k=16 packet, k=48 flow, 8,192-GPU rail), front-door timings (bulk workloads, RSS), flow-engine scale (10k hosts, 129k flows), sweep overhead (runs/s), FORS and ATRO solve times, study 003 grid, command-line startup (vs python -c pass)
 bench: setup
 	$(PY) benchmarks/bench_frontdoor.py
 	$(PY) benchmarks/bench_engine.py
@@ -56,6 +56,7 @@ bench: setup
 	$(PY) benchmarks/bench_chakra.py
 	$(PY) benchmarks/astra_sim_compare.py
 	$(PY) benchmarks/bench_startup.py
+	$(PY) benchmarks/bench_fabrics.py
 
 ## validate: install ns-3 3.44 (PyPI ns3) into the venv and cross-check the incast study side by side
 validate: setup
