@@ -12,15 +12,20 @@ validation, error formatting). The topology families a scenario names by `kind` 
 """
 
 from ..topology.custom import CustomTopology
+from ..topology.dragonfly import DragonflyTopology
 from ..topology.dumbbell import DumbbellTopology
 from ..topology.fat_tree import FatTreeTopology
+from ..topology.fat_tree3 import FatTree3Topology
+from ..topology.graph import GraphTopology
 from ..topology.leaf_spine import LeafSpineTopology
+from ..topology.rail_optimized import RailOptimizedTopology
+from ..topology.torus import TorusTopology
 from ..topology.registry import TopologyDef
 from .base import (Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveRate, PositiveSize, SpecProblem,
                    Unlimited)
 from .load import first_error, format_loc, load_scenario, read_document, scenario_from_dict
-from .network import (CodelQdisc, FifoQdisc, FqCodelQdisc, LinkDef, Network, NodeDef, PortDef, QdiscDef, QueueDef,
-                      RoutingDef, SwitchModelName)
+from .network import (CodelQdisc, DimensionOrderPolicy, FifoQdisc, FqCodelQdisc, LinkDef, NetEventDef, Network, NodeDef,
+                      PortDef, PxnPolicy, QdiscDef, QueueDef, RailServer, RoutingDef, SwitchModelName, ValiantPolicy)
 from .scenario import MAX_MESSAGE_BYTES, MAX_PACKET_BYTES, Scenario
 from .traffic import BarrierDef, CollectiveDef, ComputeDef, MeasureDef, MessageDef, SourceDef, TcpDef
 
@@ -30,5 +35,7 @@ __all__ = [
     "CodelQdisc", "FifoQdisc", "FqCodelQdisc", "LinkDef", "Network", "NodeDef", "PortDef", "QdiscDef", "QueueDef",
     "RoutingDef", "SwitchModelName", "MAX_MESSAGE_BYTES", "MAX_PACKET_BYTES", "Scenario", "CustomTopology",
     "DumbbellTopology", "FatTreeTopology", "LeafSpineTopology", "TopologyDef", "BarrierDef", "MeasureDef",
-    "MessageDef", "SourceDef", "TcpDef", "ComputeDef", "CollectiveDef",
+    "MessageDef", "SourceDef", "TcpDef", "ComputeDef", "CollectiveDef", "FatTree3Topology", "RailOptimizedTopology",
+    "DragonflyTopology", "TorusTopology", "GraphTopology", "NetEventDef", "DimensionOrderPolicy", "ValiantPolicy",
+    "PxnPolicy", "RailServer",
 ]
