@@ -1,8 +1,11 @@
 """The README's generated regions agree with a fresh run of their generators (benchmarks/readme_numbers.py).
 
-Only deterministic regions are checked (simulation results: the same code and seeds give the same text);
-timing regions are rewritten by `python benchmarks/readme_numbers.py --write` and name their machine."""
+Only deterministic regions are checked against a fresh run (simulation results: the same code and seeds give the
+same text); timing regions are rewritten by `python benchmarks/readme_numbers.py --write` and must name their
+date and machine. Outside the regions the README quotes no timing: every duration left there is a setting, an
+input or a published number, listed in ALLOWED."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -12,6 +15,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import readme_numbers as rn  # noqa: E402
 
 DET = sorted(n for n, g in rn.GENERATORS.items() if g.deterministic)
+TIMING = sorted(n for n, g in rn.GENERATORS.items() if not g.deterministic)
+DURATION = re.compile(r"\d[\d.,]*(?:[–-]\d[\d.,]*)? ?(?:ms|s|min|minutes|hours?)\b|\bevents/s\b|\btakes about\b")
+ALLOWED = [
+    "RTO with a 1 s minimum",                  # ns-3's default, a setting
+    "about\n    every 50 ms of wall time",     # the engine's poll interval, a setting
+    "takes more than 2 s shows a progress",    # when the progress bar appears, a setting
+    '"5ms"', "(2ms)", "(5ms)", "(1s)", "(200ms)",  # units and defaults of the scenario reference
+    "runs 60 s scenarios", "the same 60 s scenarios", "stop 1 s before the end", "staggered by 0.5 s",  # inputs
+    "Venus's 8.89 ms",                         # the paper's number
+    "infeasible in 120 s",                     # a solver time limit given to CP-SAT
+    "cannot meet 0.12 s",                      # the target
+]
+
+
+def _outside_regions(text: str) -> str:
+    """`text` without its generated regions and fenced code blocks."""
+    text = re.sub(r"<!-- generated: ([\w-]+) -->\n.*?\n<!-- end: \1 -->", "", text, flags=re.S)
+    return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
 
 
 def test_every_generator_has_its_region():
@@ -26,7 +47,48 @@ def test_region_matches_a_fresh_run(name):
         f"README region '{name}' is stale: run `python benchmarks/readme_numbers.py --only {name} --write`")
 
 
+@pytest.mark.parametrize("name", TIMING)
+def test_timing_regions_name_their_date_and_machine(name):
+    body = rn.regions(rn.README.read_text())[name]
+    last = body.splitlines()[-1]
+    assert re.fullmatch(r"<sub>Measured \d{4}-\d\d-\d\d on \d+ cores \(.+\), Python [\d.]+; 1-minute load average "
+                        r"[\d.]+ just after, the measurement's own processes included\.</sub>", last), last
+
+
+def test_no_timing_is_typed_outside_the_regions():
+    text = _outside_regions(rn.README.read_text())
+    for allowed in ALLOWED:
+        assert allowed in text, f"ALLOWED lists '{allowed}', which the README no longer has: drop it"
+        text = text.replace(allowed, "")
+    typed = [text[max(0, m.start() - 40):m.end() + 10].replace("\n", " ") for m in DURATION.finditer(text)]
+    assert typed == [], "durations typed outside a generated region (generate them, or list a setting in ALLOWED)"
+
+
 def test_rewrite_replaces_only_the_named_region():
     text = "a\n<!-- generated: x -->\nold\n<!-- end: x -->\nb\n<!-- generated: y -->\nkeep\n<!-- end: y -->\n"
     assert rn.rewrite(text, {"x": "new"}) == text.replace("old", "new")
     assert rn.regions(text) == {"x": "old", "y": "keep"}
+
+
+def test_stamp_names_today_the_machine_and_the_load():
+    import datetime
+
+    line = rn.stamp()
+    assert datetime.date.today().isoformat() in line and rn.machine() in line and "load average" in line
+
+
+def test_process_gives_a_child_its_own_peak_memory_and_one_line_on_failure():
+    ballast = bytearray(300 << 20)  # Linux carries a parent's peak RSS into a direct child: the launcher avoids it
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    wall, small, out = rn.process([sys.executable, "-c", "print('ok')"])
+    assert out == "ok\n" and wall > 0 and small < 100  # MiB
+    assert rn.process([sys.executable, "-c", "b = bytearray(200 << 20); b[::4096] = b'x' * len(b[::4096])"])[1] >= 200
+    with pytest.raises(RuntimeError, match=r"exited 3: boom$"):
+        rn.process([sys.executable, "-c", "import sys; print('boom', file=sys.stderr); sys.exit(3)"])
+
+
+def test_an_unknown_region_is_one_line_and_exit_2(capsys):
+    with pytest.raises(SystemExit) as e:
+        rn.main(["--only", "nope"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and err.startswith("readme_numbers.py: --only: unknown region nope")
