@@ -581,6 +581,26 @@ def chakra_speed() -> str:
     return table(["case", "measured", "target"], rows) + "\n\n" + when
 
 
+def fabrics_speed() -> str:
+    """benchmarks/bench_fabrics.py's cases, each a whole process (median of 3)."""
+    import bench_fabrics as bf
+
+    rows = []
+    labels = {"packet16": "packet, k = 16 fat_tree3 (1,024 hosts), random permutation of 1 MiB messages (4 KiB packets)",
+              "flow48": "flow, k = 48 fat_tree3 (27,648 hosts), one all-to-all phase of 1 MiB",
+              "rail8192": "flow, 8,192-GPU rail cluster (32 SUs × 32 servers), hierarchical all-reduce (tree) of 1 GiB"}
+    for name, target in bf.CASES.items():
+        runs = [bf.whole_process(name) for _ in range(3)]
+        wall = statistics.median(r[0] for r in runs)
+        rss = max(r[1] for r in runs)
+        res = runs[0][2]
+        gb = bf.RSS_GB.get(name)
+        missed = wall > target or (gb is not None and rss > gb)
+        rows.append([labels[name], f"{wall:.2f} s, {res['events']:,} events, {rss:.2f} GB peak",
+                     f"≤ {target:g} s" + (f", ≤ {gb:g} GB" if gb else "") + (": **missed**" if missed else "")])
+    return table(["case", "measured (whole process)", "target"], rows) + "\n\n" + stamp()
+
+
 def bench_engine() -> str:
     """benchmarks/bench_engine.py: the packet engine's events per second, median of 3 runs."""
     import bench_engine as be
@@ -734,6 +754,7 @@ GENERATORS: dict[str, Generator] = {
     "bench-fors": Generator(bench_fors, deterministic=False, seconds=25),
     "bench-sweep": Generator(bench_sweep, deterministic=False, seconds=30),
     "bench-startup": Generator(bench_startup, deterministic=False, seconds=15),
+    "fabrics-speed": Generator(fabrics_speed, deterministic=False, seconds=30),
 }
 
 
