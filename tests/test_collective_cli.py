@@ -203,6 +203,6 @@ def test_a_collective_that_cannot_complete_says_why_and_exits_3(capsys, tmp_path
     assert all(r["incomplete_messages"] > 0 for r in out["incomplete_runs"])
     assert out["completion_time_ms"] == {"mean": None, "ci95": None, "n": 0}
     assert cap.err.count("\n") == 1 and cap.err.startswith("fabricsim collective: 2 of 2 runs did not complete")
-    assert "dropped and messages do not retransmit" in cap.err
+    assert "dropped (full queues, failed links or bit errors) and messages do not retransmit" in cap.err
     assert main(args) == 3
     assert "completion n/a ms" in capsys.readouterr().out
