@@ -247,13 +247,15 @@ inline std::vector<FlowRow> CollectFlows(FlowMonitorHelper& h, Ptr<FlowMonitor> 
 
 
 def _ns():
-    """Import ns-3 and compile the C++ helpers once (lazily)."""
+    """Import ns-3 and compile the C++ helpers once per process (lazily), even when this file is loaded
+    as more than one module object (benchmarks/validate_incast.py and vs_ns3_fattree.py each load it)."""
     global _NS
     if _NS is None:
         from ns import ns  # noqa: WPS433  (heavy import, deliberately lazy)
         import cppyy
 
-        cppyy.cppdef(_CPP)
+        if not hasattr(cppyy.gbl, "fabricsim_ns3"):
+            cppyy.cppdef(_CPP)
         _NS = (ns, cppyy.gbl.fabricsim_ns3, cppyy)
     return _NS
 
@@ -272,6 +274,19 @@ def _jain(xs):
         return None
     s2 = sum(x * x for x in xs)
     return (sum(xs) ** 2) / (len(xs) * s2) if s2 > 0 else None
+
+
+def flow_dicts(rows) -> list[dict]:
+    """FlowMonitor rows (CollectFlows' C++ FlowRow vector) as plain dicts: counts, IP-layer bytes, seconds."""
+    return [dict(
+        id=int(r.id), src=str(r.src), dst=str(r.dst), proto=int(r.proto),
+        sport=int(r.sport), dport=int(r.dport),
+        tx_packets=int(r.txPackets), rx_packets=int(r.rxPackets),
+        lost_packets=int(r.lostPackets), tx_bytes=int(r.txBytes), rx_bytes=int(r.rxBytes),
+        delay_sum_s=float(r.delaySum), jitter_sum_s=float(r.jitterSum),
+        first_tx_s=float(r.firstTx), last_rx_s=float(r.lastRx),
+        drops_by_reason=[int(x) for x in r.packetsDropped],
+    ) for r in rows]
 
 
 # --------------------------------------------------------------------------
@@ -455,18 +470,7 @@ def run_scenario(
     timing = cx.TimedRun()
     wall, cpu = float(timing[0]), float(timing[1])
 
-    rows = cx.CollectFlows(fmh, mon)
-    flows = []
-    for r in rows:
-        flows.append(dict(
-            id=int(r.id), src=str(r.src), dst=str(r.dst), proto=int(r.proto),
-            sport=int(r.sport), dport=int(r.dport),
-            tx_packets=int(r.txPackets), rx_packets=int(r.rxPackets),
-            lost_packets=int(r.lostPackets), tx_bytes=int(r.txBytes), rx_bytes=int(r.rxBytes),
-            delay_sum_s=float(r.delaySum), jitter_sum_s=float(r.jitterSum),
-            first_tx_s=float(r.firstTx), last_rx_s=float(r.lastRx),
-            drops_by_reason=[int(x) for x in r.packetsDropped],
-        ))
+    flows = flow_dicts(cx.CollectFlows(fmh, mon))
     rcv_ip = str(rcv_ifs.GetAddress(1))
     data = [f for f in flows if f["dst"] == rcv_ip and f["dport"] == SINK_PORT]
     acks = [f for f in flows if f not in data]
