@@ -58,10 +58,12 @@ bench: setup
 	$(PY) benchmarks/bench_startup.py
 	$(PY) benchmarks/bench_fabrics.py
 
-## validate: install ns-3 3.44 (PyPI ns3) into the venv and cross-check the incast study side by side
+## validate: install ns-3 3.44 (PyPI ns3) into the venv and cross-check the incast study side by side, then race
+## it on a k = 8 fat-tree permutation (benchmarks/VS_NS3_FATTREE.md; k = 16: --k 16 --max-ns3-wall 600)
 validate: setup
 	$(PY) -m pip install -q "ns3==3.44.post0"
 	$(PY) benchmarks/validate_incast.py
+	$(PY) benchmarks/vs_ns3_fattree.py --k 8
 
 ## docs: the user guide (mkdocs, material theme) into site/; the scenario and command-line references are
 ## generated from the code at build time (docs/hooks.py); strict, so a broken link fails the build
