@@ -208,7 +208,7 @@ def render_cli() -> str:
 
     def walk(cmd: click.Command, path: list[str], parent: click.Context | None) -> None:
         settings = {"max_content_width": 100, "terminal_width": 100, **(cmd.context_settings if parent is None else {})}
-        ctx = click.Context(cmd, info_name=" ".join(path), parent=parent, **settings)
+        ctx = click.Context(cmd, info_name=path[-1], parent=parent, **settings)  # the parent adds its own path
         lines.extend([f"## `{' '.join(path)}`", "", "```text", cmd.get_help(ctx), "```", ""])
         if isinstance(cmd, click.Group):
             for name in cmd.list_commands(ctx):
