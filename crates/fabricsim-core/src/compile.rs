@@ -137,7 +137,7 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
                         ),
                     ));
                 }
-                match policy.path(&fib, &topo, src_port, dst_ep, salt, &field())? {
+                match policy.path(&fib, &topo, src_port, dst_ep, salt, field)? {
                     Some(nodes) => paths.add(&topo, &format!("{}.path", field()), &nodes, src_port, dst_port)?,
                     None => NONE,
                 }

@@ -63,12 +63,12 @@ impl PathPolicy {
 
     /// The policy's node path for a flow from NIC port `src_port` to endpoint `dst_ep`, or `None` where the
     /// forwarding tables route it (same group, same server or same rail, or no policy). `field` names the flow
-    /// in errors. O(path length).
-    pub fn path(&self, fib: &Fib, topo: &Topology, src_port: u32, dst_ep: u32, salt: u64, field: &str) -> Result<Option<Vec<u32>>> {
+    /// in errors (formatted only for an error). O(path length).
+    pub fn path(&self, fib: &Fib, topo: &Topology, src_port: u32, dst_ep: u32, salt: u64, field: &dyn Fn() -> String) -> Result<Option<Vec<u32>>> {
         let src = topo.ports[src_port as usize].node;
         let dst_port = topo.endpoints[dst_ep as usize];
         let dst = topo.ports[dst_port as usize].node;
-        let unreachable = || Error::spec(format!("{field}.dst"), format!("'{}' is unreachable from '{}'", topo.names[dst as usize], topo.names[src as usize]));
+        let unreachable = || Error::spec(format!("{}.dst", field()), format!("'{}' is unreachable from '{}'", topo.names[dst as usize], topo.names[src as usize]));
         match self {
             PathPolicy::Tables => Ok(None),
             PathPolicy::Valiant { group_of, groups, router_ep } => {
@@ -206,11 +206,11 @@ mod tests {
         let fib = Fib::build(&topo);
         let pol = PathPolicy::new(&PolicySpec::Valiant { groups: vec![vec![3], vec![4], vec![5]] }, &topo);
         for salt in 0..8 {
-            let p = pol.path(&fib, &topo, port(&topo, "h0"), ep(&topo, "h1"), salt, "m").unwrap().unwrap();
+            let p = pol.path(&fib, &topo, port(&topo, "h0"), ep(&topo, "h1"), salt, &|| "m".into()).unwrap().unwrap();
             assert_eq!(names(&topo, &p), ["h0", "r0", "r2", "r1", "h1"]);
         }
         // Within a group (here: a host on the same router) the tables route.
-        assert!(pol.path(&fib, &topo, port(&topo, "h0"), ep(&topo, "h0"), 1, "m").unwrap().is_none());
+        assert!(pol.path(&fib, &topo, port(&topo, "h0"), ep(&topo, "h0"), 1, &|| "m".into()).unwrap().is_none());
     }
 
     /// Two servers × two rails: GPU (s0, rail 0) to GPU (s1, rail 1) crosses s0's NVSwitch to its rail-1 NIC and
@@ -232,10 +232,10 @@ mod tests {
         assert_eq!(names(&topo, &plain), ["h00", "n00", "rail0", "spine", "rail1", "n11", "h11"]);
         let servers = vec![RailServerSpec { nvswitch: 8, gpus: vec![0, 1], nics: vec![4, 5] }, RailServerSpec { nvswitch: 9, gpus: vec![2, 3], nics: vec![6, 7] }];
         let pol = PathPolicy::new(&PolicySpec::Pxn { servers }, &topo);
-        let p = pol.path(&fib, &topo, port(&topo, "h00"), ep(&topo, "h11"), 3, "m").unwrap().unwrap();
+        let p = pol.path(&fib, &topo, port(&topo, "h00"), ep(&topo, "h11"), 3, &|| "m".into()).unwrap().unwrap();
         assert_eq!(names(&topo, &p), ["h00", "n00", "v0", "n01", "rail1", "n11", "h11"]);
-        assert!(pol.path(&fib, &topo, port(&topo, "h00"), ep(&topo, "h10"), 3, "m").unwrap().is_none());
-        assert!(pol.path(&fib, &topo, port(&topo, "h00"), ep(&topo, "h01"), 3, "m").unwrap().is_none());
+        assert!(pol.path(&fib, &topo, port(&topo, "h00"), ep(&topo, "h10"), 3, &|| "m".into()).unwrap().is_none());
+        assert!(pol.path(&fib, &topo, port(&topo, "h00"), ep(&topo, "h01"), 3, &|| "m".into()).unwrap().is_none());
     }
 
     #[test]

@@ -209,7 +209,9 @@ pub struct Sim {
     tcps: Vec<TcpConn>,
     /// TCP headers, indexed by packet id (only meaningful for packets of TCP flows).
     hdrs: Vec<TcpHdr>,
-    /// Network events, whether each link is up, each link's bit error rate, and the tables' detection delay.
+    /// Network events, whether each link is up, each link's bit error rate, and the tables' detection delay;
+    /// `faults` is whether there are any, so a run without them skips the per-packet link checks.
+    faults: bool,
     net_events: Vec<NetEventSpec>,
     link_up: Vec<bool>,
     link_ber: Vec<f64>,
@@ -336,6 +338,7 @@ impl Sim {
             failure: None,
             tcps,
             hdrs: Vec::new(),
+            faults: !spec.events.is_empty(),
             net_events: spec.events.clone(),
             link_up: vec![true; spec.network.links.len()],
             link_ber: vec![0.0; spec.network.links.len()],
@@ -687,13 +690,14 @@ impl Sim {
         if let Some(&(t, _)) = port.pipe.front() {
             self.q.schedule(t, Ev::Pipe(p));
         }
-        let v = port.peer_node;
-        let link = self.topo.ports[p as usize].link as usize;
-        if !self.link_up[link] || (self.link_ber[link] > 0.0 && self.bit_error(pkt, link)) {
-            return self.lose_on_link(pkt, p);
+        let (v, to_switch) = (port.peer_node, port.peer_is_switch);
+        if self.faults {
+            let link = self.topo.ports[p as usize].link as usize;
+            if !self.link_up[link] || (self.link_ber[link] > 0.0 && self.bit_error(pkt, link)) {
+                return self.lose_on_link(pkt, p);
+            }
         }
-        let port = &self.ports[p as usize];
-        if port.peer_is_switch {
+        if to_switch {
             self.forward(v, pkt, p);
         } else {
             self.receive(pkt);
@@ -780,7 +784,7 @@ impl Sim {
         } else {
             self.fib.next_hops(v, pk.dst_ep)
         };
-        if pk.path != NONE && cands.iter().all(|&c| !self.link_up[self.topo.ports[c as usize].link as usize]) {
+        if self.faults && pk.path != NONE && cands.iter().all(|&c| !self.link_up[self.topo.ports[c as usize].link as usize]) {
             // The explicit path's next link is dead: the packet leaves its path for the tables.
             pk.path = NONE;
             cands = self.fib.next_hops(v, pk.dst_ep);

@@ -850,28 +850,19 @@ fn doubling(b: &mut Builder, step_size: impl Fn(u32) -> u64) {
 
 /// Binomial-tree broadcast (n = 2^p): step k = 0..p−1, every rank r < 2^k steps after the root sends `size`
 /// to the rank r + 2^k steps after it, waiting for the message that brought it the data (the root waits for
-/// nothing). n−1 messages, p steps; step k has 2^k messages.
+/// nothing): `tree_broadcast` over the ranks counted from the root. n−1 messages, p steps; step k has 2^k messages.
 fn binomial_broadcast(b: &mut Builder, size: u64, root: usize) {
     let n = b.ranks.len();
-    for k in 0..n.trailing_zeros() {
-        for r in 0..1usize << k {
-            b.step_send(rel(root, r, n), rel(root, r + (1 << k), n), size, &[]);
-        }
-        b.end_step();
-    }
+    tree_broadcast(b, &[(0..n).map(|r| rel(root, r, n)).collect()], size);
 }
 
 /// Binomial-tree reduce (n = 2^p), the broadcast reversed: step t = 0..p−1 with k = p−1−t, every rank
 /// r ∈ [2^k, 2^(k+1)) steps after the root sends `size` to the rank r − 2^k steps after it, waiting for every
-/// message it received (its subtree's). n−1 messages, p steps; step t has n / 2^(t+1) messages.
+/// message it received (its subtree's): `tree_reduce` over the ranks counted from the root. n−1 messages, p steps;
+/// step t has n / 2^(t+1) messages.
 fn binomial_reduce(b: &mut Builder, size: u64, root: usize) {
     let n = b.ranks.len();
-    for k in (0..n.trailing_zeros()).rev() {
-        for r in 1usize << k..2 << k {
-            b.step_send(rel(root, r, n), rel(root, r - (1 << k), n), size, &[]);
-        }
-        b.end_step();
-    }
+    tree_reduce(b, &[(0..n).map(|r| rel(root, r, n)).collect()], size);
 }
 
 /// Binomial-tree reduce in every group at once toward its first member (any group size m): with D =
