@@ -7,7 +7,10 @@
 use fabricsim_core::spec::*;
 
 fn main() {
-    let packets: u64 = std::env::args().nth(1).map(|s| s.parse().expect("packets per flow")).unwrap_or(100_000);
+    let packets: u64 = std::env::args()
+        .nth(1)
+        .map(|s| s.parse().expect("packets per flow"))
+        .unwrap_or(100_000);
     let (hosts, spines) = (64u32, 8u32);
     let mut nodes = vec![];
     let mut links = vec![];
@@ -17,7 +20,15 @@ fn main() {
     for s in 0..spines {
         nodes.push(sw(format!("spine{s}")));
     }
-    let link = |a, b, rate_bps| LinkSpec { a, b, rate_bps, delay_ps: 1_000_000, weight: 1, a_end: PortSpec::default(), b_end: PortSpec::default() };
+    let link = |a, b, rate_bps| LinkSpec {
+        a,
+        b,
+        rate_bps,
+        delay_ps: 1_000_000,
+        weight: 1,
+        a_end: PortSpec::default(),
+        b_end: PortSpec::default(),
+    };
     for s in 0..spines {
         links.push(link(0, 2 + s, 800_000_000_000));
         links.push(link(1, 2 + s, 800_000_000_000));
@@ -48,9 +59,20 @@ fn main() {
     let network = NetworkSpec {
         nodes,
         links,
-        default_queue: EgressSpec { limit_packets: Some(1_000_000), limit_bytes: None, qdisc: None },
+        default_queue: EgressSpec {
+            limit_packets: Some(1_000_000),
+            limit_bytes: None,
+            qdisc: None,
+        },
     };
-    let spec = RunSpec { messages, routing: RoutingSpec { ecmp: EcmpMode::PerFlow, ..Default::default() }, ..RunSpec::new(1, network) };
+    let spec = RunSpec {
+        messages,
+        routing: RoutingSpec {
+            ecmp: EcmpMode::PerFlow,
+            ..Default::default()
+        },
+        ..RunSpec::new(1, network)
+    };
     let r = fabricsim_des::run(&spec).expect("benchmark run");
     println!(
         "events {} in {:.3} s = {:.2} M events/s; packets rx {} dropped {}; completion {:.3} ms",

@@ -38,7 +38,11 @@ pub struct CodelParams {
 
 impl CodelParams {
     pub fn new(target_ps: u64, interval_ps: u64, min_bytes: u64) -> CodelParams {
-        CodelParams { target: codel_time(target_ps), interval: codel_time(interval_ps), min_bytes }
+        CodelParams {
+            target: codel_time(target_ps),
+            interval: codel_time(interval_ps),
+            min_bytes,
+        }
     }
 }
 
@@ -105,7 +109,13 @@ impl Codel {
 
     /// ns-3 OkToDrop: the dequeued item's sojourn is above target for at least an interval
     /// (and the queue still holds at least `min_bytes`).
-    fn ok_to_drop(&mut self, item: Option<(u32, u32, u64)>, now_ps: u64, now: u32, p: &CodelParams) -> bool {
+    fn ok_to_drop(
+        &mut self,
+        item: Option<(u32, u32, u64)>,
+        now_ps: u64,
+        now: u32,
+        p: &CodelParams,
+    ) -> bool {
         let Some((_, _, enq)) = item else {
             self.first_above_time = 0;
             return false;
@@ -124,7 +134,12 @@ impl Codel {
     }
 
     /// Dequeue with CoDel's drop decisions; dropped packets are appended to `drops`.
-    pub fn dequeue(&mut self, now_t: Time, p: &CodelParams, drops: &mut Vec<(u32, u32)>) -> Option<(u32, u32)> {
+    pub fn dequeue(
+        &mut self,
+        now_t: Time,
+        p: &CodelParams,
+        drops: &mut Vec<(u32, u32)>,
+    ) -> Option<(u32, u32)> {
         let now_ps = now_t.0;
         let mut item = self.pop();
         if item.is_none() {
@@ -160,7 +175,12 @@ impl Codel {
             self.ok_to_drop(item, now_ps, now, p);
             self.dropping = true;
             let delta = self.count.wrapping_sub(self.last_count) as i32;
-            if delta > 1 && before(now.wrapping_sub(self.drop_next), 16u32.wrapping_mul(p.interval)) {
+            if delta > 1
+                && before(
+                    now.wrapping_sub(self.drop_next),
+                    16u32.wrapping_mul(p.interval),
+                )
+            {
                 self.count = delta as u32;
                 self.newton_step();
             } else {
@@ -228,9 +248,24 @@ pub struct FqCodel {
 }
 
 impl FqCodel {
-    pub fn new(limit: u64, flows: u32, quantum: u32, params: CodelParams, drop_batch: u32, perturbation: u64) -> FqCodel {
+    pub fn new(
+        limit: u64,
+        flows: u32,
+        quantum: u32,
+        params: CodelParams,
+        drop_batch: u32,
+        perturbation: u64,
+    ) -> FqCodel {
         FqCodel {
-            flows: vec![FqFlow { codel: Codel::default(), deficit: 0, status: FlowStatus::Inactive, created: false }; flows as usize],
+            flows: vec![
+                FqFlow {
+                    codel: Codel::default(),
+                    deficit: 0,
+                    status: FlowStatus::Inactive,
+                    created: false
+                };
+                flows as usize
+            ],
             created: Vec::new(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
@@ -264,7 +299,14 @@ impl FqCodel {
         (z % self.flows.len() as u64) as usize
     }
 
-    pub fn enqueue(&mut self, pkt: u32, size: u32, key: u32, now: Time, drops: &mut Vec<(u32, u32)>) {
+    pub fn enqueue(
+        &mut self,
+        pkt: u32,
+        size: u32,
+        key: u32,
+        now: Time,
+        drops: &mut Vec<(u32, u32)>,
+    ) {
         let h = self.bucket(key);
         let f = &mut self.flows[h];
         if f.status == FlowStatus::Inactive {
@@ -315,7 +357,9 @@ impl FqCodel {
         loop {
             let mut chosen: Option<(u32, bool)> = None; // (flow, from new list)
             while chosen.is_none() {
-                let Some(&h) = self.new_flows.front() else { break };
+                let Some(&h) = self.new_flows.front() else {
+                    break;
+                };
                 let f = &mut self.flows[h as usize];
                 if f.deficit <= 0 {
                     f.deficit += self.quantum;
@@ -327,7 +371,9 @@ impl FqCodel {
                 }
             }
             while chosen.is_none() {
-                let Some(&h) = self.old_flows.front() else { break };
+                let Some(&h) = self.old_flows.front() else {
+                    break;
+                };
                 let f = &mut self.flows[h as usize];
                 if f.deficit <= 0 {
                     f.deficit += self.quantum;
@@ -381,7 +427,11 @@ mod tests {
         // One Newton step per count increment, as CoDel does: x' = x (3 - n x^2) / 2 from x = 1 at n = 1
         // gives 0.5 at n = 2 (far off), then tracks 1/sqrt(n): the float recurrence is within 2.6% at
         // n = 3..5 and within 1.1% from n = 6 on; the 16-bit fixed point adds well under 0.1%.
-        let mut c = Codel { rec_inv_sqrt: (!0u32 >> REC_INV_SQRT_SHIFT) as u16, count: 1, ..Default::default() };
+        let mut c = Codel {
+            rec_inv_sqrt: (!0u32 >> REC_INV_SQRT_SHIFT) as u16,
+            count: 1,
+            ..Default::default()
+        };
         for n in 2..=200u32 {
             c.count = n;
             c.newton_step();
@@ -408,7 +458,10 @@ mod tests {
         }
         // Sojourn 4 ms < 5 ms target: nothing is dropped.
         for i in 0..10 {
-            assert_eq!(c.dequeue(Time(4_000_000_000), &p, &mut drops), Some((i, 1000)));
+            assert_eq!(
+                c.dequeue(Time(4_000_000_000), &p, &mut drops),
+                Some((i, 1000))
+            );
         }
         assert!(drops.is_empty());
     }
@@ -451,7 +504,8 @@ mod tests {
         for i in 6..12 {
             fq.enqueue(i, 1000, 2, Time(0), &mut drops);
         }
-        let order: Vec<u32> = std::iter::from_fn(|| fq.dequeue(Time(1000), &mut drops).map(|x| x.0)).collect();
+        let order: Vec<u32> =
+            std::iter::from_fn(|| fq.dequeue(Time(1000), &mut drops).map(|x| x.0)).collect();
         // Deficit round robin, quantum 1514 B: each new flow sends 2 packets (1514 → 514 → −486) and moves
         // to the old list with 1028; then 2 packets (→ −972, topped up to 542), then 1 packet each
         // (542 → −458, topped up to 1056), alternating.

@@ -86,7 +86,11 @@ impl EventQueue {
     pub fn schedule(&mut self, at: Time, ev: Ev) -> EventId {
         let seq = self.seq;
         self.seq += 1;
-        self.heap.push(Entry { time: at.0, seq, ev });
+        self.heap.push(Entry {
+            time: at.0,
+            seq,
+            ev,
+        });
         EventId(seq)
     }
 
@@ -141,7 +145,12 @@ mod tests {
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
-            vec![(Time(3), Ev::Port(2)), (Time(5), Ev::Port(1)), (Time(5), Ev::Port(3)), (Time(5), Ev::Port(4))]
+            vec![
+                (Time(3), Ev::Port(2)),
+                (Time(5), Ev::Port(1)),
+                (Time(5), Ev::Port(3)),
+                (Time(5), Ev::Port(4))
+            ]
         );
     }
 

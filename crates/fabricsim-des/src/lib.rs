@@ -2,8 +2,14 @@
 
 pub mod codel;
 pub mod events;
+mod measure;
+mod net;
+mod packet;
 pub mod queues;
 pub mod sim;
+mod transport;
+
+pub use measure::MAX_SAMPLE_ROWS;
 
 use fabricsim_core::compile::Compiled;
 use fabricsim_core::control::Control;

@@ -6,16 +6,17 @@
 //! Segments and ACKs are ordinary packets of the connection's data flow and ACK flow; their TCP header
 //! lives in `Sim::hdrs` at the packet's index.
 
-use super::{Ev, EventId, Sim};
+use crate::events::{Ev, EventId};
+use crate::sim::Sim;
 use fabricsim_core::spec::{TcpCc, TcpSpec};
 use fabricsim_core::Time;
 
-pub(super) const SYN: u8 = 1;
-pub(super) const ACK: u8 = 2;
+pub(crate) const SYN: u8 = 1;
+pub(crate) const ACK: u8 = 2;
 
 /// The TCP header of one packet: sequence (data start), cumulative ACK, timestamps, SACK blocks.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct TcpHdr {
+pub(crate) struct TcpHdr {
     pub seq: u64,
     pub len: u32,
     pub ack: u64,
@@ -44,7 +45,7 @@ enum Phase {
 
 /// A sorted set of disjoint half-open byte ranges. Invariant: sorted by start, non-overlapping, non-adjacent.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Ranges(Vec<(u64, u64)>);
+pub(crate) struct Ranges(Vec<(u64, u64)>);
 
 impl Ranges {
     /// Add [a, b); returns the bytes newly covered. O(ranges).
@@ -80,7 +81,10 @@ impl Ranges {
     }
     /// Bytes covered at or above `x`.
     fn above(&self, x: u64) -> u64 {
-        self.0.iter().map(|&(s, e)| if e <= x { 0 } else { e - s.max(x) }).sum()
+        self.0
+            .iter()
+            .map(|&(s, e)| if e <= x { 0 } else { e - s.max(x) })
+            .sum()
     }
     fn highest(&self) -> Option<u64> {
         self.0.last().map(|&(_, e)| e)
@@ -127,7 +131,7 @@ struct Cubic {
     sample_cnt: u32,
 }
 
-pub(super) struct TcpConn {
+pub(crate) struct TcpConn {
     pub data_flow: u32,
     pub ack_flow: u32,
     cfg: TcpSpec,
@@ -238,13 +242,20 @@ impl TcpConn {
     fn pipe(&self) -> u64 {
         let sacked = self.sacked.above(self.snd_una);
         if self.ca == CaState::Loss {
-            return self.snd_nxt.saturating_sub(self.snd_una).saturating_sub(sacked);
+            return self
+                .snd_nxt
+                .saturating_sub(self.snd_una)
+                .saturating_sub(sacked);
         }
         let outstanding = self.high_tx - self.snd_una - sacked;
         let mut lost_unretx = 0;
         if self.ca == CaState::Recovery {
             if self.cfg.sack {
-                let limit = self.sacked.highest().unwrap_or(self.snd_una).min(self.high_tx);
+                let limit = self
+                    .sacked
+                    .highest()
+                    .unwrap_or(self.snd_una)
+                    .min(self.high_tx);
                 let mut x = self.snd_una.max(self.rtx_high);
                 while let Some((a, b)) = self.sacked.next_gap(x, limit) {
                     if self.is_lost(a) {
@@ -264,7 +275,11 @@ impl TcpConn {
     fn next_lost(&self) -> Option<(u64, u64)> {
         match self.ca {
             CaState::Recovery if self.cfg.sack => {
-                let limit = self.sacked.highest().unwrap_or(self.snd_una).min(self.high_tx);
+                let limit = self
+                    .sacked
+                    .highest()
+                    .unwrap_or(self.snd_una)
+                    .min(self.high_tx);
                 let mut x = self.snd_una.max(self.rtx_high);
                 while let Some((a, b)) = self.sacked.next_gap(x, limit) {
                     if self.is_lost(a) {
@@ -274,10 +289,8 @@ impl TcpConn {
                 }
                 None
             }
-            CaState::Recovery => {
-                (self.rtx_high <= self.snd_una && self.snd_una < self.high_tx)
-                    .then(|| (self.snd_una, self.mss.min(self.high_tx - self.snd_una)))
-            }
+            CaState::Recovery => (self.rtx_high <= self.snd_una && self.snd_una < self.high_tx)
+                .then(|| (self.snd_una, self.mss.min(self.high_tx - self.snd_una))),
             CaState::Loss if self.snd_nxt < self.high_tx => {
                 let (a, b) = self.sacked.next_gap(self.snd_nxt, self.high_tx)?;
                 Some((a, (b - a).min(self.mss)))
@@ -330,8 +343,16 @@ impl TcpConn {
         let t = (now + delay_min - c.epoch_start.unwrap()).as_secs_f64();
         let offs = if t < c.k { c.k - t } else { t - c.k };
         let delta = (cc * offs.powi(3)) as u32;
-        let target = if t < c.k { c.origin.saturating_sub(delta) } else { c.origin + delta };
-        let mut cnt = if target > seg_cwnd { seg_cwnd / (target - seg_cwnd) } else { 100 * seg_cwnd };
+        let target = if t < c.k {
+            c.origin.saturating_sub(delta)
+        } else {
+            c.origin + delta
+        };
+        let mut cnt = if target > seg_cwnd {
+            seg_cwnd / (target - seg_cwnd)
+        } else {
+            100 * seg_cwnd
+        };
         if c.last_max_cwnd == 0 && cnt > 20 {
             cnt = 20;
         }
@@ -424,7 +445,9 @@ impl TcpConn {
             c.curr_rtt = Some(c.curr_rtt.map_or(rtt, |r| r.min(rtt)));
             if c.sample_cnt < 8 {
                 c.sample_cnt += 1;
-            } else if c.curr_rtt.unwrap() > dmin + Time(dmin.0 / 8).clamp(Time::from_ms(4), Time::from_ms(1000)) {
+            } else if c.curr_rtt.unwrap()
+                > dmin + Time(dmin.0 / 8).clamp(Time::from_ms(4), Time::from_ms(1000))
+            {
                 c.found = true;
             }
             if c.found {
@@ -452,11 +475,6 @@ impl TcpConn {
 }
 
 impl Sim {
-    pub(super) fn tcp_flow_range(&self) -> (u32, u32) {
-        let base = (self.srcs.len() + self.msgs.len()) as u32;
-        (base, base + self.tcps.len() as u32)
-    }
-
     /// Send one TCP packet on `flow` from the connection's end; counts it as sent and enqueues it at the NIC.
     fn tcp_emit(&mut self, c: usize, flow: u32, hdr: TcpHdr) {
         let conn = &self.tcps[c];
@@ -487,18 +505,26 @@ impl Sim {
         }
     }
 
-    pub(super) fn tcp_start(&mut self, c: u32) {
+    pub(crate) fn tcp_start(&mut self, c: u32) {
         let c = c as usize;
         let now = self.now;
         let conn = &mut self.tcps[c];
         conn.phase = Phase::SynSent;
         conn.started = Some(now);
         let flow = conn.data_flow;
-        self.tcp_emit(c, flow, TcpHdr { flags: SYN, ts_val: now.0, ..Default::default() });
+        self.tcp_emit(
+            c,
+            flow,
+            TcpHdr {
+                flags: SYN,
+                ts_val: now.0,
+                ..Default::default()
+            },
+        );
         self.tcp_arm_rto(c);
     }
 
-    pub(super) fn tcp_stop(&mut self, c: u32) {
+    pub(crate) fn tcp_stop(&mut self, c: u32) {
         self.tcps[c as usize].stopped = true;
     }
 
@@ -565,7 +591,7 @@ impl Sim {
         }
     }
 
-    pub(super) fn tcp_rto(&mut self, c: u32) {
+    pub(crate) fn tcp_rto(&mut self, c: u32) {
         let c = c as usize;
         let now = self.now;
         let conn = &mut self.tcps[c];
@@ -574,7 +600,15 @@ impl Sim {
             Phase::SynSent => {
                 conn.rto = Time(conn.rto.0 * 2);
                 let flow = conn.data_flow;
-                self.tcp_emit(c, flow, TcpHdr { flags: SYN, ts_val: now.0, ..Default::default() });
+                self.tcp_emit(
+                    c,
+                    flow,
+                    TcpHdr {
+                        flags: SYN,
+                        ts_val: now.0,
+                        ..Default::default()
+                    },
+                );
                 self.tcp_arm_rto(c);
             }
             Phase::Established => {
@@ -602,14 +636,24 @@ impl Sim {
     }
 
     /// A segment (or SYN) of connection c reached the receiver.
-    pub(super) fn tcp_rx_data(&mut self, c: usize, h: TcpHdr) {
+    pub(crate) fn tcp_rx_data(&mut self, c: usize, h: TcpHdr) {
         let now = self.now;
         if h.flags & SYN != 0 {
             let conn = &mut self.tcps[c];
             conn.ts_recent = h.ts_val;
             let flow = conn.ack_flow;
             let rwnd = conn.cfg.rcv_buf_bytes;
-            self.tcp_emit(c, flow, TcpHdr { flags: SYN | ACK, ts_val: now.0, ts_ecr: h.ts_val, rwnd, ..Default::default() });
+            self.tcp_emit(
+                c,
+                flow,
+                TcpHdr {
+                    flags: SYN | ACK,
+                    ts_val: now.0,
+                    ts_ecr: h.ts_val,
+                    rwnd,
+                    ..Default::default()
+                },
+            );
             return;
         }
         if h.len == 0 {
@@ -649,7 +693,7 @@ impl Sim {
         }
     }
 
-    pub(super) fn tcp_delack(&mut self, c: u32) {
+    pub(crate) fn tcp_delack(&mut self, c: u32) {
         let c = c as usize;
         self.tcps[c].delack_ev = None;
         if self.tcps[c].unacked > 0 {
@@ -699,7 +743,7 @@ impl Sim {
     }
 
     /// An ACK (or SYN-ACK) of connection c reached the sender.
-    pub(super) fn tcp_rx_ack(&mut self, c: usize, h: TcpHdr) {
+    pub(crate) fn tcp_rx_ack(&mut self, c: usize, h: TcpHdr) {
         let now = self.now;
         let conn = &mut self.tcps[c];
         if h.flags & SYN != 0 {
@@ -714,7 +758,16 @@ impl Sim {
             conn.hystart_reset(now);
             let flow = conn.data_flow;
             self.tcp_cancel_rto(c);
-            self.tcp_emit(c, flow, TcpHdr { flags: ACK, ts_val: now.0, ts_ecr: h.ts_val, ..Default::default() });
+            self.tcp_emit(
+                c,
+                flow,
+                TcpHdr {
+                    flags: ACK,
+                    ts_val: now.0,
+                    ts_ecr: h.ts_val,
+                    ..Default::default()
+                },
+            );
             self.tcp_send(c);
             return;
         }
@@ -785,7 +838,8 @@ impl Sim {
             match conn.ca {
                 CaState::Open | CaState::Disorder => {
                     conn.ca = CaState::Disorder;
-                    let lost = conn.dupacks >= conn.cfg.dupack_threshold || (conn.cfg.sack && conn.is_lost(conn.snd_una));
+                    let lost = conn.dupacks >= conn.cfg.dupack_threshold
+                        || (conn.cfg.sack && conn.is_lost(conn.snd_una));
                     if lost {
                         conn.ssthresh = conn.ss_thresh_on_loss();
                         conn.ca = CaState::Recovery;
@@ -801,7 +855,13 @@ impl Sim {
                         conn.rtx_high = seq + len;
                         conn.prr_out += len;
                         let flow = conn.data_flow;
-                        let hdr = TcpHdr { seq, len: len as u32, flags: ACK, ts_val: now.0, ..Default::default() };
+                        let hdr = TcpHdr {
+                            seq,
+                            len: len as u32,
+                            flags: ACK,
+                            ts_val: now.0,
+                            ..Default::default()
+                        };
                         self.tcp_emit(c, flow, hdr);
                         self.tcp_arm_rto(c);
                     } else if conn.dupacks <= 2 {
@@ -813,7 +873,9 @@ impl Sim {
                         return;
                     }
                 }
-                CaState::Recovery => conn.prr(newly_sacked.max(if conn.cfg.sack { 0 } else { conn.mss })),
+                CaState::Recovery => {
+                    conn.prr(newly_sacked.max(if conn.cfg.sack { 0 } else { conn.mss }))
+                }
                 CaState::Loss => {}
             }
         }
@@ -830,10 +892,12 @@ impl TcpConn {
         self.prr_delivered += delivered;
         let pipe = self.pipe();
         let send: i64 = if pipe > self.ssthresh {
-            ((self.prr_delivered as u128 * self.ssthresh as u128).div_ceil(self.recovery_flight.max(1) as u128) as i64)
+            ((self.prr_delivered as u128 * self.ssthresh as u128)
+                .div_ceil(self.recovery_flight.max(1) as u128) as i64)
                 - self.prr_out as i64
         } else {
-            let limit = (self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64) + self.mss as i64;
+            let limit = (self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64)
+                + self.mss as i64;
             (self.ssthresh as i64 - pipe as i64).min(limit)
         };
         let send = send.max(if self.prr_out > 0 { 0 } else { self.mss as i64 });

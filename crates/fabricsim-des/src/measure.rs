@@ -1,0 +1,153 @@
+//! Measurement: per-flow FlowMonitor-like statistics, queue samples, and the end-of-run record with conservation.
+
+use crate::events::Ev;
+use crate::sim::Sim;
+use fabricsim_core::control::Halt;
+use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RunRecord, WorkTimes};
+use fabricsim_core::{Error, Result};
+
+/// FlowMonitor-like counters of one flow (times in ps).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct FlowStat {
+    pub(crate) tx_packets: u64,
+    pub(crate) rx_packets: u64,
+    pub(crate) lost: u64,
+    pub(crate) tx_bytes: u64,
+    pub(crate) rx_bytes: u64,
+    pub(crate) rx_payload: u64,
+    pub(crate) first_tx: Option<u64>,
+    pub(crate) last_tx: Option<u64>,
+    pub(crate) first_rx: Option<u64>,
+    pub(crate) last_rx: Option<u64>,
+    pub(crate) delay_sum: u64,
+    pub(crate) max_delay: u64,
+}
+
+/// Most queue-sample rows one run may record (about 1.6 GB of columns).
+pub const MAX_SAMPLE_ROWS: usize = 50_000_000;
+
+impl Sim {
+    /// Record every sampled port's queue depth now and schedule the next sample while events remain.
+    pub(crate) fn sample(&mut self) {
+        if self.samples.t_ps.len() + self.sample_ports.len() > MAX_SAMPLE_ROWS {
+            self.failure = Some(Error::spec(
+                "measure.queue_sample_ps",
+                format!(
+                    "queue sampling would exceed {MAX_SAMPLE_ROWS} rows at t = {} s: raise the interval, sample fewer queues or set a stop time",
+                    self.now.as_secs_f64()
+                ),
+            ));
+            return;
+        }
+        let now = self.now.0;
+        for &p in &self.sample_ports {
+            let port = &self.ports[p as usize];
+            let (vl, vb) = port.voq.as_ref().map_or((0, 0), |v| (v.len, v.bytes));
+            self.samples.t_ps.push(now);
+            self.samples.port.push(p);
+            self.samples.packets.push(port.egress.len() + vl);
+            self.samples.bytes.push(port.egress.bytes() + vb);
+        }
+        if self.q.has_live() {
+            let dt = self.sample_every.expect("sampling is configured");
+            self.q.schedule(self.now + dt, Ev::Sample);
+        }
+    }
+
+    /// The run's record; checks conservation (sent = received + dropped + in flight, in total and per flow).
+    pub(crate) fn finish(self, wall_s: f64, halted: Option<Halt>) -> Result<RunRecord> {
+        let t = self.totals;
+        let in_flight = self.live;
+        if t.tx != t.rx + t.dropped + in_flight {
+            return Err(Error::Conservation(format!(
+                "sent {} != received {} + dropped {} + in flight {}",
+                t.tx, t.rx, t.dropped, in_flight
+            )));
+        }
+        let (ftx, frx, flost) = self.stats.iter().fold((0, 0, 0), |a, s| {
+            (a.0 + s.tx_packets, a.1 + s.rx_packets, a.2 + s.lost)
+        });
+        if ftx != t.tx || frx != t.rx || flost != t.dropped {
+            return Err(Error::Conservation(format!(
+                "per-flow sums (tx {ftx}, rx {frx}, lost {flost}) differ from totals (tx {}, rx {}, dropped {})",
+                t.tx, t.rx, t.dropped
+            )));
+        }
+        let mut flows = FlowColumns::with_capacity(self.flows.len());
+        let n_src = self.srcs.len();
+        for (i, st) in self.stats.iter().enumerate() {
+            flows.name.push(self.flow_name[i]);
+            flows.kind.push(self.flow_kind[i]);
+            flows.src.push(self.flows[i].src);
+            flows.dst.push(self.flows[i].dst);
+            flows.tx_packets.push(st.tx_packets);
+            flows.rx_packets.push(st.rx_packets);
+            flows.lost_packets.push(st.lost);
+            flows.tx_bytes.push(st.tx_bytes);
+            flows.rx_bytes.push(st.rx_bytes);
+            flows.rx_payload_bytes.push(st.rx_payload);
+            flows.first_tx_ps.push(st.first_tx);
+            flows.last_tx_ps.push(st.last_tx);
+            flows.first_rx_ps.push(st.first_rx);
+            flows.last_rx_ps.push(st.last_rx);
+            flows.delay_sum_ps.push(st.delay_sum);
+            flows.max_delay_ps.push(st.max_delay);
+            let msg = i.checked_sub(n_src).and_then(|m| self.msgs.get(m));
+            let conn = i
+                .checked_sub(n_src + self.msgs.len())
+                .and_then(|c| self.tcps.get(c));
+            let (complete, start) = match (msg, conn) {
+                (Some(m), _) => (m.complete, m.started),
+                (None, Some(c)) => (c.complete, c.started),
+                _ => (None, None),
+            };
+            flows.complete_ps.push(complete.map(|t| t.0));
+            flows.start_ps.push(start.map(|t| t.0));
+        }
+        let mut queues = QueueColumns::default();
+        for (p, ps) in self.ports.iter().enumerate() {
+            let tp = &self.topo.ports[p];
+            queues.name.push(self.topo.port_name(p as u32));
+            queues.node.push(tp.node);
+            queues.port.push(tp.local);
+            queues.tx_packets.push(ps.tx_packets);
+            queues.tx_bytes.push(ps.tx_bytes);
+            queues.drops.push(ps.drops);
+            queues.peak_packets.push(ps.peak_packets);
+            queues.peak_bytes.push(ps.peak_bytes);
+        }
+        let work = WorkTimes {
+            msgs: self
+                .msgs
+                .iter()
+                .zip(&self.flows[n_src..])
+                .map(|(m, f)| ((f.src, f.dst), m.started, m.complete))
+                .collect(),
+            comp_host: &self.comp_host,
+            comp_start: &self.dag.comp_start,
+            comp_end: &self.dag.comp_end,
+        };
+        let (completion_ps, compute, hosts) = work.summarize(self.topo.n_nodes(), self.now);
+        Ok(RunRecord {
+            fidelity: "packet".into(),
+            seed: self.seed,
+            end_ps: self.now.0,
+            completion_ps,
+            events: self.events,
+            packets: PacketTotals { in_flight, ..t },
+            hops: self.hops,
+            flows,
+            queues,
+            samples: self.samples,
+            compute,
+            hosts,
+            node_names: self.topo.names,
+            flow_names: self.flow_names,
+            wall_s,
+            halted,
+            reached_stop: false,
+            rx_bins: self.rx_bins,
+            bin_ps: self.bin.map(|b| b.0),
+        })
+    }
+}

@@ -1,0 +1,58 @@
+//! Network events during a run: links down and up, bit errors, and the tables' delayed reroute.
+
+use crate::events::Ev;
+use crate::sim::Sim;
+use fabricsim_core::spec::NetEventKind;
+use rand_core::Rng;
+
+impl Sim {
+    /// Whether a bit error corrupts `pkt` on `link`: probability 1 − (1 − ber)^bits, one RNG draw.
+    pub(crate) fn bit_error(&mut self, pkt: u32, link: usize) -> bool {
+        let bits = 8.0 * self.pkts[pkt as usize].size() as f64;
+        let p = -(bits * (-self.link_ber[link]).ln_1p()).exp_m1();
+        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < p
+    }
+
+    /// A packet lost on the link of port p (dead, or corrupted): counted at p; on a lossless link the credit it
+    /// held comes back, as the receiver discards it.
+    pub(crate) fn lose_on_link(&mut self, pkt: u32, p: u32) {
+        if self.ports[p as usize].credits != u64::MAX {
+            let size = self.pkts[pkt as usize].size();
+            self.return_credit(p, size);
+        }
+        self.drop_packet(pkt, p);
+    }
+
+    /// Network event e takes effect: links go down or up (the tables follow after the detection delay), or
+    /// take a bit error rate. O(links of the event).
+    pub(crate) fn net_event(&mut self, e: u32) {
+        let ev = &self.net_events[e as usize];
+        match ev.kind {
+            NetEventKind::Ber => {
+                for &l in &ev.links {
+                    self.link_ber[l as usize] = ev.ber;
+                }
+            }
+            NetEventKind::LinkDown | NetEventKind::LinkUp => {
+                let up = ev.kind == NetEventKind::LinkUp;
+                for &l in &ev.links {
+                    self.link_up[l as usize] = up;
+                }
+                let at = self.now + self.detection;
+                self.q.schedule(at, Ev::Reroute(e));
+            }
+        }
+    }
+
+    /// The tables catch up with network event e: after links went down only the destinations whose tables
+    /// used them are recomputed; after links came up, every destination (a new link can shorten any path).
+    pub(crate) fn reroute(&mut self, e: u32) {
+        let ev = &self.net_events[e as usize];
+        let groups: Vec<u32> = if ev.kind == NetEventKind::LinkDown {
+            self.fib.groups_using(&self.topo, &ev.links)
+        } else {
+            (0..self.fib.n_groups() as u32).collect()
+        };
+        self.fib.reroute(&self.topo, &self.link_up, &groups);
+    }
+}

@@ -1,0 +1,214 @@
+//! Ports: egress buffer, transmitter (serialisation and shaper) and pipe (propagation) of each directed link end.
+
+pub(crate) mod credit;
+pub(crate) mod faults;
+pub(crate) mod forward;
+pub(crate) mod voq;
+
+use crate::events::Ev;
+use crate::queues::Egress;
+use crate::sim::Sim;
+use fabricsim_core::topology::NONE;
+use fabricsim_core::{Bps, Time};
+use std::collections::VecDeque;
+use voq::Voq;
+
+pub(crate) struct PortState {
+    pub(crate) peer_node: u32,
+    pub(crate) peer_is_switch: bool,
+    pub(crate) rate: Bps,
+    /// Propagation delay plus the peer node's traversal latency.
+    pub(crate) arrive: Time,
+    pub(crate) cap: Option<Bps>,
+    pub(crate) egress: Egress,
+    /// Packet being serialised, or NONE.
+    pub(crate) cur: u32,
+    /// Whether a `Ev::Port` is scheduled (serialisation end or shaper wake-up).
+    pub(crate) pending: bool,
+    /// Shaper: earliest start of the next serialisation.
+    pub(crate) next_start: Time,
+    pub(crate) pipe: VecDeque<(Time, u32)>,
+    /// Active messages pulled by this NIC, round-robin.
+    pub(crate) senders: VecDeque<u32>,
+    pub(crate) tx_packets: u64,
+    pub(crate) tx_bytes: u64,
+    pub(crate) drops: u64,
+    pub(crate) peak_packets: u64,
+    pub(crate) peak_bytes: u64,
+    /// Error model: arrival indices still to drop, in descending order (popped from the back).
+    pub(crate) drop_list: Vec<u64>,
+    pub(crate) arrivals: u64,
+    /// Bytes the peer's input buffer can still take (u64::MAX unless the peer is an input-buffered switch).
+    pub(crate) credits: u64,
+    /// Credit returns travelling toward this port: (arrival time, bytes); the head alone is scheduled.
+    pub(crate) credit_pipe: VecDeque<(Time, u32)>,
+    /// Output ports of input-buffered switches: the virtual output queues at the switch's inputs.
+    pub(crate) voq: Option<Voq>,
+}
+
+impl Sim {
+    #[inline]
+    pub(crate) fn drop_packet(&mut self, pkt: u32, port: u32) {
+        let flow = self.pkts[pkt as usize].flow;
+        self.stats[flow as usize].lost += 1;
+        self.ports[port as usize].drops += 1;
+        self.totals.dropped += 1;
+        self.release(pkt);
+    }
+
+    /// Offer a packet to port p's egress buffer; start the transmitter if idle.
+    #[inline]
+    pub(crate) fn enqueue(&mut self, p: u32, pkt: u32) {
+        let (size, key) = {
+            let pk = &self.pkts[pkt as usize];
+            (pk.size(), pk.flow)
+        };
+        let now = self.now;
+        let port = &mut self.ports[p as usize];
+        if !port.drop_list.is_empty() {
+            let k = port.arrivals;
+            port.arrivals += 1;
+            if port.drop_list.last() == Some(&k) {
+                port.drop_list.pop();
+                self.drop_packet(pkt, p);
+                return;
+            }
+        }
+        port.egress.enqueue(pkt, size, key, now);
+        let (n, b) = (port.egress.len(), port.egress.bytes());
+        port.peak_packets = port.peak_packets.max(n);
+        port.peak_bytes = port.peak_bytes.max(b);
+        self.drain_drops(p);
+        if !self.ports[p as usize].pending {
+            self.try_start(p);
+        }
+    }
+
+    /// Account for every packet port p's buffering dropped since the last call.
+    #[inline]
+    pub(crate) fn drain_drops(&mut self, p: u32) {
+        while let Some((pkt, _)) = self.ports[p as usize].egress.drops.pop() {
+            self.drop_packet(pkt, p);
+        }
+    }
+
+    /// Start serialising the next packet if the transmitter is idle and the shaper allows.
+    /// Precondition: no `Ev::Port(p)` pending and nothing in serialisation.
+    #[inline]
+    pub(crate) fn try_start(&mut self, p: u32) {
+        let now = self.now;
+        let port = &mut self.ports[p as usize];
+        debug_assert!(
+            !port.pending && port.cur == NONE,
+            "try_start on a busy port {p}"
+        );
+        if port.cap.is_some() && now < port.next_start {
+            if port.egress.len() > 0
+                || !port.senders.is_empty()
+                || port.voq.as_ref().is_some_and(|v| v.len > 0)
+            {
+                port.pending = true;
+                let at = port.next_start;
+                self.q.schedule(at, Ev::Port(p));
+            }
+            return;
+        }
+        if let Some(voq) = &mut port.voq {
+            // Input-buffered switch: the arbiter picks the next input; the packet leaves its input buffer,
+            // so that buffer's credit goes back to the upstream port.
+            let Some((input, size)) = voq.peek() else {
+                return;
+            };
+            if (size as u64) > port.credits {
+                return; // wait for credit from downstream
+            }
+            let (pkt, size, upstream) = voq.pop(input);
+            self.return_credit(upstream, size);
+            self.start_tx(p, pkt);
+            return;
+        }
+        if port.credits != u64::MAX {
+            let head = match port.egress.dev_head_size() {
+                Some(s) => Some(s),
+                None => self.next_message_size(p),
+            };
+            let port = &self.ports[p as usize];
+            match head {
+                Some(s) if (s as u64) <= port.credits => {}
+                _ => return,
+            }
+        }
+        let port = &mut self.ports[p as usize];
+        let next = match port.egress.dequeue(now) {
+            Some((pkt, _)) => Some(pkt),
+            None => self.pull_message(p),
+        };
+        if !self.ports[p as usize].egress.drops.is_empty() {
+            self.drain_drops(p);
+        }
+        if let Some(pkt) = next {
+            self.start_tx(p, pkt);
+        }
+    }
+
+    /// Begin serialising `pkt` on port p (consumes downstream credit on lossless links).
+    #[inline]
+    pub(crate) fn start_tx(&mut self, p: u32, pkt: u32) {
+        let now = self.now;
+        let size = self.pkts[pkt as usize].size();
+        let port = &mut self.ports[p as usize];
+        port.cur = pkt;
+        port.pending = true;
+        port.tx_packets += 1;
+        port.tx_bytes += size as u64;
+        if port.credits != u64::MAX {
+            port.credits -= size as u64;
+        }
+        if let Some(cap) = port.cap {
+            port.next_start = now + cap.tx_time(size as u64);
+        }
+        let done = now + port.rate.tx_time(size as u64);
+        self.q.schedule(done, Ev::Port(p));
+    }
+
+    /// Send `bytes` of credit back to upstream port `u`; it arrives after the link's propagation delay.
+
+    pub(crate) fn on_port(&mut self, p: u32) {
+        let now = self.now;
+        let port = &mut self.ports[p as usize];
+        port.pending = false;
+        if port.cur != NONE {
+            let pkt = port.cur;
+            port.cur = NONE;
+            let at = now + port.arrive;
+            if port.pipe.is_empty() {
+                self.q.schedule(at, Ev::Pipe(p));
+            }
+            port.pipe.push_back((at, pkt));
+        }
+        self.try_start(p);
+    }
+
+    pub(crate) fn on_pipe(&mut self, p: u32) {
+        let port = &mut self.ports[p as usize];
+        let (_, pkt) = port
+            .pipe
+            .pop_front()
+            .expect("a pipe event implies a packet in the pipe");
+        if let Some(&(t, _)) = port.pipe.front() {
+            self.q.schedule(t, Ev::Pipe(p));
+        }
+        let (v, to_switch) = (port.peer_node, port.peer_is_switch);
+        if self.faults {
+            let link = self.topo.ports[p as usize].link as usize;
+            if !self.link_up[link] || (self.link_ber[link] > 0.0 && self.bit_error(pkt, link)) {
+                return self.lose_on_link(pkt, p);
+            }
+        }
+        if to_switch {
+            self.forward(v, pkt, p);
+        } else {
+            self.receive(pkt);
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! UDP sources with ns-3 OnOffApplication semantics (CBR and on/off), pushed into their NIC's egress buffer.
+
+use crate::events::{Ev, EventId};
+use crate::sim::Sim;
+use fabricsim_core::spec::SourceKind;
+use fabricsim_core::{Bps, Time};
+
+/// A UDP source's state (ns-3 OnOffApplication: residual bits carried across off periods).
+pub(crate) struct SourceRt {
+    pub(crate) flow: u32,
+    pub(crate) kind: SourceKind,
+    pub(crate) rate: Bps,
+    pub(crate) payload: u32,
+    pub(crate) header: u32,
+    pub(crate) on: Time,
+    pub(crate) off: Time,
+    pub(crate) max_bytes: Option<u64>,
+    pub(crate) tot_bytes: u64,
+    pub(crate) residual_bits: u64,
+    pub(crate) last_start: Time,
+    pub(crate) send_ev: Option<EventId>,
+    pub(crate) toggle_ev: Option<EventId>,
+}
+
+impl Sim {
+    /// ns-3 ScheduleStartEvent: the on period begins after an off period (zero for CBR).
+    pub(crate) fn src_schedule_on(&mut self, s: u32) {
+        let src = &self.srcs[s as usize];
+        let off = if src.kind == SourceKind::Cbr {
+            Time::ZERO
+        } else {
+            src.off
+        };
+        let id = self.q.schedule(self.now + off, Ev::SrcOn(s));
+        self.srcs[s as usize].toggle_ev = Some(id);
+    }
+
+    /// ns-3 StartSending: first packet after (packet bits − residual bits)/rate, then the on timer.
+    pub(crate) fn src_on(&mut self, s: u32) {
+        let now = self.now;
+        let src = &mut self.srcs[s as usize];
+        src.toggle_ev = None;
+        src.last_start = now;
+        self.src_next_tx(s);
+        let src = &mut self.srcs[s as usize];
+        if src.kind == SourceKind::Onoff {
+            let id = self.q.schedule(now + src.on, Ev::SrcOff(s));
+            self.srcs[s as usize].toggle_ev = Some(id);
+        }
+    }
+
+    pub(crate) fn src_next_tx(&mut self, s: u32) {
+        let src = &self.srcs[s as usize];
+        if src.max_bytes.is_none_or(|m| src.tot_bytes < m) {
+            let bits = (src.payload as u64 * 8).saturating_sub(src.residual_bits);
+            let at = self.now + src.rate.bits_time_round(bits);
+            let id = self.q.schedule(at, Ev::SrcSend(s));
+            self.srcs[s as usize].send_ev = Some(id);
+        } else {
+            self.src_cancel(s);
+        }
+    }
+
+    pub(crate) fn src_send(&mut self, s: u32) {
+        let src = &mut self.srcs[s as usize];
+        src.send_ev = None;
+        let (flow, payload, header) = (src.flow, src.payload, src.header);
+        src.tot_bytes += payload as u64;
+        src.last_start = self.now;
+        src.residual_bits = 0;
+        let pkt = self.new_packet(flow, payload, header);
+        let port = self.flows[flow as usize].src_port;
+        self.enqueue(port, pkt);
+        self.src_next_tx(s);
+    }
+
+    pub(crate) fn src_off(&mut self, s: u32) {
+        self.srcs[s as usize].toggle_ev = None;
+        self.src_cancel(s);
+        self.src_schedule_on(s);
+    }
+
+    /// ns-3 CancelEvents: remember the bits accrued since the last packet, cancel send and toggle timers.
+    pub(crate) fn src_cancel(&mut self, s: u32) {
+        let now = self.now;
+        let src = &mut self.srcs[s as usize];
+        if let Some(id) = src.send_ev.take() {
+            let dt = (now - src.last_start).0 as u128;
+            let bits = (dt * src.rate.0 as u128 / Time::PS_PER_S as u128) as u64;
+            src.residual_bits = (src.residual_bits + bits).min(src.payload as u64 * 8);
+            self.q.cancel(id);
+        }
+        if let Some(id) = src.toggle_ev.take() {
+            self.q.cancel(id);
+        }
+    }
+}
