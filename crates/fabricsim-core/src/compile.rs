@@ -3,7 +3,7 @@
 //! `compile` is the only validator of a scenario: the header (`RunSpec::validate`), then the workload columns
 //! (rows from the JSON form, columns from Python, and the collectives expanded here), then what needs the
 //! built network: reachability of every flow and the explicit paths. Flows are numbered sources, messages,
-//! TCP data flows, TCP ACK flows; each carries its NIC port, destination endpoint, path and ECMP salt.
+//! TCP data flows, TCP ACK flows, RDMA ACK flows (one per message when `spec.rdma` is set); each carries its NIC port, destination endpoint, path and ECMP salt.
 
 use crate::error::{Error, Result};
 use crate::record::FlowKind;
@@ -67,8 +67,10 @@ impl Compiled {
             FlowKind::Message
         } else if f < t {
             FlowKind::Tcp
-        } else {
+        } else if f < t + self.n_tcp {
             FlowKind::TcpAck
+        } else {
+            FlowKind::RdmaAck
         }
     }
 }
@@ -175,6 +177,21 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
         let rev = t.path.as_ref().map(|p| p.iter().rev().copied().collect::<Vec<u32>>());
         flows.push(route(n_src + n_msg + n_tcp + i as u32, &|| format!("tcp[{i}]"), t.dst, t.dst_nic, t.src, t.src_nic, rev.as_deref(), None)?);
         flow_name.push(name(&mut flow_names, format!("{}/ack", t.name)));
+    }
+    if spec.rdma.is_some() {
+        // One ACK flow per message (its QP's reverse direction), named after a named message.
+        for i in 0..n_msg as usize {
+            let p = wl.path[i];
+            let rev: Option<Vec<u32>> = (p != NONE).then(|| {
+                wl.path_nodes[wl.path_start[p as usize] as usize..wl.path_start[p as usize + 1] as usize].iter().rev().copied().collect()
+            });
+            let f = n_src + n_msg + 2 * n_tcp + i as u32;
+            flows.push(route(f, &|| format!("messages[{i}]"), wl.dst[i], wl.dst_nic[i], wl.src[i], wl.src_nic[i], rev.as_deref(), None)?);
+            flow_name.push(match wl.msg_name.get(i) {
+                Some(&k) if k != NONE => name(&mut flow_names, format!("{}/ack", wl.names[k as usize])),
+                _ => NONE,
+            });
+        }
     }
     Ok(Compiled { spec, wl, topo, fib, paths, flows, n_src, n_msg, n_tcp, flow_names, flow_name })
 }

@@ -7,6 +7,7 @@ pub mod dag;
 pub mod error;
 pub mod policy;
 pub mod record;
+pub mod roce;
 pub mod routing;
 pub mod spec;
 pub mod topology;

@@ -16,6 +16,8 @@ pub enum FlowKind {
     Tcp,
     #[serde(rename = "tcp-ack")]
     TcpAck,
+    #[serde(rename = "rdma-ack")]
+    RdmaAck,
 }
 
 impl FlowKind {
@@ -26,6 +28,7 @@ impl FlowKind {
             FlowKind::Message => "message",
             FlowKind::Tcp => "tcp",
             FlowKind::TcpAck => "tcp-ack",
+            FlowKind::RdmaAck => "rdma-ack",
         }
     }
 }
@@ -286,6 +289,33 @@ pub struct RunRecord {
     pub rx_bins: Vec<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bin_ps: Option<u64>,
+    /// RoCE counters (scenarios with PFC, ECN or RDMA).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roce: Option<RoceColumns>,
+    /// A cycle of paused ports that stopped the run ("node:port -> ... -> node:port").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadlock: Option<String>,
+}
+
+/// RoCE counters: per port (rows as `QueueColumns`) PAUSE frames sent upstream and received, paused time of
+/// the data priority, ECN marks and peak ingress bytes held (shared-buffer switches); totals; and the
+/// per-QP rate log (one row per rate change, the QP named by its data flow).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RoceColumns {
+    pub pause_tx: Vec<u64>,
+    pub pause_rx: Vec<u64>,
+    pub paused_ps: Vec<u64>,
+    pub ecn_marks: Vec<u64>,
+    pub peak_ingress_bytes: Vec<u64>,
+    /// ACKs carrying a CNP that reached their sender.
+    pub cnps: u64,
+    pub rate_t_ps: Vec<u64>,
+    pub rate_flow: Vec<u32>,
+    pub rate_bps: Vec<u64>,
+    /// PFC frame log: when a PAUSE (true) or RESUME (false) took effect at a port (the paused sender's port).
+    pub pfc_t_ps: Vec<u64>,
+    pub pfc_port: Vec<u32>,
+    pub pfc_pause: Vec<bool>,
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! `validate` rejects every impossible value with the dotted path of the offending field.
 
 use crate::error::{Error, Result};
+pub use crate::roce::{EcnSpec, EcnThreshold, PfcSpec, RdmaCc, RdmaSpec};
 use crate::workload::collectives::CollectiveSpec;
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +38,15 @@ pub struct RunSpec {
     /// Link failures, repairs and bit-error rates during the run (packet engine).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<NetEventSpec>,
+    /// PFC of the shared-buffer switches (required when a switch has `model = shared_buffer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcSpec>,
+    /// ECN marking at every switch egress port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<EcnSpec>,
+    /// When present, every message (and collective) runs over the RDMA transport, one QP per message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdma: Option<RdmaSpec>,
 }
 
 /// A change of the network at `at_ps`: `links` go down or up, or get a bit error rate `ber` (0 clears it).
@@ -148,6 +158,9 @@ pub enum SwitchModel {
     /// round-robin arbiter per output, and credit-based link-level flow control (the upstream port sends
     /// only when the input buffer has room; credits return over the reverse link). Never drops.
     InputBuffered,
+    /// RoCE: one buffer shared by all ports with per-ingress-port accounting (reserve, dynamic threshold,
+    /// headroom), PFC PAUSE/RESUME upstream, and strict priority of control packets; see `PfcSpec`.
+    SharedBuffer,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -469,6 +482,9 @@ impl RunSpec {
             collectives: vec![],
             measure: MeasureSpec::default(),
             events: vec![],
+            pfc: None,
+            ecn: None,
+            rdma: None,
         }
     }
 
@@ -553,7 +569,13 @@ impl RunSpec {
             if node.name.is_empty() {
                 return Err(Error::spec(format!("network.nodes[{i}].name"), "empty name"));
             }
-            if node.model == SwitchModel::InputBuffered && node.kind != NodeKind::Switch {
+            if node.model == SwitchModel::SharedBuffer && node.kind == NodeKind::Switch && self.pfc.is_none() {
+                return Err(Error::spec(
+                    format!("network.nodes[{i}].model"),
+                    format!("'{}' is a shared-buffer switch but the scenario has no [pfc] section (its buffer, reserve, alpha)", node.name),
+                ));
+            }
+            if node.model != SwitchModel::OutputQueued && node.kind != NodeKind::Switch {
                 return Err(Error::spec(format!("network.nodes[{i}].model"), "only switches have a switch model"));
             }
             if !names.insert(node.name.as_str()) {
@@ -588,6 +610,18 @@ impl RunSpec {
             }
         }
         self.validate_policy()?;
+        if let Some(p) = &self.pfc {
+            p.validate()?;
+        }
+        if let Some(e) = &self.ecn {
+            e.validate()?;
+        }
+        if let Some(r) = &self.rdma {
+            r.validate()?;
+            if r.cc == RdmaCc::Dcqcn && self.ecn.is_none() {
+                return Err(Error::spec("rdma.cc", "dcqcn reacts to ECN marks, but the scenario has no [ecn] section"));
+            }
+        }
         for (i, e) in self.events.iter().enumerate() {
             let f = |x: &str| format!("events[{i}].{x}");
             if e.links.is_empty() {

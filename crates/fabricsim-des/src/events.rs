@@ -41,6 +41,14 @@ pub enum Ev {
     Net(u32),
     /// The switches' tables catch up with network event e (its detection delay later).
     Reroute(u32),
+    /// The head PFC frame travelling toward port p arrives.
+    Pfc(u32),
+    /// The deadlock watchdog (scenarios with PFC).
+    Watchdog,
+    /// DCQCN timers of QP q: the α update, the rate-decrease check, the rate increase.
+    QpAlpha(u32),
+    QpDecrease(u32),
+    QpIncrease(u32),
 }
 
 /// Handle of a scheduled event, for cancellation (its insertion sequence number).

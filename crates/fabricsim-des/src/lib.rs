@@ -6,6 +6,7 @@ mod measure;
 mod net;
 mod packet;
 pub mod queues;
+mod roce;
 pub mod sim;
 mod transport;
 

@@ -3,7 +3,8 @@
 use crate::events::Ev;
 use crate::sim::Sim;
 use fabricsim_core::control::Halt;
-use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RunRecord, WorkTimes};
+use crate::net::pfc::paused_total;
+use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RoceColumns, RunRecord, WorkTimes};
 use fabricsim_core::{Error, Result};
 
 /// FlowMonitor-like counters of one flow (times in ps).
@@ -55,7 +56,7 @@ impl Sim {
     }
 
     /// The run's record; checks conservation (sent = received + dropped + in flight, in total and per flow).
-    pub(crate) fn finish(self, wall_s: f64, halted: Option<Halt>) -> Result<RunRecord> {
+    pub(crate) fn finish(mut self, wall_s: f64, halted: Option<Halt>) -> Result<RunRecord> {
         let t = self.totals;
         let in_flight = self.live;
         if t.tx != t.rx + t.dropped + in_flight {
@@ -128,6 +129,25 @@ impl Sim {
             comp_end: &self.dag.comp_end,
         };
         let (completion_ps, compute, hosts) = work.summarize(self.topo.n_nodes(), self.now);
+        let end = self.now;
+        let roce = self.roce.then(|| {
+            let rp = &self.roce_ports;
+            let peak: Vec<u64> = rp.iter().map(|r| r.peak_ingress).collect();
+            RoceColumns {
+                pause_tx: rp.iter().map(|r| r.pause_tx).collect(),
+                pause_rx: rp.iter().map(|r| r.pause_rx).collect(),
+                paused_ps: rp.iter().map(|r| paused_total(r.paused, r.paused_since, r.paused_ps, end)).collect(),
+                ecn_marks: rp.iter().map(|r| r.ecn_marks).collect(),
+                peak_ingress_bytes: peak,
+                cnps: self.cnps,
+                rate_t_ps: std::mem::take(&mut self.rates.t_ps),
+                rate_flow: std::mem::take(&mut self.rates.flow),
+                rate_bps: std::mem::take(&mut self.rates.rate_bps),
+                pfc_t_ps: std::mem::take(&mut self.pfc_log.0),
+                pfc_port: std::mem::take(&mut self.pfc_log.1),
+                pfc_pause: std::mem::take(&mut self.pfc_log.2),
+            }
+        });
         Ok(RunRecord {
             fidelity: "packet".into(),
             seed: self.seed,
@@ -148,6 +168,8 @@ impl Sim {
             reached_stop: false,
             rx_bins: self.rx_bins,
             bin_ps: self.bin.map(|b| b.0),
+            roce,
+            deadlock: self.deadlock,
         })
     }
 }

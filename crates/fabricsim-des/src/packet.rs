@@ -1,6 +1,8 @@
 //! The packet: a 32-byte `Copy` value in a slab with a free list, addressed by a dense u32 id.
 
 use crate::sim::Sim;
+use crate::transport::rdma::IntStack;
+use fabricsim_core::topology::NONE;
 
 /// A packet in flight. Invariant: it lives in exactly one place (an egress buffer, a transmitter, a pipe or a
 /// virtual output queue). Its destination is its flow's (`FlowRt::dst_ep`); its wire size is `payload + header`.
@@ -50,6 +52,12 @@ impl Sim {
                 i
             }
             None => {
+                if self.roce {
+                    self.in_port.push(NONE);
+                    if self.hpcc_on {
+                        self.ints.push(IntStack::default());
+                    }
+                }
                 self.pkts.push(p);
                 (self.pkts.len() - 1) as u32
             }

@@ -11,7 +11,9 @@
 use crate::events::{Ev, EventQueue};
 use crate::measure::FlowStat;
 use crate::net::voq::Voq;
-use crate::net::PortState;
+use crate::net::pfc::Mmu;
+use crate::net::{PortState, RocePort};
+use crate::transport::rdma::{IntStack, Qp, RateLog, RdmaCfg};
 use crate::packet::Packet;
 use crate::queues::Egress;
 use crate::transport::message::MsgRt;
@@ -82,6 +84,29 @@ pub struct Sim {
     /// Throughput bins: their width, and the payload bytes delivered in each.
     pub(crate) bin: Option<Time>,
     pub(crate) rx_bins: Vec<u64>,
+    /// RoCE (see `roce.rs`): whether any of PFC, ECN or RDMA is on (the hot path checks this flag alone), the
+    /// per-port RoCE state, the shared-buffer switches' MMUs (`mmu_of[node]` indexes `mmus`, or NONE), each
+    /// packet's ingress port at its shared-buffer switch, and PFC's settings and deadlock watchdog.
+    pub(crate) roce: bool,
+    pub(crate) roce_ports: Vec<RocePort>,
+    pub(crate) mmus: Vec<Mmu>,
+    pub(crate) mmu_of: Vec<u32>,
+    pub(crate) in_port: Vec<u32>,
+    pub(crate) pfc_on: bool,
+    pub(crate) pfc_frame: u32,
+    pub(crate) tx_started: u64,
+    pub(crate) tx_at_watchdog: u64,
+    pub(crate) watchdog_every: Time,
+    pub(crate) deadlock: Option<String>,
+    /// PFC frames taking effect: (time ps, port, pause?).
+    pub(crate) pfc_log: (Vec<u64>, Vec<u32>, Vec<bool>),
+    /// RDMA: configuration, one QP per message, INT stacks by packet id (HPCC), rate log, CNPs received.
+    pub(crate) rdma: Option<RdmaCfg>,
+    pub(crate) qps: Vec<Qp>,
+    pub(crate) hpcc_on: bool,
+    pub(crate) ints: Vec<IntStack>,
+    pub(crate) rates: RateLog,
+    pub(crate) cnps: u64,
 }
 
 impl Sim {
@@ -145,11 +170,17 @@ impl Sim {
             if f < n_src {
                 Transport::Udp(f)
             } else if f < n_src + n_msg {
-                Transport::Message(f - n_src)
+                if spec.rdma.is_some() {
+                    Transport::Rdma(f - n_src)
+                } else {
+                    Transport::Message(f - n_src)
+                }
             } else if f < n_src + n_msg + n_tcp {
                 Transport::TcpData(f - n_src - n_msg)
-            } else {
+            } else if f < n_src + n_msg + 2 * n_tcp {
                 Transport::TcpAck(f - n_src - n_msg - n_tcp)
+            } else {
+                Transport::RdmaAck(f - n_src - n_msg - 2 * n_tcp)
             }
         };
         let flows: Vec<FlowRt> = routes
@@ -256,7 +287,26 @@ impl Sim {
             detection: Time(spec.routing.detection_delay_ps),
             bin: spec.measure.throughput_bin_ps.map(Time),
             rx_bins: Vec::new(),
+            roce: false,
+            roce_ports: Vec::new(),
+            mmus: Vec::new(),
+            mmu_of: Vec::new(),
+            in_port: Vec::new(),
+            pfc_on: false,
+            pfc_frame: 0,
+            tx_started: 0,
+            tx_at_watchdog: 0,
+            watchdog_every: Time::MAX,
+            deadlock: None,
+            pfc_log: Default::default(),
+            rdma: None,
+            qps: Vec::new(),
+            hpcc_on: false,
+            ints: Vec::new(),
+            rates: RateLog::default(),
+            cnps: 0,
         };
+        sim.setup_roce(&spec, &wl, n_tcp);
         for (i, e) in spec.events.iter().enumerate() {
             sim.q.schedule(Time(e.at_ps), Ev::Net(i as u32));
         }
@@ -325,6 +375,17 @@ impl Sim {
                 ));
             }
             debug_assert!(t >= self.now, "time went backwards: {t} < {}", self.now);
+            if ev == Ev::Watchdog {
+                // The watchdog observes; it neither counts as an event nor moves the record's end time.
+                let before = self.now;
+                self.now = t;
+                self.watchdog();
+                self.now = before;
+                if self.deadlock.is_some() {
+                    break;
+                }
+                continue;
+            }
             self.now = t;
             self.events += 1;
             match ev {
@@ -351,6 +412,11 @@ impl Sim {
                 Ev::TcpDelAck(c) => self.tcp_delack(c),
                 Ev::Net(e) => self.net_event(e),
                 Ev::Reroute(e) => self.reroute(e),
+                Ev::Pfc(p) => self.on_pfc(p),
+                Ev::QpAlpha(q) => self.dcqcn_alpha(q),
+                Ev::QpDecrease(q) => self.dcqcn_decrease(q),
+                Ev::QpIncrease(q) => self.dcqcn_increase(q),
+                Ev::Watchdog => unreachable!("handled above"),
                 Ev::Sample => {
                     self.sample();
                     if let Some(e) = self.failure.take() {
@@ -358,6 +424,10 @@ impl Sim {
                     }
                 }
             }
+        }
+        if self.pfc_on && self.deadlock.is_none() && self.live > 0 && halted.is_none() && !reached_stop {
+            // The events ran out with packets held: a cycle of paused ports is the usual reason.
+            self.deadlock = self.paused_cycle();
         }
         let wall_s = wall.elapsed().as_secs_f64();
         ctl.finish(self.progress(wall_s));

@@ -108,6 +108,15 @@ pub fn check_supported(spec: &RunSpec) -> Result<()> {
     if spec.measure.throughput_bin_ps.is_some() {
         return Err(unsupported("measure.throughput_bin_ps", "throughput over time (bins of delivered bytes)"));
     }
+    if spec.rdma.is_some() {
+        return Err(unsupported("rdma", "the RDMA transport (ACKs, congestion control and PFC are packet-level mechanisms)"));
+    }
+    if spec.pfc.is_some() {
+        return Err(unsupported("pfc", "PFC (pause frames are a packet-level mechanism)"));
+    }
+    if spec.ecn.is_some() {
+        return Err(unsupported("ecn", "ECN marking (the flow model has no queues)"));
+    }
     if !spec.events.is_empty() {
         return Err(unsupported("events[0]", "link failures and bit errors during a run (the flow model has no loss)"));
     }
@@ -532,6 +541,8 @@ impl FlowSim {
             reached_stop: false,
             rx_bins: Vec::new(),
             bin_ps: None,
+            roce: None,
+            deadlock: None,
         }
     }
 }

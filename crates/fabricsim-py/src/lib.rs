@@ -172,6 +172,21 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
     c.set_item("hosts.compute_ps", arr(py, r.hosts.compute_ps))?;
     c.set_item("hosts.comm_ps", arr(py, r.hosts.comm_ps))?;
     c.set_item("hosts.exposed_comm_ps", arr(py, r.hosts.exposed_comm_ps))?;
+    s.set_item("deadlock", r.deadlock)?;
+    if let Some(x) = r.roce {
+        s.set_item("cnps", x.cnps)?;
+        c.set_item("roce.pause_tx", arr(py, x.pause_tx))?;
+        c.set_item("roce.pause_rx", arr(py, x.pause_rx))?;
+        c.set_item("roce.paused_ps", arr(py, x.paused_ps))?;
+        c.set_item("roce.ecn_marks", arr(py, x.ecn_marks))?;
+        c.set_item("roce.peak_ingress_bytes", arr(py, x.peak_ingress_bytes))?;
+        c.set_item("rates.t_ps", arr(py, x.rate_t_ps))?;
+        c.set_item("rates.flow", arr(py, x.rate_flow))?;
+        c.set_item("rates.rate_bps", arr(py, x.rate_bps))?;
+        c.set_item("pfc.t_ps", arr(py, x.pfc_t_ps))?;
+        c.set_item("pfc.port", arr(py, x.pfc_port))?;
+        c.set_item("pfc.pause", arr(py, x.pfc_pause))?;
+    }
     Ok((s, c))
 }
 
@@ -270,6 +285,25 @@ fn validate<'py>(py: Python<'py>, header_json: &str, columns: Option<&Bound<'py,
 
 /// Max-min fair rates: `capacity[r]` per resource, `uses[f]` the (resource, weight) pairs of flow f, and
 /// `caps[f]` its own rate cap (None = uncapped). Returns one rate per flow.
+/// The RoCE presets as JSON: `{"pfc": {...}, "ecn": {"hpcc": {...}, ...}, "rdma": {"hpcc": {"dcqcn": {...}, ...}, ...}}`
+/// (wire form: bytes, ps, bits/s), so Python fills defaults from the one table in fabricsim-core.
+#[pyfunction]
+fn roce_presets() -> PyResult<String> {
+    use fabricsim_core::roce::{EcnSpec, PfcSpec, RdmaCc, RdmaSpec, PRESETS};
+    let mut ecn = serde_json::Map::new();
+    let mut rdma = serde_json::Map::new();
+    for name in PRESETS {
+        ecn.insert(name.into(), serde_json::to_value(EcnSpec::preset(name)).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?);
+        let mut by_cc = serde_json::Map::new();
+        for (k, cc) in [("none", RdmaCc::None), ("dcqcn", RdmaCc::Dcqcn), ("hpcc", RdmaCc::Hpcc)] {
+            by_cc.insert(k.into(), serde_json::to_value(RdmaSpec::preset(name, cc)).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?);
+        }
+        rdma.insert(name.into(), by_cc.into());
+    }
+    let all = serde_json::json!({"pfc": PfcSpec::hpcc(), "ecn": ecn, "rdma": rdma});
+    Ok(all.to_string())
+}
+
 #[pyfunction]
 fn maxmin(py: Python<'_>, capacity: Vec<f64>, uses: Vec<Vec<(u32, f64)>>, caps: Vec<Option<f64>>) -> PyResult<Vec<f64>> {
     guarded(py, move || {
@@ -538,6 +572,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(maxmin, m)?)?;
+    m.add_function(wrap_pyfunction!(roce_presets, m)?)?;
     m.add_function(wrap_pyfunction!(expand_collective, m)?)?;
     m.add_function(wrap_pyfunction!(flow_rows_json, m)?)?;
     m.add_function(wrap_pyfunction!(read_chakra, m)?)?;

@@ -76,6 +76,18 @@ impl Sim {
     /// output queue at the input on a lossless switch).
     #[inline]
     pub(crate) fn queue_at(&mut self, out: u32, pkt: u32, from: u32) {
+        if self.roce {
+            if self.pkts[pkt as usize].class == crate::transport::rdma::CLASS_CONTROL {
+                return self.enqueue_ctrl(out, pkt);
+            }
+            let v = self.topo.ports[out as usize].node;
+            if self.mmu_of[v as usize] != NONE && !self.mmu_admit(v, pkt, from) {
+                // Headroom exhausted (PFC off, or too little headroom): dropped on arrival, counted at the
+                // switch's ingress port.
+                let rev = self.topo.ports[from as usize].peer_port;
+                return self.drop_packet(pkt, rev);
+            }
+        }
         if self.ports[out as usize].voq.is_some() {
             let size = self.pkts[pkt as usize].size();
             let input =

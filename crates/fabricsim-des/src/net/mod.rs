@@ -1,8 +1,10 @@
 //! Ports: egress buffer, transmitter (serialisation and shaper) and pipe (propagation) of each directed link end.
 
 pub(crate) mod credit;
+pub(crate) mod ecn;
 pub(crate) mod faults;
 pub(crate) mod forward;
+pub(crate) mod pfc;
 pub(crate) mod voq;
 
 use crate::events::Ev;
@@ -44,6 +46,34 @@ pub(crate) struct PortState {
     pub(crate) credit_pipe: VecDeque<(Time, u32)>,
     /// Output ports of input-buffered switches: the virtual output queues at the switch's inputs.
     pub(crate) voq: Option<Voq>,
+}
+
+/// The RoCE state of a port (allocated only for scenarios with PFC, ECN or RDMA, so the others keep a small
+/// `PortState`): the control-class queue served with strict priority, the data priority's pause state and
+/// PFC frames in flight toward it, ECN thresholds, the NIC's queue pairs, and counters.
+#[derive(Default)]
+pub(crate) struct RocePort {
+    /// Control packets (ACK, NACK) waiting, and their bytes; never paused.
+    pub(crate) ctrl: VecDeque<u32>,
+    pub(crate) ctrl_bytes: u64,
+    /// Whether the downstream paused this port's data priority, since when, and the paused time so far (ps).
+    pub(crate) paused: bool,
+    pub(crate) paused_since: Time,
+    pub(crate) paused_ps: u64,
+    /// PAUSE frames this port sent upstream and received from downstream.
+    pub(crate) pause_tx: u64,
+    pub(crate) pause_rx: u64,
+    /// PFC frames travelling toward this port: (arrival, pause?); the head alone is scheduled.
+    pub(crate) pfc_pipe: VecDeque<(Time, bool)>,
+    /// When the packet being serialised ends (a PFC frame waits for it).
+    pub(crate) tx_end: Time,
+    /// ECN thresholds of a switch port (kmin, kmax bytes; pmax), and packets marked.
+    pub(crate) ecn: Option<(u64, u64, f64)>,
+    pub(crate) ecn_marks: u64,
+    /// Active queue pairs of a NIC, round-robin.
+    pub(crate) qps: VecDeque<u32>,
+    /// Peak bytes held in the switch buffer on behalf of this (ingress) port.
+    pub(crate) peak_ingress: u64,
 }
 
 impl Sim {
@@ -106,6 +136,7 @@ impl Sim {
             if port.egress.len() > 0
                 || !port.senders.is_empty()
                 || port.voq.as_ref().is_some_and(|v| v.len > 0)
+                || (self.roce && !self.roce_ports[p as usize].ctrl.is_empty())
             {
                 port.pending = true;
                 let at = port.next_start;
@@ -113,6 +144,17 @@ impl Sim {
             }
             return;
         }
+        if self.roce {
+            let rp = &mut self.roce_ports[p as usize];
+            if let Some(pkt) = rp.ctrl.pop_front() {
+                rp.ctrl_bytes -= self.pkts[pkt as usize].size() as u64;
+                return self.start_tx(p, pkt);
+            }
+            if rp.paused {
+                return;
+            }
+        }
+        let port = &mut self.ports[p as usize];
         if let Some(voq) = &mut port.voq {
             // Input-buffered switch: the arbiter picks the next input; the packet leaves its input buffer,
             // so that buffer's credit goes back to the upstream port.
@@ -141,6 +183,7 @@ impl Sim {
         let port = &mut self.ports[p as usize];
         let next = match port.egress.dequeue(now) {
             Some((pkt, _)) => Some(pkt),
+            None if self.roce && !self.roce_ports[p as usize].qps.is_empty() => self.pull_qp(p),
             None => self.pull_message(p),
         };
         if !self.ports[p as usize].egress.drops.is_empty() {
@@ -155,6 +198,9 @@ impl Sim {
     #[inline]
     pub(crate) fn start_tx(&mut self, p: u32, pkt: u32) {
         let now = self.now;
+        if self.roce {
+            self.on_dequeue(p, pkt);
+        }
         let size = self.pkts[pkt as usize].size();
         let port = &mut self.ports[p as usize];
         port.cur = pkt;
@@ -169,6 +215,43 @@ impl Sim {
         }
         let done = now + port.rate.tx_time(size as u64);
         self.q.schedule(done, Ev::Port(p));
+        if self.roce {
+            self.roce_ports[p as usize].tx_end = done;
+        }
+    }
+
+    /// Queue a control packet (ACK, NACK) at port p, ahead of all data; start the transmitter if idle.
+    pub(crate) fn enqueue_ctrl(&mut self, p: u32, pkt: u32) {
+        let rp = &mut self.roce_ports[p as usize];
+        rp.ctrl.push_back(pkt);
+        rp.ctrl_bytes += self.pkts[pkt as usize].size() as u64;
+        if !self.ports[p as usize].pending {
+            self.try_start(p);
+        }
+    }
+
+    /// RoCE hooks as port p dequeues `pkt` (HPCC's SwitchNotifyDequeue): a shared-buffer switch frees the
+    /// packet's ingress bytes (and may resume the upstream), marks ECN on the data queue left behind, and
+    /// appends HPCC's INT record.
+    fn on_dequeue(&mut self, p: u32, pkt: u32) {
+        self.tx_started += 1;
+        let pk = self.pkts[pkt as usize];
+        if pk.class == crate::transport::rdma::CLASS_CONTROL {
+            return;
+        }
+        let v = self.topo.ports[p as usize].node;
+        if !self.topo.is_switch(v) {
+            return;
+        }
+        if self.mmu_of[v as usize] != NONE {
+            self.mmu_release(v, pkt);
+        }
+        if self.roce_ports[p as usize].ecn.is_some() {
+            self.ecn_mark(p, pkt);
+        }
+        if self.hpcc_on && matches!(self.flows[pk.flow as usize].transport, crate::transport::Transport::Rdma(_)) {
+            self.int_push(p, pkt);
+        }
     }
 
     /// Send `bytes` of credit back to upstream port `u`; it arrives after the link's propagation delay.

@@ -48,6 +48,9 @@ impl Sim {
         let now = self.now;
         let msg = &mut self.msgs[m as usize];
         msg.started = Some(now);
+        if self.rdma.is_some() {
+            return self.qp_start(m);
+        }
         let flow = msg.flow as usize;
         let p = self.flows[flow].src_port;
         let port = &mut self.ports[p as usize];

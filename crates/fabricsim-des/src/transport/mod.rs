@@ -1,6 +1,7 @@
 //! Transports: a closed enum per flow, packet creation, and the receive path that dispatches on the flow's transport.
 
 pub(crate) mod message;
+pub(crate) mod rdma;
 pub(crate) mod tcp;
 pub(crate) mod udp;
 
@@ -18,6 +19,10 @@ pub(crate) enum Transport {
     TcpData(u32),
     /// The ACK direction of TCP connection c.
     TcpAck(u32),
+    /// The data of RDMA queue pair q (message q's QP).
+    Rdma(u32),
+    /// The ACKs and NACKs of QP q.
+    RdmaAck(u32),
 }
 
 /// Per-flow routing state shared by every transport (flow id = source index, then messages, then TCP data and
@@ -91,6 +96,9 @@ impl Sim {
             Transport::Message(m) => self.msg_rx(m, pk.payload),
             Transport::TcpData(c) => self.tcp_rx_data(c as usize, self.hdrs[pkt as usize]),
             Transport::TcpAck(c) => self.tcp_rx_ack(c as usize, self.hdrs[pkt as usize]),
+            // The slot was released above but nothing reuses it before these return (they read it first).
+            Transport::Rdma(q) => self.rdma_rx_data(q, pkt),
+            Transport::RdmaAck(q) => self.rdma_rx_ack(q, pkt),
         }
     }
 }

@@ -1,0 +1,29 @@
+//! ECN marking at switch egress, RED-like on the instantaneous queue, done at dequeue as HPCC's switch does.
+//!
+//! With Q the data bytes still queued at the port after the departing packet: Q > Kmax marks; Kmin < Q ≤ Kmax
+//! marks with probability Pmax·(Q − Kmin)/(Kmax − Kmin) (one RNG draw); otherwise no mark.
+
+use crate::sim::Sim;
+use crate::transport::rdma::ECN_CE;
+use rand_core::Rng;
+
+impl Sim {
+    /// Decide the ECN mark of data packet `pkt` leaving port p.
+    #[inline]
+    pub(crate) fn ecn_mark(&mut self, p: u32, pkt: u32) {
+        let (kmin, kmax, pmax) = self.roce_ports[p as usize].ecn.expect("called for ECN ports");
+        let q = self.ports[p as usize].egress.bytes();
+        let mark = if q > kmax {
+            true
+        } else if q > kmin {
+            let prob = pmax * (q - kmin) as f64 / (kmax - kmin) as f64;
+            ((self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)) < prob
+        } else {
+            false
+        };
+        if mark {
+            self.pkts[pkt as usize].ecn |= ECN_CE;
+            self.roce_ports[p as usize].ecn_marks += 1;
+        }
+    }
+}
