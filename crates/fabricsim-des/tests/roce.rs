@@ -237,3 +237,27 @@ fn conservation_holds_with_pauses_and_retransmissions_in_flight() {
     assert!(r.packets.in_flight > 0 && r.packets.dropped >= 1);
     assert_eq!(r.packets.tx, r.packets.rx + r.packets.dropped + r.packets.in_flight);
 }
+
+/// HPCC keeps the bottleneck queue near zero (Li et al. 2019): with η = 0.95 the senders aim at 95% of the
+/// link, so after the first RTTs (the line-rate start fills ≈ 7 × BDP) the 8-to-1 incast's queue averages
+/// under 5% of one BDP (52,000 B = 4.16 µs × 100 Gb/s), i.e. about two packets. HPCC's ns-3 fork: 2.3 KB
+/// averaged over the whole incast (benchmarks/HPCC_NS3.md).
+#[test]
+fn hpcc_keeps_the_incast_queue_near_zero() {
+    let (net, s, rx) = star(8, SwitchModel::SharedBuffer);
+    let mut spec = net.spec(1);
+    spec.pfc = Some(PfcSpec::hpcc());
+    spec.ecn = EcnSpec::preset("hpcc");
+    spec.rdma = Some(rdma(RdmaCc::Hpcc));
+    spec.messages = s.iter().map(|&h| msg(&format!("m{h}"), h, rx, 10_000_000, 1000, 90)).collect();
+    spec.measure.queue_sample_ps = Some(US);
+    spec.measure.sample_ports = Some(vec![(0, 8)]);
+    let r = run(&spec);
+    assert!(r.flows.complete_ps[..8].iter().all(|c| c.is_some()));
+    let end = r.flows.complete_ps[..8].iter().map(|c| c.expect("complete")).min().expect("flows");
+    let steady: Vec<u64> =
+        r.samples.t_ps.iter().zip(&r.samples.bytes).filter(|&(&t, _)| t > 50 * US && t < end).map(|(_, &b)| b).collect();
+    let mean = steady.iter().sum::<u64>() as f64 / steady.len() as f64;
+    assert!(mean <= 0.05 * 52_000.0, "mean queue {mean:.0} B after 50 µs");
+    assert_eq!(r.roce.expect("roce").pause_tx.iter().sum::<u64>(), 0);
+}
