@@ -133,6 +133,12 @@ impl EventQueue {
         self.heap.len() > self.cancelled.len()
     }
 
+    /// How many live events are pending.
+    #[inline]
+    pub fn live(&self) -> usize {
+        self.heap.len().saturating_sub(self.cancelled.len())
+    }
+
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()

@@ -49,7 +49,8 @@ impl Sim {
             self.samples.packets.push(port.egress.len() + vl);
             self.samples.bytes.push(port.egress.bytes() + vb);
         }
-        if self.q.has_live() {
+        // Sample while anything but the deadlock watchdog (which only observes) is pending.
+        if self.q.live() > self.watchdog_pending as usize {
             let dt = self.sample_every.expect("sampling is configured");
             self.q.schedule(self.now + dt, Ev::Sample);
         }

@@ -51,6 +51,7 @@ impl Sim {
             }
             if self.pfc_on {
                 self.q.schedule(self.watchdog_every, Ev::Watchdog);
+                self.watchdog_pending = true;
             }
         }
         if let Some(r) = &spec.rdma {

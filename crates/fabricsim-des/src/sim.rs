@@ -97,6 +97,7 @@ pub struct Sim {
     pub(crate) tx_started: u64,
     pub(crate) tx_at_watchdog: u64,
     pub(crate) watchdog_every: Time,
+    pub(crate) watchdog_pending: bool,
     pub(crate) deadlock: Option<String>,
     /// PFC frames taking effect: (time ps, port, pause?).
     pub(crate) pfc_log: (Vec<u64>, Vec<u32>, Vec<bool>),
@@ -297,6 +298,7 @@ impl Sim {
             tx_started: 0,
             tx_at_watchdog: 0,
             watchdog_every: Time::MAX,
+            watchdog_pending: false,
             deadlock: None,
             pfc_log: Default::default(),
             rdma: None,

@@ -209,6 +209,7 @@ impl Sim {
     /// Deadlock watchdog: if nothing was transmitted since the last check while packets wait behind paused
     /// ports, look for a cycle of paused ports; finding one ends the run with it named.
     pub(crate) fn watchdog(&mut self) {
+        self.watchdog_pending = false;
         let moved = self.tx_started != self.tx_at_watchdog;
         self.tx_at_watchdog = self.tx_started;
         if !moved && self.live > 0 {
@@ -221,6 +222,7 @@ impl Sim {
         // periodic events (queue samples) exist: those would keep each other alive forever.
         if self.live > 0 || self.msgs_done < self.msgs.len() as u64 {
             self.q.schedule(self.now + self.watchdog_every, Ev::Watchdog);
+            self.watchdog_pending = true;
         }
     }
 
