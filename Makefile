@@ -44,7 +44,7 @@ test-python:
 check-install: setup
 	$(PY) -m pytest -q -m slow tests/test_install.py
 
-## bench: packet-engine throughput (events/s), fabric scale (k=16 packet, k=48 flow, 8,192-GPU rail), front-door timings (bulk workloads, RSS), flow-engine scale (10k hosts, 129k flows), sweep overhead (runs/s), FORS and ATRO solve times, study 003 grid, command-line startup (vs python -c pass)
+## bench: packet-engine throughput (events/s), fabric scale (k=16 packet, k=48 flow, 8,192-GPU rail), the RoCE incast, front-door timings (bulk workloads, RSS), flow-engine scale (10k hosts, 129k flows), sweep overhead (runs/s), FORS and ATRO solve times, study 003 grid, command-line startup (vs python -c pass)
 bench: setup
 	$(PY) benchmarks/bench_frontdoor.py
 	$(PY) benchmarks/bench_engine.py
@@ -57,13 +57,16 @@ bench: setup
 	$(PY) benchmarks/astra_sim_compare.py
 	$(PY) benchmarks/bench_startup.py
 	$(PY) benchmarks/bench_fabrics.py
+	$(PY) benchmarks/bench_roce.py
 
 ## validate: install ns-3 3.44 (PyPI ns3) into the venv and cross-check the incast study side by side, then race
-## it on a k = 8 fat-tree permutation (benchmarks/VS_NS3_FATTREE.md; k = 16: --k 16 --max-ns3-wall 600)
+## it on a k = 8 fat-tree permutation (benchmarks/VS_NS3_FATTREE.md; k = 16: --k 16 --max-ns3-wall 600), then the
+## RoCE incasts beside HPCC's ns-3 fork when it is built (benchmarks/HPCC_NS3.md; fabricsim's side alone otherwise)
 validate: setup
 	$(PY) -m pip install -q "ns3==3.44.post0"
 	$(PY) benchmarks/validate_incast.py
 	$(PY) benchmarks/vs_ns3_fattree.py --k 8
+	$(PY) benchmarks/vs_hpcc_ns3.py
 
 ## docs: the user guide (mkdocs, material theme) into site/; the scenario and command-line references are
 ## generated from the code at build time (docs/hooks.py); strict, so a broken link fails the build
