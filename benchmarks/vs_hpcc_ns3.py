@@ -54,7 +54,7 @@ CASES = {
 SIZE = 10_000_000
 
 
-def wire_spec(case: dict) -> dict:
+def wire_spec(case: dict, seed: int = 1) -> dict:
     """The fabricsim wire spec of a case (JSON form of crates/fabricsim-core/src/spec.rs)."""
     import fabricsim._core as core
 
@@ -68,7 +68,7 @@ def wire_spec(case: dict) -> dict:
     rdma.update(ack_bytes=88 if hpcc else 60, **case["rdma"])
     pfc = dict(presets["pfc"], frame_bytes=43)
     spec = {
-        "seed": 1,
+        "seed": seed,
         "network": {"nodes": nodes, "links": links},
         "messages": [{"name": f"m{i}", "src": 1 + i, "dst": n + 1, "size_bytes": SIZE, "packet_bytes": 1000,
                       "header_bytes": 90 if hpcc else 48} for i in range(n)],
@@ -81,8 +81,29 @@ def wire_spec(case: dict) -> dict:
     return spec
 
 
-def run_fabricsim(case: dict) -> dict:
-    """Run a case in a fresh process (whole-process wall time) and summarise it like the peer."""
+def run_fabricsim(case: dict, seeds: int = 1) -> dict:
+    """Run a case over seeds 1..seeds, each in a fresh process (whole-process wall time), and summarise it like
+    the peer: FCTs of every run, the mean over seeds of the time-average queue (its spread too), the largest peak,
+    the mean PAUSE count, the median wall times."""
+    runs = [run_fabricsim_once(case, seed) for seed in range(1, seeds + 1)]
+    qs = [r["queue_avg_bytes"] for r in runs]
+    return {
+        "fct_ns": [f for r in runs for f in r["fct_ns"]],
+        "fct_note": runs[0]["fct_note"],
+        "queue_avg_bytes": statistics.fmean(qs),
+        "queue_avg_range_bytes": [min(qs), max(qs)],
+        "queue_max_bytes": max(r["queue_max_bytes"] for r in runs),
+        "pauses": statistics.fmean(r["pauses"] for r in runs),
+        "drops": sum(r["drops"] for r in runs),
+        "events": runs[0]["events"],
+        "engine_s": statistics.median(r["engine_s"] for r in runs),
+        "wall_s": statistics.median(r["wall_s"] for r in runs),
+        "seeds": seeds,
+    }
+
+
+def run_fabricsim_once(case: dict, seed: int) -> dict:
+    """Run a case with one seed in a fresh process (whole-process wall time) and summarise it like the peer."""
     code = (
         "import json,sys,fabricsim._core as c\n"
         "s,col=c.run(sys.stdin.read(),None,'packet')\n"
@@ -91,7 +112,7 @@ def run_fabricsim(case: dict) -> dict:
         "out.update(events=s['events'],engine_s=s['wall_s'],dropped=s['packets']['dropped'])\n"
         "print(json.dumps(out))\n"
     )
-    spec = json.dumps(wire_spec(case))
+    spec = json.dumps(wire_spec(case, seed))
     t0 = time.perf_counter()
     p = subprocess.run([sys.executable, "-c", code], input=spec, capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t0
@@ -140,6 +161,10 @@ def run_peer(name: str, case: dict) -> dict | None:
     }
 
 
+def fmt_pauses(p) -> str:
+    return "n/a" if p is None else f"{p:g}"
+
+
 def pct(a: float, b: float) -> str:
     return f"{100.0 * (a - b) / b:+.1f}%" if b else "n/a"
 
@@ -148,13 +173,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of " + ", ".join(CASES))
     ap.add_argument("--json", help="write every figure to this JSON file")
+    ap.add_argument("--seeds", type=int, default=5, help="fabricsim seeds per case (ECN marking draws; the peer runs once)")
     args = ap.parse_args()
     out = {}
     print(f"{'case':14} {'side':9} {'FCT mean us':>11} {'FCT min..max us':>19} {'queue avg KB':>12} "
           f"{'queue max KB':>12} {'pauses':>7} {'wall s':>7}")
     for name in args.cases.split(","):
         case = CASES[name]
-        ours = run_fabricsim(case)
+        ours = run_fabricsim(case, args.seeds)
         theirs = run_peer(name, case)
         out[name] = {"fabricsim": ours, "hpcc_ns3": theirs}
         for side, d in (("fabricsim", ours), ("hpcc-ns3", theirs)):
@@ -164,7 +190,10 @@ def main() -> int:
             qa = d["queue_avg_bytes"]
             qm = d["queue_max_bytes"]
             print(f"{name:14} {side:9} {statistics.fmean(f) / 1000:11.1f} {min(f) / 1000:9.1f}..{max(f) / 1000:<9.1f}"
-                  f" {(qa or 0) / 1000:12.1f} {(qm or 0) / 1000:12.1f} {str(d['pauses']):>7} {d['wall_s']:7.3f}")
+                  f" {(qa or 0) / 1000:12.1f} {(qm or 0) / 1000:12.1f} {fmt_pauses(d['pauses']):>7} {d['wall_s']:7.3f}")
+            if "queue_avg_range_bytes" in d and d["seeds"] > 1:
+                lo, hi = d["queue_avg_range_bytes"]
+                print(f"{'':14} {'':9} (mean of {d['seeds']} seeds; queue avg {lo / 1000:.1f}..{hi / 1000:.1f} KB)")
         if theirs:
             fm, pm = statistics.fmean(ours["fct_ns"]), statistics.fmean(theirs["fct_ns"])
             print(f"{'':14} {'diff':9} FCT mean {pct(fm, pm)}, queue avg "
