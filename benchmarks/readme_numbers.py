@@ -601,6 +601,40 @@ def fabrics_speed() -> str:
     return table(["case", "measured (whole process)", "target"], rows) + "\n\n" + stamp()
 
 
+def roce_speed() -> str:
+    """benchmarks/bench_roce.py: the 8-to-1 DCQCN incast as a whole `fabricsim run` process, median of 5."""
+    import bench_roce as br
+
+    m = br.measure(5)
+    missed = m["wall_s"] > br.TARGET_S
+    return (table(["case", "measured (whole process)", "target"],
+                  [["8-to-1 RoCE incast, 10 MB per sender, 100 Gb/s, DCQCN + PFC + ECN (examples/roce_incast.toml)",
+                    f"{m['wall_s']:.2f} s ({m['events']:,} events; engine {m['engine_s']:.3f} s)",
+                    f"≤ {br.TARGET_S:g} s" + (": **missed**" if missed else "")]])
+            + "\n\n" + stamp())
+
+
+def roce_vs_hpcc() -> str:
+    """benchmarks/vs_hpcc_ns3.py: the star incasts on fabricsim (5 seeds) and HPCC's ns-3 fork (when built)."""
+    import vs_hpcc_ns3 as vh
+
+    rows = []
+    for name, case in vh.CASES.items():
+        ours, theirs = vh.run_fabricsim(case, 5), vh.run_peer(name, case)
+        if theirs is None:
+            raise RuntimeError("HPCC's ns-3 fork is not built here (benchmarks/HPCC_NS3.md)")
+        fo, ft = statistics.fmean(ours["fct_ns"]), statistics.fmean(theirs["fct_ns"])
+        qo, qt = ours["queue_avg_bytes"], theirs["queue_avg_bytes"]
+        rows.append([name.replace("_", " "), f"{fo / 1e3:,.0f} / {ft / 1e3:,.0f} ({signed(100 * (fo - ft) / ft)})",
+                     f"{qo / 1e3:,.1f} / {qt / 1e3:,.1f} ({signed(100 * (qo - qt) / qt) if qt else 'n/a'})",
+                     f"{ours['pauses']:g} / {theirs['pauses']}",
+                     f"{ours['wall_s']:.2f} / {theirs['wall_s']:.2f} s ({theirs['wall_s'] / ours['wall_s']:.1f}×; "
+                     f"engine alone {theirs['wall_s'] / ours['engine_s']:.0f}×)"])
+    return (table(["incast (100 Gb/s, 10 MB per sender)", "mean FCT µs, fabricsim / fork", "mean queue KB",
+                   "PAUSEs", "wall, whole processes"], rows)
+            + "\n\n" + stamp())
+
+
 def bench_engine() -> str:
     """benchmarks/bench_engine.py: the packet engine's events per second, median of 3 runs."""
     import bench_engine as be
@@ -755,6 +789,8 @@ GENERATORS: dict[str, Generator] = {
     "bench-sweep": Generator(bench_sweep, deterministic=False, seconds=30),
     "bench-startup": Generator(bench_startup, deterministic=False, seconds=15),
     "fabrics-speed": Generator(fabrics_speed, deterministic=False, seconds=30),
+    "roce-speed": Generator(roce_speed, deterministic=False, seconds=3),
+    "roce-vs-hpcc": Generator(roce_vs_hpcc, deterministic=False, seconds=30),
 }
 
 

@@ -618,6 +618,12 @@ impl RunSpec {
         }
         if let Some(r) = &self.rdma {
             r.validate()?;
+            if let Some(i) = self.network.nodes.iter().position(|n| n.model == SwitchModel::InputBuffered && n.kind == NodeKind::Switch) {
+                return Err(Error::spec(
+                    format!("network.nodes[{i}].model"),
+                    "RDMA runs over shared_buffer (PFC) or output_queued switches, not credit-based input_buffered ones",
+                ));
+            }
             if r.cc == RdmaCc::Dcqcn && self.ecn.is_none() {
                 return Err(Error::spec("rdma.cc", "dcqcn reacts to ECN marks, but the scenario has no [ecn] section"));
             }
