@@ -35,7 +35,13 @@ def run(header_json: str, columns: dict[str, Any] | None = None, fidelity: str =
     msgs_total, wall_s)` is called about every 50 ms and once at the end; an exception it raises propagates.
 
     Returns (scalars, columns): scalars hold totals and name lists; columns are numpy arrays keyed
-    `flows.*`, `queues.*`, `samples.*`, `compute.*`, `hosts.*` (missing times = MISSING)."""
+    `flows.*`, `queues.*`, `samples.*`, `compute.*`, `hosts.*` (missing times = MISSING). scalars["deadlock"]
+    is None or the cycle of paused ports that stopped the run ("A->B -> B->C -> C->A -> A->B"). With PFC, ECN
+    or RDMA in the spec, scalars["cnps"] counts ACKs carrying a CNP that reached their sender, and the columns
+    add `roce.pause_tx`, `roce.pause_rx`, `roce.paused_ps`, `roce.ecn_marks`, `roce.peak_ingress_bytes` (uint64,
+    one row per port as `queues.*`), the rate log `rates.t_ps`, `rates.flow` (uint32: the QP's data flow row),
+    `rates.rate_bps`, and the PFC log `pfc.t_ps`, `pfc.port` (uint32: the paused port's row), `pfc.pause`
+    (bool: PAUSE True, RESUME False). `flows.kind` 5 is an RDMA ACK flow ("rdma-ack")."""
 
 def validate(header_json: str, columns: dict[str, Any] | None = None, fidelity: str = "packet") -> int:
     """Compile without simulating (every check of `run`); returns the number of messages after collectives
@@ -70,6 +76,11 @@ def write_chakra(path: str, columns: dict[str, Any]) -> None:
     `path` ends with ".gz"; `read_chakra` of the result gives the same columns. "id", "name", "names" and
     "node_type" are required; a missing attribute column means absent everywhere, missing CSR columns no
     dependencies. Invalid columns raise SpecError naming the path and the column; nothing is written."""
+
+def roce_presets() -> str:
+    """The RoCE presets as JSON, in wire units (bytes, ps, bit/s): {"pfc": {PfcSpec}, "ecn": {preset: {"thresholds":
+    [...]}}, "rdma": {preset: {cc: {RdmaSpec}}}} with presets "hpcc", "simai", "dcqcn_paper" and cc "none",
+    "dcqcn", "hpcc" (crates/fabricsim-core/src/roce.rs; docs/roce_parameters.md gives the sources)."""
 
 def version() -> str:
     """Version of the native engine."""

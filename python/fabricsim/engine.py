@@ -37,7 +37,13 @@ _NETWORK_ITEM = re.compile(r"^network\.(nodes|links)\[(\d+)\]")
 def _user_field(field: str, scenario: Scenario | None = None) -> str:
     """The user's name for an engine field: the last key renamed (`_USER_FIELDS`), and the engine's
     `network.nodes[i]` / `network.links[i]` said as the scenario's topology ("topology.nodes[1]" for a custom
-    one; "topology (leaf_spine) node 'l0'" for a generated one, whose nodes the user never listed)."""
+    one; "topology (leaf_spine) node 'l0'" for a generated one, whose nodes the user never listed, and its
+    `topology.switch_model` for a node's model), and the RoCE tables' fields as their keys (`roce_user_field`)."""
+    from .spec.roce import roce_user_field
+
+    roce = roce_user_field(field, scenario)
+    if roce is not None:
+        return roce
     head, dot, last = field.rpartition(".")
     base, bracket, rest = last.partition("[")
     if base in _USER_FIELDS:
@@ -48,6 +54,8 @@ def _user_field(field: str, scenario: Scenario | None = None) -> str:
         if kind == "custom":
             return "topology" + field[len("network"):]
         net, i = scenario.topology.network(), int(m[2])
+        if m[1] == "nodes" and field[m.end():] == ".model" and "switch_model" in type(scenario.topology).model_fields:
+            return "topology.switch_model"
         if m[1] == "nodes" and i < len(net.nodes):
             what = f"node '{net.nodes[i].name}'"
         elif m[1] == "links" and i < len(net.links):
@@ -62,6 +70,10 @@ def _fidelity(scenario: Scenario, fidelity: str | None) -> str:
     f = fidelity or scenario.fidelity
     if f not in FIDELITIES:
         raise ScenarioError(scenario.source, "fidelity", f"must be 'packet' or 'flow', not {f!r}")
+    if f == "flow" and scenario.transport == "rdma":
+        from .spec.roce import FLOW_REFUSES_RDMA
+
+        raise ScenarioError(scenario.source, "transport", FLOW_REFUSES_RDMA)
     return f
 
 

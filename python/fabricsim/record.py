@@ -11,16 +11,21 @@ PS = 1e-12
 MISSING = np.iinfo(np.uint64).max
 """A missing time in a uint64 column (nothing sent or received, never completed)."""
 
-FLOW_KINDS = ("cbr", "onoff", "message", "tcp", "tcp-ack")
+FLOW_KINDS = ("cbr", "onoff", "message", "tcp", "tcp-ack", "rdma-ack")
 """`flows.kind` codes, in the engine's order."""
+
+_NATIVE_ROW_KINDS = 5
+"""Flow kinds the native row formatter (`_core.flow_rows_json`) names: the first five (it writes "?" for
+"rdma-ack"), so a record with RDMA ACK flows writes its rows in Python until the formatter learns the kind."""
 
 _TIME_COLS = ("first_tx_ps", "last_tx_ps", "first_rx_ps", "last_rx_ps", "complete_ps", "start_ps")
 
 
 class RunRecord:
     """One run's record. `scalars` holds totals and names; `columns` numpy arrays keyed `flows.*`,
-    `queues.*`, `samples.*`, `compute.*`, `hosts.*` (times in ps, missing times = `MISSING`). Properties
-    give SI units; `frame()` is a pandas DataFrame of the flows (messages included)."""
+    `queues.*`, `samples.*`, `compute.*`, `hosts.*` and, for RoCE runs, `roce.*` (per port, as `queues.*`),
+    `rates.*` and `pfc.*` (times in ps, missing times = `MISSING`). Properties give SI units; `frame()` is a
+    pandas DataFrame of the flows (messages included)."""
 
     def __init__(self, scalars: dict[str, Any], columns: dict[str, np.ndarray]):
         self.scalars = scalars
@@ -95,6 +100,18 @@ class RunRecord:
         done = self.columns["flows.complete_ps"]
         return np.flatnonzero((kind == FLOW_KINDS.index("message")) & (done == MISSING))
 
+    def _flow_labels(self, rows) -> list[str]:
+        """The name of each flow row in `rows` (`messages[i]` for an unnamed message, i counting messages in
+        workload order)."""
+        names = self.scalars["flow_names"]
+        kind = self.columns["flows.kind"]
+        first_msg = int(np.argmax(kind == FLOW_KINDS.index("message")))
+        out = []
+        for i in rows:
+            k = int(self.columns["flows.name"][i])
+            out.append(names[k] if k < len(names) else f"messages[{int(i) - first_msg}]")
+        return out
+
     @property
     def incomplete_messages(self) -> int:
         """How many messages were never delivered (dropped packets: messages do not retransmit; a halt)."""
@@ -103,20 +120,14 @@ class RunRecord:
     def incomplete_message_names(self, limit: int = 5) -> list[str]:
         """Names of the first `limit` undelivered messages (`messages[i]` for an unnamed one, i counting
         messages in workload order)."""
-        names = self.scalars["flow_names"]
-        first_msg = int(np.argmax(self.columns["flows.kind"] == FLOW_KINDS.index("message")))
-        out = []
-        for i in self._incomplete[:limit]:
-            k = int(self.columns["flows.name"][i])
-            out.append(names[k] if k < len(names) else f"messages[{int(i) - first_msg}]")
-        return out
+        return self._flow_labels(self._incomplete[:limit])
 
     @property
     def complete(self) -> bool:
-        """Whether the run ended on its own (no halt) with every message delivered and every compute step
-        finished."""
+        """Whether the run ended on its own (no halt, no deadlock) with every message delivered and every
+        compute step finished."""
         comp = self.columns.get("compute.end_ps")
-        return (self.halted is None and not len(self._incomplete)
+        return (self.halted is None and self.deadlock is None and not len(self._incomplete)
                 and not (comp is not None and bool((comp == MISSING).any())))
 
     @property
@@ -134,10 +145,16 @@ class RunRecord:
         names = ", ".join(self.incomplete_message_names(3)) + (", ..." if n > 3 else "")
         what = f"{n:,} message(s) never delivered ({names})" if n else "compute steps never finished"
         dropped = self.packets["dropped"]
+        if self.deadlock is not None:
+            return f"deadlock: a cycle of paused ports: {self.deadlock}; {what}"
         if self.halted == "interrupted":
             why = "the run was interrupted"
         elif self.halted is not None:
             why = f"the run was stopped by its {self.halted.replace('_', ' ')} limit"
+        elif dropped and (self.columns["flows.kind"] == FLOW_KINDS.index("rdma-ack")).any():
+            why = (f"{dropped:,} packet(s) were dropped and the RDMA transport resends only on a NACK (go-back-N, no "
+                   "retransmission timeout, as HPCC's model): a lost tail is never resent; use lossless switches "
+                   "(switch_model = \"shared_buffer\" with [pfc]) or longer queues")
         elif dropped:
             why = (f"{dropped:,} packet(s) were dropped (full queues, failed links or bit errors) and messages do not "
                    "retransmit: use lossless switches (switch_model = \"input_buffered\") or longer queues, or "
@@ -148,6 +165,93 @@ class RunRecord:
             why = ("no event was left with work outstanding: a lossless fabric deadlocked or a dependency was "
                    "never met")
         return f"the workload did not complete: {what}; {why}"
+
+    # ---- RoCE: PFC, ECN, RDMA ------------------------------------------------------------------------------
+
+    @property
+    def has_roce(self) -> bool:
+        """Whether the run had PFC, ECN marking or the RDMA transport (and so RoCE counters)."""
+        return "roce.pause_tx" in self.columns
+
+    def _roce_sum(self, column: str) -> int:
+        c = self.columns.get(f"roce.{column}")
+        return 0 if c is None else int(c.sum())
+
+    @property
+    def pfc_pauses(self) -> int:
+        """PAUSE frames the switches sent upstream (0 without RoCE)."""
+        return self._roce_sum("pause_tx")
+
+    @property
+    def pfc_paused_s(self) -> float:
+        """Paused time of the data priority summed over every port, in seconds (0 without RoCE)."""
+        return self._roce_sum("paused_ps") * PS
+
+    @property
+    def ecn_marks(self) -> int:
+        """Packets marked Congestion Experienced at switch egress ports (0 without RoCE)."""
+        return self._roce_sum("ecn_marks")
+
+    @property
+    def cnps(self) -> int:
+        """ACKs carrying a congestion notification (CNP) that reached their sender (0 without RoCE)."""
+        return int(self.scalars.get("cnps") or 0)
+
+    @property
+    def deadlock(self) -> str | None:
+        """The cycle of paused ports that stopped the run ("A->B -> B->C -> C->A -> A->B": each port waits on
+        the next), or None."""
+        return self.scalars.get("deadlock")
+
+    def roce_ports(self, only_active: bool = True):
+        """Per port (named "node->peer" as in `queues()`): PAUSE frames sent upstream (`pause_tx`, by the port's
+        ingress side) and received (`pause_rx`), seconds its data priority was paused (`paused_s`), ECN marks at
+        its egress, and the peak bytes its ingress held in a shared-buffer switch. A pandas DataFrame; by default
+        only ports with a nonzero counter; empty without RoCE."""
+        import pandas as pd
+
+        cols = ("pause_tx", "pause_rx", "paused_s", "ecn_marks", "peak_ingress_bytes")
+        if not self.has_roce:
+            return pd.DataFrame({k: [] for k in ("port", "node", *cols)})
+        c = self._cols("roce")
+        df = pd.DataFrame({
+            "port": list(self.scalars["queue_names"]),
+            "node": [self.scalars["node_names"][k] for k in self.columns["queues.node"].tolist()],
+            "pause_tx": c["pause_tx"], "pause_rx": c["pause_rx"], "paused_s": c["paused_ps"] * PS,
+            "ecn_marks": c["ecn_marks"], "peak_ingress_bytes": c["peak_ingress_bytes"],
+        })
+        if only_active:
+            df = df[(df[list(cols)] != 0).any(axis=1)].reset_index(drop=True)
+        return df
+
+    def rates(self):
+        """The RDMA rate log: one row per rate change of a queue pair (its first rate included), `t_s`, `flow`
+        (the name of the QP's message) and `rate_gbps`. A pandas DataFrame; empty without RDMA."""
+        import pandas as pd
+
+        t = self.columns.get("rates.t_ps", np.zeros(0, dtype=np.uint64))
+        flow = self.columns.get("rates.flow", np.zeros(0, dtype=np.uint32))
+        bps = self.columns.get("rates.rate_bps", np.zeros(0, dtype=np.uint64))
+        rows, codes = np.unique(flow, return_inverse=True)
+        labels = self._flow_labels(rows)
+        codes = codes.astype(np.int64)
+        names = pd.Categorical.from_codes(codes, categories=labels) if len(set(labels)) == len(labels) \
+            else np.asarray(labels, dtype=object)[codes]
+        return pd.DataFrame({"t_s": t * PS, "flow": names, "rate_gbps": bps / 1e9})
+
+    def pfc_events(self):
+        """The PFC log: each PAUSE (`pause` True) or RESUME (False) as it takes effect at the paused port
+        (`port`, the upstream sender's "node->peer"), at `t_s`. A pandas DataFrame; empty without PFC frames."""
+        import pandas as pd
+
+        t = self.columns.get("pfc.t_ps", np.zeros(0, dtype=np.uint64))
+        port = self.columns.get("pfc.port", np.zeros(0, dtype=np.uint32))
+        names = list(self.scalars.get("queue_names") or [])
+        return pd.DataFrame({
+            "t_s": t * PS,
+            "port": [names[k] for k in port.tolist()],
+            "pause": self.columns.get("pfc.pause", np.zeros(0, dtype=bool)).astype(bool),
+        })
 
     @property
     def packets(self) -> dict[str, int]:
@@ -360,6 +464,10 @@ class RunRecord:
         if self.scalars.get("bin_ps"):
             tp = self.throughput()
             out["throughput"] = {"bin_s": self.scalars["bin_ps"] * 1e-12, "gbps": [round(x, 6) for x in tp["gbps"]]}
+        if self.has_roce:
+            out.update(pfc_pauses=self.pfc_pauses, pfc_paused_s=self.pfc_paused_s, ecn_marks=self.ecn_marks,
+                       cnps=self.cnps)
+        out["deadlock"] = self.deadlock
         return out
 
     def to_json(self) -> str:
@@ -370,6 +478,9 @@ class RunRecord:
         from . import _core
 
         d = self.to_json_dict(flows=False)
+        if (self.columns["flows.kind"] >= _NATIVE_ROW_KINDS).any():
+            d["flows"] = self.flows()
+            return json.dumps(d)
         rows = _core.flow_rows_json(self._cols("flows"), list(self.scalars["node_names"]), list(self.scalars["flow_names"]))
         marker = "__fabricsim_flow_rows__"
         d["flows"] = marker

@@ -6,8 +6,8 @@ checked completely when it is loaded or converted: unknown keys, wrong types, im
 names are errors that name the field (`messages[2].after[0]`).
 
 Modules: `base` (strict model, constrained types), `network` (nodes, links, queues, ports, routing), `traffic`
-(sources, messages, barriers, TCP, measure), `scenario` (Scenario and its wire form), `load` (documents,
-validation, error formatting). The topology families a scenario names by `kind` live in `fabricsim.topology`
+(sources, messages, barriers, TCP, measure), `roce` (the [pfc] [ecn] [rdma] tables and the engine's presets),
+`scenario` (Scenario and its wire form), `load` (documents, validation, error formatting). The topology families a scenario names by `kind` live in `fabricsim.topology`
 (see its `registry`); their models are re-exported here.
 """
 
@@ -26,6 +26,7 @@ from .base import (Name, NonNegativeInt, PositiveDuration, PositiveInt, Positive
 from .load import first_error, format_loc, load_scenario, read_document, scenario_from_dict
 from .network import (CodelQdisc, DimensionOrderPolicy, FifoQdisc, FqCodelQdisc, LinkDef, NetEventDef, Network, NodeDef,
                       PortDef, PxnPolicy, QdiscDef, QueueDef, RailServer, RoutingDef, SwitchModelName, ValiantPolicy)
+from .roce import EcnDef, EcnRateDef, PfcDef, RdmaDef
 from .scenario import MAX_MESSAGE_BYTES, MAX_PACKET_BYTES, Scenario
 from .traffic import BarrierDef, CollectiveDef, ComputeDef, MeasureDef, MessageDef, SourceDef, TcpDef
 
@@ -37,5 +38,5 @@ __all__ = [
     "DumbbellTopology", "FatTreeTopology", "LeafSpineTopology", "TopologyDef", "BarrierDef", "MeasureDef",
     "MessageDef", "SourceDef", "TcpDef", "ComputeDef", "CollectiveDef", "FatTree3Topology", "RailOptimizedTopology",
     "DragonflyTopology", "TorusTopology", "GraphTopology", "NetEventDef", "DimensionOrderPolicy", "ValiantPolicy",
-    "PxnPolicy", "RailServer",
+    "PxnPolicy", "RailServer", "PfcDef", "EcnDef", "EcnRateDef", "RdmaDef",
 ]

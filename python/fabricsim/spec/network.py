@@ -12,15 +12,16 @@ from pydantic import Field
 from ..units import Duration
 from .base import LinkRate, Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveSize, Unlimited, _Model
 
-SwitchModelName = Literal["output_queued", "input_buffered"]
+SwitchModelName = Literal["output_queued", "input_buffered", "shared_buffer"]
 
 
 class NodeDef(_Model):
     """A host or a switch; `latency` is added to every packet entering the node.
 
-    Switches are `output_queued` (lossy egress buffers, the default) or `input_buffered` (lossless: an
+    Switches are `output_queued` (lossy egress buffers, the default), `input_buffered` (lossless: an
     `input_buffer` per input port with a virtual output queue per output, round-robin arbitration and
-    credit-based flow control on the links into it)."""
+    credit-based flow control on the links into it) or `shared_buffer` (RoCE: one buffer shared by every port,
+    accounted per ingress port, with PFC pause frames upstream; the scenario's `[pfc]` sets it up)."""
 
     name: Name
     kind: Literal["host", "switch"]

@@ -17,6 +17,7 @@ from ..topology.registry import TopologyDef
 from ..units import Duration
 from .base import NonNegativeInt, SpecProblem, _Model
 from .network import NetEventDef, PortDef, QueueDef, RoutingDef
+from .roce import EcnDef, PfcDef, RdmaDef, roce_wire
 from .base import Name, PositiveInt
 from .traffic import BarrierDef, CollectiveDef, ComputeDef, MeasureDef, MessageDef, SourceDef, TcpDef
 
@@ -51,6 +52,16 @@ class Scenario(_Model):
     measure: MeasureDef = MeasureDef()
     events: list[NetEventDef] = []
     """Link failures, repairs and bit error rates during the run (packet fidelity), in any order."""
+    transport: Literal["message", "rdma"] = "message"
+    """How messages (and collectives) travel: "message" (packets paced by the NIC, no ACKs) or "rdma" (RoCEv2:
+    one queue pair per message with ACKs, go-back-N and congestion control, see [rdma]; packet fidelity)."""
+    pfc: PfcDef | None = None
+    """Priority flow control of the `shared_buffer` switches (required when the fabric has one)."""
+    ecn: EcnDef | None = None
+    """ECN marking at every switch egress port (required by `[rdma] cc = "dcqcn"`)."""
+    rdma: RdmaDef | None = None
+    """The RDMA transport's congestion control and parameters (needs `transport = "rdma"`; without this table
+    the RDMA transport runs DCQCN with the "hpcc" preset)."""
 
     _source: str = PrivateAttr(default="<scenario>")
     _workload: object = PrivateAttr(default=None)
@@ -106,6 +117,11 @@ class Scenario(_Model):
         data = self.model_dump(exclude=set(update), exclude_unset=True)
         data.update(update)
         return scenario_from_dict(data, self._source)
+
+    @property
+    def roce(self) -> bool:
+        """Whether the scenario uses RoCE: PFC, ECN marking or the RDMA transport."""
+        return self.pfc is not None or self.ecn is not None or self.transport == "rdma"
 
     @property
     def has_workload_rows(self) -> bool:
@@ -408,6 +424,7 @@ def _to_wire(sc: Scenario, rows: bool = True, cycles: bool = True) -> dict:
     if events:
         out["events"] = events
         out["routing"]["detection_delay_ps"] = sc.routing.detection_delay
+    out.update(roce_wire(sc))
     if not rows:
         del out["messages"], out["barriers"]
     return out

@@ -39,7 +39,8 @@ class MessageDef(_Model):
     "input_buffered"` or a custom node's `model`; or `fidelity = "flow"`) or with queues that never overflow;
     on a lossy queue one dropped packet means the workload never completes, and `fabricsim run` (and
     `fabricsim sweep`) exits with 3 naming why. Traffic that must survive loss goes over a transport that
-    retransmits: `[[tcp]]` connections."""
+    retransmits: `[[tcp]]` connections. With `transport = "rdma"` every message is an RDMA queue pair instead
+    (ACKs, NACK and go-back-N, congestion control; usually over `shared_buffer` switches with PFC)."""
 
     name: Name
     src: Name

@@ -23,8 +23,9 @@ class BuiltTopology(_Model):
     switch_latency: Duration = 0
     """Forwarding delay every switch adds to every packet, on top of serialization and propagation."""
     switch_model: SwitchModelName = "output_queued"
-    """Either "output_queued" (a packet goes straight to its egress queue) or "input_buffered" (it waits in
-    its ingress port's buffer while the egress is busy; lossless, with credits)."""
+    """"output_queued" (a packet goes straight to its egress queue), "input_buffered" (it waits in its ingress
+    port's buffer while the egress is busy; lossless, with credits) or "shared_buffer" (RoCE: one buffer per
+    switch with PFC pause frames; needs the scenario's `[pfc]`)."""
     input_buffer: PositiveSize = 128 * 1024
     """Ingress buffer of every switch port in the "input_buffered" model (the credits a sender may have in
     flight)."""
