@@ -128,6 +128,22 @@ def load_checked(path: str):
     return sc
 
 
+def check_figure_path(command: str, figure: str | None) -> None:
+    """Before any work: `figure` (a --figure value) must have an image suffix matplotlib writes and an existing
+    folder; raises UserError naming `command` ("fabricsim topology") otherwise."""
+    if figure is None:
+        return
+    from pathlib import Path
+
+    from ..topology.draw import supported_formats
+
+    if Path(figure).suffix.lstrip(".").lower() not in supported_formats():
+        raise UserError(f"{command}: --figure: '{figure}' has no image suffix matplotlib writes "
+                        f"(use one of: {', '.join(supported_formats())})")
+    if not Path(figure).resolve().parent.is_dir():
+        raise UserError(f"{command}: --figure: cannot write '{figure}': its folder does not exist")
+
+
 def with_spinner(fn: Callable[[], T], label: str, quiet: bool) -> T:
     """Run fn() with a transient spinner on stderr when it is a terminal."""
     if quiet or not sys.stderr.isatty():

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
+from ..errors import UserError
 from ..units import format_duration, format_rate, format_size
-from ._common import EXIT_INCOMPLETE, FIDELITY, load_checked, run_control, simulate, stdout_console
+from ._common import EXIT_INCOMPLETE, FIDELITY, check_figure_path, load_checked, run_control, simulate, stdout_console
 
 
 @click.command("run")
@@ -13,28 +14,40 @@ from ._common import EXIT_INCOMPLETE, FIDELITY, load_checked, run_control, simul
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed.")
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (the run record) on stdout.")
+@click.option("--figure", metavar="FILE.png", default=None,
+              help="RoCE runs ([pfc], [ecn] or transport = \"rdma\"): also draw the bottleneck queue (from the queue "
+                   "samples), each queue pair's rate and the PFC pause timeline to this image file.")
 @run_control
-def run(scenario: str, seed: int | None, fidelity: str | None, as_json: bool, max_events: int | None,
-        max_wall: float | None, partial: bool, quiet: bool) -> None:
+def run(scenario: str, seed: int | None, fidelity: str | None, as_json: bool, figure: str | None,
+        max_events: int | None, max_wall: float | None, partial: bool, quiet: bool) -> None:
     """Simulate SCENARIO.toml (packet engine, or --fidelity flow) and print a summary.
 
     The JSON record has completion_time_s (null without messages or if one never completed), per-flow
     FlowMonitor statistics (flows), packet totals (tx = rx + dropped + in_flight), packets by switch
-    hops, per-queue drops and peaks, events, wall_s, seed, complete, incomplete_messages and halted.
+    hops, per-queue drops and peaks, events, wall_s, seed, complete, incomplete_messages, halted and deadlock
+    (the cycle of paused ports that stopped a PFC fabric, or null); a RoCE run adds pfc_pauses,
+    pfc_paused_s, ecn_marks and cnps.
 
     A run whose workload did not complete (a message never delivered: messages do not retransmit, so any
-    drop on a lossy fabric leaves one undelivered) prints why on stderr and exits with 3. Ctrl-C stops the
-    engine at once (exit 130); runs longer than 2 s show a progress bar on a terminal.
+    drop on a lossy fabric leaves one undelivered; a PFC deadlock) prints why on stderr and exits with 3, the
+    record still printed. Ctrl-C stops the engine at once (exit 130); runs longer than 2 s show a progress bar
+    on a terminal.
     """
     from ..engine import run as run_scenario
     from ..spec import load_scenario
 
     # One validation: the engine compiles the scenario once and reports any problem before simulating.
+    check_figure_path("fabricsim run", figure)
     sc = load_scenario(scenario)
+    if figure is not None and not sc.roce:
+        raise UserError(f"fabricsim run: --figure draws RoCE runs; {scenario} has no [pfc], [ecn] or "
+                        "transport = \"rdma\"")
     show = (lambda r: click.echo(r.to_json())) if as_json else (lambda r: _print_summary(scenario, r))
     rec = simulate(lambda **kw: run_scenario(sc, seed=seed, fidelity=fidelity, **kw), f"simulating {scenario}",
                    max_events=max_events, max_wall=max_wall, partial=partial, quiet=quiet, show=show)
     show(rec)
+    if figure is not None:
+        _draw(rec, figure, scenario)
     reason = rec.incomplete_reason(None if sc.stop is None else sc.stop * 1e-12)
     if reason is not None:
         click.echo(f"fabricsim: {scenario}: {reason}", err=True)
@@ -47,6 +60,23 @@ def validate(scenario: str) -> None:
     """Check SCENARIO.toml completely (fields, names, reachability, paths) without simulating."""
     load_checked(scenario)
     click.echo(f"{scenario}: ok")
+
+
+def _draw(rec, figure: str, scenario: str) -> None:
+    from ..report.roce import roce_figure
+
+    try:
+        roce_figure(rec, figure, title=scenario)
+    except OSError as e:
+        raise UserError(f"fabricsim run: --figure: cannot write '{figure}': {e.strerror or e}") from None
+    click.echo(f"wrote {figure}", err=True)
+
+
+def roce_summary(rec) -> str:
+    """One line on a RoCE run: PFC pauses and paused time, ECN marks, CNPs, and the deadlock if one stopped it."""
+    line = (f"RoCE: {rec.pfc_pauses:,} PFC pauses ({format_duration(rec.pfc_paused_s * 1e12)} paused over all "
+            f"ports), {rec.ecn_marks:,} ECN marks, {rec.cnps:,} CNPs")
+    return line + (f"; DEADLOCK: {rec.deadlock}" if rec.deadlock else "; no deadlock")
 
 
 def _print_summary(path: str, rec) -> None:
@@ -101,3 +131,5 @@ def _print_summary(path: str, rec) -> None:
             con.print(f"... {len(hosts) - 20} more hosts (use --json for all)")
     if rec.hops:
         con.print("packets by switch hops: " + ", ".join(f"{k}: {v}" for k, v in rec.hops.items()))
+    if rec.has_roce:
+        con.print(roce_summary(rec), markup=False)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from ..errors import UserError
-from ._common import echo_json, with_spinner
+from ._common import check_figure_path, echo_json, with_spinner
 
 
 def _number(v) -> str:
@@ -46,14 +44,10 @@ def topology(scenario: str, as_json: bool, figure: str | None) -> None:
     Example: fabricsim topology fabric.toml --figure fabric.png
     """
     from ..spec import load_scenario
-    from ..topology.draw import LAYERED_KINDS, MAX_NODES, draw, supported_formats
+    from ..topology.draw import LAYERED_KINDS, MAX_NODES, draw
     from ..topology.metrics import summary
 
-    if figure is not None and Path(figure).suffix.lstrip(".").lower() not in supported_formats():
-        raise UserError(f"fabricsim topology: --figure: '{figure}' has no image suffix matplotlib writes "
-                        f"(use one of: {', '.join(supported_formats())})")
-    if figure is not None and not Path(figure).resolve().parent.is_dir():
-        raise UserError(f"fabricsim topology: --figure: cannot write '{figure}': its folder does not exist")
+    check_figure_path("fabricsim topology", figure)
     sc = load_scenario(scenario)
     net = sc.topology.network()
     if figure is not None and len(net.nodes) > MAX_NODES:
