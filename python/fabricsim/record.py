@@ -14,10 +14,6 @@ MISSING = np.iinfo(np.uint64).max
 FLOW_KINDS = ("cbr", "onoff", "message", "tcp", "tcp-ack", "rdma-ack")
 """`flows.kind` codes, in the engine's order."""
 
-_NATIVE_ROW_KINDS = 5
-"""Flow kinds the native row formatter (`_core.flow_rows_json`) names: the first five (it writes "?" for
-"rdma-ack"), so a record with RDMA ACK flows writes its rows in Python until the formatter learns the kind."""
-
 _TIME_COLS = ("first_tx_ps", "last_tx_ps", "first_rx_ps", "last_rx_ps", "complete_ps", "start_ps")
 
 
@@ -478,9 +474,6 @@ class RunRecord:
         from . import _core
 
         d = self.to_json_dict(flows=False)
-        if (self.columns["flows.kind"] >= _NATIVE_ROW_KINDS).any():
-            d["flows"] = self.flows()
-            return json.dumps(d)
         rows = _core.flow_rows_json(self._cols("flows"), list(self.scalars["node_names"]), list(self.scalars["flow_names"]))
         marker = "__fabricsim_flow_rows__"
         d["flows"] = marker

@@ -375,7 +375,7 @@ fn flow_rows_json(py: Python<'_>, cols: &Bound<'_, PyDict>, node_names: Vec<Stri
             return Err(spec_err(py, k, "flow columns differ in length"));
         }
     }
-    const KINDS: [&str; 5] = ["cbr", "onoff", "message", "tcp", "tcp-ack"];
+    const KINDS: [&str; 6] = ["cbr", "onoff", "message", "tcp", "tcp-ack", "rdma-ack"];
     const PS: f64 = 1e-12;
     // Names JSON-escaped once each, then copied per row.
     let quote = |pool: &[String]| -> Vec<String> { pool.iter().map(|v| serde_json::to_string(v).unwrap_or_else(|_| "\"\"".into())).collect() };
