@@ -109,7 +109,7 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
     let n_msg = wl.n_msgs() as u32;
     let n_tcp = spec.tcp.len() as u32;
     let mut flows = Vec::with_capacity((n_src + n_msg + 2 * n_tcp) as usize);
-    let per_message = spec.routing.ecmp == EcmpMode::PerMessage;
+    let per_message = matches!(spec.routing.ecmp, EcmpMode::PerMessage | EcmpMode::Flowlet);
     let seed = spec.seed;
     let salt_of = |f: u32| if per_message { message_salt(seed, f) } else { flow_salt(seed, f) };
     let mut route = |f: u32, field: &dyn Fn() -> String, src: u32, src_nic: u32, dst: u32, dst_nic: u32, path: Option<&[u32]>, cache: Option<(&mut PathCache, u32)>| -> Result<FlowRoute> {

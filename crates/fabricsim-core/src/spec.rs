@@ -177,6 +177,26 @@ pub struct NodeSpec {
     /// Input buffer per input port of an input-buffered switch.
     #[serde(default = "default_input_buffer")]
     pub input_buffer_bytes: u64,
+    /// How an input-buffered switch's output picks among its inputs' virtual output queues.
+    #[serde(default, skip_serializing_if = "Arbiter::is_round_robin")]
+    pub arbiter: Arbiter,
+}
+
+/// The output arbiter of an input-buffered switch.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Arbiter {
+    /// Round-robin over the inputs with a packet for this output (iSLIP-like, one grant per packet).
+    #[default]
+    RoundRobin,
+    /// Oldest first: the head packet that reached the switch earliest, over all inputs (output FIFO order).
+    Fifo,
+}
+
+impl Arbiter {
+    fn is_round_robin(&self) -> bool {
+        *self == Arbiter::RoundRobin
+    }
 }
 
 fn one() -> u32 {
@@ -194,7 +214,14 @@ fn default_input_buffer() -> u64 {
 impl NodeSpec {
     /// A node with the default (output-queued) switch model and buffer.
     pub fn new(name: impl Into<String>, kind: NodeKind, latency_ps: u64) -> NodeSpec {
-        NodeSpec { name: name.into(), kind, latency_ps, model: SwitchModel::default(), input_buffer_bytes: default_input_buffer() }
+        NodeSpec {
+            name: name.into(),
+            kind,
+            latency_ps,
+            model: SwitchModel::default(),
+            input_buffer_bytes: default_input_buffer(),
+            arbiter: Arbiter::default(),
+        }
     }
 }
 
@@ -301,6 +328,10 @@ pub enum EcmpMode {
     PerMessage,
     /// A random next hop for every packet at every stage.
     PerPacket,
+    /// Flowlets: per message (as `PerMessage`), but a message that pauses longer than
+    /// `RoutingSpec::flowlet_gap_ps` between two of its packets at its NIC draws a new path for what follows
+    /// (packets already in flight follow the new draw at their remaining stages).
+    Flowlet,
     /// Adaptive routing: every packet takes the candidate port with the fewest bytes queued for it (egress
     /// queue, or virtual output queues on a lossless switch), ties broken by the per-flow hash. The flow
     /// engine, which has no queues, spreads the flow evenly over its candidates instead (ideal balancing).
@@ -322,6 +353,9 @@ pub struct RoutingSpec {
     /// sent into a dead link are lost.
     #[serde(default = "default_detection_delay")]
     pub detection_delay_ps: u64,
+    /// The idle gap that starts a new flowlet (`ecmp = flowlet`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flowlet_gap_ps: Option<u64>,
 }
 
 /// 100 µs: a loss-of-signal link-down detection and table update in a data-center switch (sub-millisecond).
@@ -349,7 +383,12 @@ pub enum PolicySpec {
 
 impl Default for RoutingSpec {
     fn default() -> RoutingSpec {
-        RoutingSpec { ecmp: EcmpMode::default(), policy: PolicySpec::default(), detection_delay_ps: default_detection_delay() }
+        RoutingSpec {
+            ecmp: EcmpMode::default(),
+            policy: PolicySpec::default(),
+            detection_delay_ps: default_detection_delay(),
+            flowlet_gap_ps: None,
+        }
     }
 }
 
@@ -610,6 +649,15 @@ impl RunSpec {
             }
         }
         self.validate_policy()?;
+        match (self.routing.ecmp, self.routing.flowlet_gap_ps) {
+            (EcmpMode::Flowlet, None | Some(0)) => {
+                return Err(Error::spec("routing.flowlet_gap_ps", "flowlet ECMP needs a gap > 0 (the idle time that starts a new flowlet)"))
+            }
+            (m, Some(_)) if m != EcmpMode::Flowlet => {
+                return Err(Error::spec("routing.flowlet_gap_ps", "a flowlet gap applies only with ecmp = flowlet"))
+            }
+            _ => {}
+        }
         if let Some(p) = &self.pfc {
             p.validate()?;
         }

@@ -25,7 +25,7 @@ use fabricsim_core::control::{Control, Progress};
 use fabricsim_core::dag::Dag;
 use fabricsim_core::record::{FlowKind, PacketTotals, RunRecord, SampleColumns};
 use fabricsim_core::routing::{mix64, Fib, PathTable};
-use fabricsim_core::spec::{EcmpMode, NetEventSpec, RunSpec};
+use fabricsim_core::spec::{Arbiter, EcmpMode, NetEventSpec, RunSpec};
 use fabricsim_core::topology::{Topology, NONE};
 use fabricsim_core::workload::Workload;
 use fabricsim_core::{Bps, Error, Result, Time};
@@ -82,6 +82,8 @@ pub struct Sim {
     pub(crate) link_ber: Vec<f64>,
     pub(crate) detection: Time,
     /// Throughput bins: their width, and the payload bytes delivered in each.
+    /// Flowlet ECMP: the idle gap that re-draws a message's path (0 = off).
+    pub(crate) flowlet_gap: u64,
     pub(crate) bin: Option<Time>,
     pub(crate) rx_bins: Vec<u64>,
     /// RoCE (see `roce.rs`): whether any of PFC, ECN or RDMA is on (the hot path checks this flag alone), the
@@ -162,7 +164,7 @@ impl Sim {
                 credit_pipe: VecDeque::new(),
                 voq: topo
                     .is_lossless(p.node)
-                    .then(|| Voq::new(topo.ports_of(p.node).len())),
+                    .then(|| Voq::new(topo.ports_of(p.node).len(), spec.network.nodes[p.node as usize].arbiter == Arbiter::Fifo)),
             })
             .collect();
         let n_src = spec.sources.len() as u32;
@@ -195,6 +197,7 @@ impl Sim {
                 path: r.path,
                 salt: r.salt,
                 transport: transport(f as u32),
+                last_tx: u64::MAX,
             })
             .collect();
         let tcp_base = (spec.sources.len() + wl.n_msgs()) as u32;
@@ -286,6 +289,7 @@ impl Sim {
             link_up: vec![true; spec.network.links.len()],
             link_ber: vec![0.0; spec.network.links.len()],
             detection: Time(spec.routing.detection_delay_ps),
+            flowlet_gap: if spec.routing.ecmp == EcmpMode::Flowlet { spec.routing.flowlet_gap_ps.unwrap_or(0) } else { 0 },
             bin: spec.measure.throughput_bin_ps.map(Time),
             rx_bins: Vec::new(),
             roce: false,

@@ -123,3 +123,32 @@ fn a_slow_sink_throttles_its_senders_without_loss() {
         }
     }
 }
+
+/// The output arbiter. a and b (100 Gb/s) feed r (10 Gb/s) through one input-buffered switch, zero delays and
+/// latency: a sends 3 packets of 1024 B from t = 0 (each takes T_in = 81.92 ns to arrive), b one packet from
+/// 3·T_in (it arrives at 4·T_in). The output starts a's first packet at T_in; when it ends (T_in + T_out,
+/// T_out = 819.2 ns) a2, a3 and b1 wait. Round robin serves the next input, b: b1 arrives at T_in + 2·T_out.
+/// Oldest first serves a2 and a3 (they came first): b1 arrives at T_in + 4·T_out.
+#[test]
+fn round_robin_and_oldest_first_arbiters_order_the_inputs_as_computed() {
+    let t_in = 81_920;
+    let t_out = 819_200;
+    for (arbiter, expect) in [(Arbiter::RoundRobin, t_in + 2 * t_out), (Arbiter::Fifo, t_in + 4 * t_out)] {
+        let mut n = Net::new();
+        let a = n.host("a");
+        let b = n.host("b");
+        let s = lossless(&mut n, "s", 0, 128 * 1024);
+        n.nodes[s as usize].arbiter = arbiter;
+        let r = n.host("r");
+        n.link(a, s, 100 * GBPS, 0);
+        n.link(b, s, 100 * GBPS, 0);
+        n.link(r, s, 10 * GBPS, 0);
+        let mut spec = n.spec(1);
+        spec.messages.push(msg("a", a, r, 3 * 1024, 1024, 0));
+        let mut mb = msg("b", b, r, 1024, 1024, 0);
+        mb.start_ps = 3 * t_in;
+        spec.messages.push(mb);
+        let rec = run(&spec);
+        assert_eq!(rec.flows.complete_ps[1], Some(expect), "{arbiter:?}");
+    }
+}

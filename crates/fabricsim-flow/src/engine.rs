@@ -108,6 +108,9 @@ pub fn check_supported(spec: &RunSpec) -> Result<()> {
     if spec.measure.throughput_bin_ps.is_some() {
         return Err(unsupported("measure.throughput_bin_ps", "throughput over time (bins of delivered bytes)"));
     }
+    if spec.routing.ecmp == EcmpMode::Flowlet {
+        return Err(unsupported("routing.ecmp", "flowlet ECMP (flowlets start at packet gaps, which flows do not have)"));
+    }
     if spec.rdma.is_some() {
         return Err(unsupported("rdma", "the RDMA transport (ACKs, congestion control and PFC are packet-level mechanisms)"));
     }

@@ -28,6 +28,8 @@ class NodeDef(_Model):
     latency: Duration = 0
     model: SwitchModelName = "output_queued"
     input_buffer: PositiveSize = 128 * 1024
+    arbiter: Literal["round_robin", "fifo"] = "round_robin"
+    """An input-buffered switch's output arbiter: "round_robin" over its inputs, or "fifo" (oldest head first)."""
 
 
 class LinkDef(_Model):
@@ -172,10 +174,14 @@ class PortDef(_Model):
 
 
 class RoutingDef(_Model):
-    """ECMP: one next hop per flow (hash of flow id and seed), random per message, random per packet, or
-    adaptive (per packet, the candidate with the fewest queued bytes; the flow engine spreads evenly)."""
+    """ECMP: one next hop per flow (hash of flow id and seed), random per message, random per packet,
+    flowlets (per message, and a new random path after a pause longer than `flowlet_gap` at the sender; packet
+    fidelity), or adaptive (per packet, the candidate with the fewest queued bytes; the flow engine spreads
+    evenly)."""
 
-    ecmp: Literal["per_flow", "per_message", "per_packet", "adaptive"] = "per_flow"
+    ecmp: Literal["per_flow", "per_message", "per_packet", "flowlet", "adaptive"] = "per_flow"
+    flowlet_gap: Duration | None = None
+    """With `ecmp = "flowlet"`: the idle time between two packets of a message that starts a new flowlet."""
     detection_delay: Duration = 100_000_000
     """After a link goes down or comes back (`[[events]]`), the switches recompute their tables this much later
     (default 100 µs: loss-of-signal detection and a table update); until then packets sent into a dead link are

@@ -408,11 +408,13 @@ def _to_wire(sc: Scenario, rows: bool = True, cycles: bool = True) -> dict:
         "stop_ps": sc.stop,
         "network": {
             "nodes": [{"name": n.name, "kind": n.kind, "latency_ps": n.latency, "model": n.model,
-                       "input_buffer_bytes": n.input_buffer} for n in net.nodes],
+                       "input_buffer_bytes": n.input_buffer, **({"arbiter": n.arbiter} if n.arbiter != "round_robin" else {})}
+                      for n in net.nodes],
             "links": links,
             "default_queue": sc.queue.wire(),
         },
-        "routing": {"ecmp": sc.routing.ecmp, **_policy_wire(net.policy, index, topo_field)},
+        "routing": {"ecmp": sc.routing.ecmp, **_policy_wire(net.policy, index, topo_field),
+                    **({"flowlet_gap_ps": sc.routing.flowlet_gap} if sc.routing.flowlet_gap is not None else {})},
         "sources": sources,
         "messages": messages,
         "tcp": tcp,

@@ -122,7 +122,7 @@ def link(a: str, b: str, rate: int, delay: int, weight: int = 1) -> LinkDef:
 def node(name: str, kind: str, latency: int = 0, model: str = "output_queued", input_buffer: int = 128 * 1024) -> NodeDef:
     """A NodeDef from validated values (latency in ps, input_buffer in bytes), as `link`. O(1)."""
     return _trusted(NodeDef, {"name": name, "kind": kind, "latency": latency, "model": model,
-                              "input_buffer": input_buffer}, _NODE_FIELDS)
+                              "input_buffer": input_buffer, "arbiter": "round_robin"}, _NODE_FIELDS)
 
 
 def hosts(names) -> list[NodeDef]:

@@ -34,6 +34,9 @@ class LeafSpineTopology(BuiltTopology):
     """Propagation delay of each host–leaf link."""
     fabric_delay: Duration = 0
     """Propagation delay of each leaf–spine link."""
+    spine_arbiter: Literal["round_robin", "fifo"] = "round_robin"
+    """How an input-buffered spine's output picks among its inputs: "round_robin" (one packet per input in
+    turn) or "fifo" (the oldest head packet first)."""
 
     def network(self) -> Network:
         return self.build(leaf_spine)
@@ -53,6 +56,7 @@ def leaf_spine(
     switch_latency: int | str = 0,
     switch_model: str = "output_queued",
     input_buffer: int | str = 128 * 1024,
+    spine_arbiter: str = "round_robin",
 ) -> Network:
     """A two-tier leaf-spine.
 
@@ -74,7 +78,7 @@ def leaf_spine(
         for j in range(leaves_per_rack):
             nodes.append(NodeDef(name=leaf(r, j), **sw))
     for s in range(spines):
-        nodes.append(NodeDef(name=f"spine{s}", **sw))
+        nodes.append(NodeDef(name=f"spine{s}", arbiter=spine_arbiter, **sw))
     for r in range(racks):
         for h in range(hosts_per_rack):
             for k in range(nics_per_host):

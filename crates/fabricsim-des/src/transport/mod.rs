@@ -36,12 +36,23 @@ pub(crate) struct FlowRt {
     /// ECMP salt (per_flow: hash of id and seed; per_message: drawn from the RNG when the flow starts).
     pub(crate) salt: u64,
     pub(crate) transport: Transport,
+    /// When the flow last handed a packet to its NIC (ps; u64::MAX before the first), for flowlets.
+    pub(crate) last_tx: u64,
 }
 
 impl Sim {
     /// Create a packet of `flow` handed to its NIC now, counting it as sent. O(1).
     #[inline]
     pub(crate) fn new_packet(&mut self, flow: u32, payload: u32, header: u32) -> u32 {
+        if self.flowlet_gap != 0 {
+            // A pause longer than the gap ends the flowlet: the rest of the message hashes anew.
+            let now = self.now.0;
+            let f = &mut self.flows[flow as usize];
+            if f.last_tx != u64::MAX && now - f.last_tx > self.flowlet_gap {
+                f.salt = fabricsim_core::routing::mix64(f.salt ^ 0x9E37_79B9_7F4A_7C15);
+            }
+            f.last_tx = now;
+        }
         let f = &self.flows[flow as usize];
         debug_assert!(
             header <= u16::MAX as u32,
