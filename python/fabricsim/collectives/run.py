@@ -48,9 +48,8 @@ def collective_scenario(groups: Sequence[Sequence[int]], patterns: Sequence[str]
     servers_used: list[int] = [s for g in groups for s in g]
     nodes = [[n.endpoint for n in node] for node in vela_nodes(servers_used, interfaces)]
     collectives = _collective_entries(_split(nodes, groups), patterns, msg_mib, interfaces, packet, barrier, order)
-    routing = {"ecmp": ecmp, **({"flowlet_gap": flowlet_gap} if flowlet_gap is not None else {})}
-    return scenario_from_dict({"seed": seed, "topology": vela_topology(input_buffer=input_buffer, spine_arbiter=spine_arbiter),
-                               "routing": routing, "collectives": collectives})
+    return scenario_from_dict({"seed": seed, **_vela_fabric(input_buffer, ecmp, flowlet_gap, spine_arbiter),
+                               "collectives": collectives})
 
 
 TRAFFIC_KEYS = ("sources", "messages", "tcp", "barriers", "compute", "collectives", "streams")
@@ -141,8 +140,14 @@ def collective_messages(groups: Sequence[Sequence[int]], patterns: Sequence[str]
             messages += PATTERNS[pattern](endpoints, size, packet=packet, tag=f"g{g}.i{k}.{pattern}",
                                           **(_shift_options(pattern, barrier, order) if pattern in SHIFT_PATTERNS else {}))
     messages, barriers = split_barriers(messages)
-    return scenario_from_dict({"seed": seed, "topology": vela_topology(), "routing": {"ecmp": "per_message"},
+    return scenario_from_dict({"seed": seed, **_vela_fabric(input_buffer, ecmp, flowlet_gap, spine_arbiter),
                                "messages": messages, "barriers": barriers})
+
+
+def _vela_fabric(input_buffer: str | int, ecmp: str, flowlet_gap: str | None, spine_arbiter: str) -> dict:
+    """The Vela-like fabric's `topology` and `routing` tables with the model details of `collective_scenario`."""
+    routing = {"ecmp": ecmp, **({"flowlet_gap": flowlet_gap} if flowlet_gap is not None else {})}
+    return {"topology": vela_topology(input_buffer=input_buffer, spine_arbiter=spine_arbiter), "routing": routing}
 
 
 def _shift_options(pattern: str, barrier: bool, order: str | None) -> dict:
