@@ -70,8 +70,10 @@ pub(crate) struct RocePort {
     /// ECN thresholds of a switch port (kmin, kmax bytes; pmax), and packets marked.
     pub(crate) ecn: Option<(u64, u64, f64)>,
     pub(crate) ecn_marks: u64,
-    /// Active queue pairs of a NIC, round-robin.
+    /// Active queue pairs of a NIC, round-robin, and the pending pacing wake-up of the port (if that is what
+    /// its `pending` event is).
     pub(crate) qps: VecDeque<u32>,
+    pub(crate) wake: Option<crate::events::EventId>,
     /// Peak bytes held in the switch buffer on behalf of this (ingress) port.
     pub(crate) peak_ingress: u64,
 }
@@ -258,6 +260,9 @@ impl Sim {
 
     pub(crate) fn on_port(&mut self, p: u32) {
         let now = self.now;
+        if self.roce {
+            self.roce_ports[p as usize].wake = None;
+        }
         let port = &mut self.ports[p as usize];
         port.pending = false;
         if port.cur != NONE {

@@ -200,9 +200,7 @@ impl Sim {
         } else if port.paused {
             port.paused = false;
             port.paused_ps += (now - port.paused_since).0;
-            if !self.ports[u as usize].pending {
-                self.try_start(u);
-            }
+            self.kick(u);
         }
     }
 

@@ -133,9 +133,7 @@ impl Sim {
         self.log_rate(q);
         let p = self.flows[flow as usize].src_port;
         self.roce_ports[p as usize].qps.push_back(q);
-        if !self.ports[p as usize].pending {
-            self.try_start(p);
-        }
+        self.kick(p);
     }
 
     /// The next data packet of NIC port p's QPs: round-robin over the QPs with bytes to send, inside their
@@ -170,10 +168,23 @@ impl Sim {
             let port = &mut self.ports[p as usize];
             if !port.pending {
                 port.pending = true;
-                self.q.schedule(wake, crate::events::Ev::Port(p));
+                let id = self.q.schedule(wake, crate::events::Ev::Port(p));
+                self.roce_ports[p as usize].wake = Some(id);
             }
         }
         None
+    }
+
+    /// Let NIC port p send now if it is only waiting on a pacing wake-up (a window opened, a QP started or the
+    /// port resumed): the wake-up is cancelled and the transmitter tried at once, as the peer's TriggerTransmit.
+    pub(crate) fn kick(&mut self, p: u32) {
+        if let Some(id) = self.roce_ports[p as usize].wake.take() {
+            self.q.cancel(id);
+            self.ports[p as usize].pending = false;
+        }
+        if !self.ports[p as usize].pending {
+            self.try_start(p);
+        }
     }
 
     /// Emit QP q's next data packet (from `snd_nxt`) and pace the QP: its next packet may start one
@@ -287,9 +298,7 @@ impl Sim {
                 rp.qps.remove(k);
             }
         }
-        if !self.ports[p as usize].pending {
-            self.try_start(p);
-        }
+        self.kick(p);
     }
 
     /// Set QP q's rate (clamped to [min rate, line rate]) and log it.
