@@ -128,8 +128,8 @@ impl Sim {
             fib,
             paths,
             flows: routes,
-            n_src: _,
-            n_msg: _,
+            n_src,
+            n_msg,
             n_tcp,
             flow_names,
             flow_name,
@@ -167,24 +167,16 @@ impl Sim {
                     .then(|| Voq::new(topo.ports_of(p.node).len(), spec.network.nodes[p.node as usize].arbiter == Arbiter::Fifo)),
             })
             .collect();
-        let n_src = spec.sources.len() as u32;
-        let n_msg = wl.n_msgs() as u32;
-        let transport = |f: u32| {
-            if f < n_src {
-                Transport::Udp(f)
-            } else if f < n_src + n_msg {
-                if spec.rdma.is_some() {
-                    Transport::Rdma(f - n_src)
-                } else {
-                    Transport::Message(f - n_src)
-                }
-            } else if f < n_src + n_msg + n_tcp {
-                Transport::TcpData(f - n_src - n_msg)
-            } else if f < n_src + n_msg + 2 * n_tcp {
-                Transport::TcpAck(f - n_src - n_msg - n_tcp)
-            } else {
-                Transport::RdmaAck(f - n_src - n_msg - 2 * n_tcp)
-            }
+        // The flow's transport from its compiled kind (compile numbers flows by kind); the index is into its
+        // transport's state.
+        let rdma = spec.rdma.is_some();
+        let transport = |f: u32| match flow_kind[f as usize] {
+            FlowKind::Cbr | FlowKind::Onoff => Transport::Udp(f),
+            FlowKind::Message if rdma => Transport::Rdma(f - n_src),
+            FlowKind::Message => Transport::Message(f - n_src),
+            FlowKind::Tcp => Transport::TcpData(f - n_src - n_msg),
+            FlowKind::TcpAck => Transport::TcpAck(f - n_src - n_msg - n_tcp),
+            FlowKind::RdmaAck => Transport::RdmaAck(f - n_src - n_msg - 2 * n_tcp),
         };
         let flows: Vec<FlowRt> = routes
             .iter()
@@ -200,7 +192,7 @@ impl Sim {
                 last_tx: u64::MAX,
             })
             .collect();
-        let tcp_base = (spec.sources.len() + wl.n_msgs()) as u32;
+        let tcp_base = n_src + n_msg;
         let n_nodes = topo.n_nodes();
         let tcps: Vec<TcpConn> = spec
             .tcp

@@ -5,7 +5,6 @@
 
 use crate::sim::Sim;
 use crate::transport::rdma::ECN_CE;
-use rand_core::Rng;
 
 impl Sim {
     /// Decide the ECN mark of data packet `pkt` leaving port p.
@@ -17,7 +16,7 @@ impl Sim {
             true
         } else if q > kmin {
             let prob = pmax * (q - kmin) as f64 / (kmax - kmin) as f64;
-            ((self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)) < prob
+            self.uniform() < prob
         } else {
             false
         };

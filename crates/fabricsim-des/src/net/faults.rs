@@ -10,7 +10,13 @@ impl Sim {
     pub(crate) fn bit_error(&mut self, pkt: u32, link: usize) -> bool {
         let bits = 8.0 * self.pkts[pkt as usize].size() as f64;
         let p = -(bits * (-self.link_ber[link]).ln_1p()).exp_m1();
-        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < p
+        self.uniform() < p
+    }
+
+    /// A uniform draw in [0, 1) from the simulation's RNG (53 random bits), for loss and marking decisions.
+    #[inline]
+    pub(crate) fn uniform(&mut self) -> f64 {
+        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// A packet lost on the link of port p (dead, or corrupted): counted at p; on a lossless link the credit it
