@@ -41,6 +41,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                  "simulated cost of spreading an all-to-all over several first-level switches (Fig."),
     "trace": ("trace", "trace",
               "Chakra execution traces (MLCommons ET, one PREFIX.{rank}.et file per rank, gzip or not)."),
+    "place": ("place", "place",
+              "Where should this job go? Rank placements of N nodes on a fabric by predicted completion time."),
+    "cluster": ("cluster", "cluster",
+                "Multi-job cluster simulator: Poisson job arrivals, placement policies, interference, slowdown."),
     "topology": ("topology", "topology",
                  "Describe the fabric of SCENARIO.toml: hosts, switches, links, diameter and bisection bandwidth."),
 }

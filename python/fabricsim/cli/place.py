@@ -1,0 +1,122 @@
+"""`fabricsim place`: rank placements of a job on a fabric by predicted completion time (the placement advisor)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ._common import check_figure_path, echo_json
+
+
+@click.command("place")
+@click.option("--nodes", type=click.IntRange(min=2), default=None, metavar="N",
+              help="Nodes of the job (a node drives --interfaces NICs of one server; several nodes may share a "
+                   "server while it has free NICs, see --per-server). With --trace: its ranks (the default).")
+@click.option("--fabric", default="vela", show_default=True, metavar="NAME",
+              help="A built-in fabric: vela = study 000's 4 racks x 6 servers, 4 x 100G NICs each, 8 leaves, 4 spines "
+                   "(server ids 1-24); cpo_baseline = study 003's baseline, 128 groups x 48 servers, 2 x 100G NICs "
+                   "each (server ids 1-6144).")
+@click.option("--scenario", "scenario_path", default=None, metavar="FABRIC.toml",
+              help="Any fabric file instead (traffic tables ignored): its hosts are the servers, by name.")
+@click.option("--interfaces", type=click.IntRange(1, 8), default=1, show_default=True, metavar="K",
+              help="NICs per node; the collective runs once per interface (NIC k to NIC k) with --msg-mb each.")
+@click.option("--pattern", type=click.Choice(["all-reduce", "all-to-all", "all-gather", "ring-all-reduce",
+                                              "reduce-scatter"]), default="all-reduce", show_default=True)
+@click.option("--msg-mb", "msg_mb", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
+              metavar="MIB", help="Message size S in MiB (2^20 bytes) per interface, as `fabricsim collective`.")
+@click.option("--trace", default=None, metavar="PREFIX",
+              help="A Chakra trace (PREFIX.{rank}.et) instead of --pattern: its ranks are the nodes.")
+@click.option("--busy", default=None, metavar="BUSY.csv",
+              help="Occupied servers or NICs and background jobs. Columns: server (required), nic (blank = the whole "
+                   "server), job (rows with one job name are the nodes of a background job that keeps running and "
+                   "shares the links), pattern and msg_mb (the job's; default all-reduce, 10).")
+@click.option("--top", type=click.IntRange(min=1), default=2, show_default=True, metavar="T",
+              help="Placements confirmed with the packet engine, ranked first; the next 3 follow with the flow "
+                   "engine's prediction (fidelity flow).")
+@click.option("--seeds", type=click.IntRange(min=1), default=3, show_default=True, metavar="R",
+              help="Packet-engine seeds per confirmed placement (ECMP draws); the 95% CI is over them.")
+@click.option("--flow-seeds", type=click.IntRange(min=1), default=None, metavar="F",
+              help="Flow-engine seeds per scored placement [default: 3 up to 100 servers, else 1].")
+@click.option("--per-server", type=click.IntRange(min=1), default=None, metavar="M",
+              help="At most M nodes per server [default: as many as its free NICs allow].")
+@click.option("--evals", "max_evals", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Distinct placements the search scores [default: 300 up to 100 servers, else 60].")
+@click.option("--budget", "budget_s", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="Also stop the local search after this long (the result then depends on the machine's speed).")
+@click.option("--no-confirm", is_flag=True, help="Rank by the flow engine only (no packet-engine runs).")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="The local search's RNG seed.")
+@click.option("--figure", default=None, metavar="FILE.png", help="Draw the ranking (completion time and 95% CI).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object: placements (servers, completion_ms, ci95_ms, fidelity, ...), best first; "
+                   "bottlenecks; why.")
+def place(nodes, fabric, scenario_path, interfaces, pattern, msg_mb, trace, busy, top, seeds, flow_seeds, per_server,
+          max_evals, budget_s, no_confirm, seed, figure, as_json) -> None:
+    """Where should this job go? Rank placements of N nodes on a fabric by predicted completion time.
+
+    The search scores candidates (study 000's presets on vela, pack and spread families, Chic-sched-like
+    constraint relaxation: the tightest server, rack, then pod that holds the job) with the flow engine, improves
+    the best by local search (moving a node to a free server, swapping two nodes' ranks), and runs the best T in
+    the packet engine over R seeds. It prints the ranking (completion time in ms, mean ± 95% CI), the winner's
+    busiest links and one sentence on why it wins. Progress goes to stderr.
+
+    \b
+    Examples:
+      fabricsim place --nodes 8
+      fabricsim place --nodes 8 --per-server 1 --busy busy.csv --json
+      fabricsim place --scenario examples/leaf_spine_16.toml --nodes 4 --pattern all-to-all --msg-mb 4
+      fabricsim place --fabric cpo_baseline --nodes 32 --top 2 --seeds 2
+    """
+    from ..place.api import place as advise
+
+    check_figure_path("fabricsim place", figure)
+    say = None if as_json or not sys.stderr.isatty() else (lambda s: click.echo(f"  {s}", err=True))
+    res = advise(nodes, fabric=fabric, scenario=scenario_path, pattern=pattern, msg_mb=msg_mb, interfaces=interfaces,
+                 trace=trace, busy=busy, top=top, seeds=seeds, per_server=per_server, budget_s=budget_s, max_evals=max_evals,
+                 flow_seeds=flow_seeds, confirm=not no_confirm, seed=seed, progress=say)
+    if figure:
+        _figure(res, figure)
+    if as_json:
+        echo_json(res.to_dict())
+        return
+    first = res.placements[0]
+    click.echo(f"{res.job}, {len(first.servers)} nodes on {res.fabric}: {res.evaluations:,} engine runs in "
+               f"{res.wall_s:.1f} s. Best first:")
+    width = max(len(_servers(p.servers)) for p in res.placements)
+    click.echo(f"  {'#':>2}  {'completion (ms)':>20}  {'fidelity':8}  {'racks':>5}  {'servers':{width}}  found by")
+    for i, p in enumerate(res.placements, 1):
+        ci = f" ± {p.ci95_ms:.3f}" if p.fidelity == "packet" and seeds > 1 or p.ci95_ms else ""
+        click.echo(f"  {i:>2}  {p.completion_ms:>11.3f}{ci:>9}  {p.fidelity:8}  {p.racks:>5}  "
+                   f"{_servers(p.servers):{width}}  {p.origin}")
+    if res.bottlenecks:
+        links = "; ".join(f"{b['link']} {100 * b['utilization']:.0f}%" for b in res.bottlenecks)
+        click.echo(f"Busiest links of the winner (flow engine, seed 1, share of the run they were busy): {links}")
+    click.echo(f"Why: {res.why}")
+    if figure:
+        click.echo(f"Figure: {figure}")
+
+
+def _servers(ids: list) -> str:
+    """Server ids, at most 16 shown."""
+    text = ",".join(map(str, ids[:16]))
+    return text + (f",… ({len(ids)} nodes)" if len(ids) > 16 else "")
+
+
+def _figure(res, path: str) -> None:
+    """Horizontal bars: each ranked placement's completion time with its 95% CI, best on top."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ps = res.placements
+    fig, ax = plt.subplots(figsize=(8, 0.5 * len(ps) + 1.5), layout="constrained")
+    ax.barh(range(len(ps)), [p.completion_ms for p in ps], xerr=[p.ci95_ms for p in ps],
+            color=["C2"] + ["C0"] * (len(ps) - 1), capsize=3)
+    ax.set_yticks(range(len(ps)), [f"{p.origin} [{_servers(p.servers)}]" for p in ps], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"predicted completion time (ms; {ps[0].fidelity} engine, 95% CI)")
+    ax.set_title(f"fabricsim place: {res.job} on {res.fabric}")
+    ax.grid(axis="x", alpha=0.3)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

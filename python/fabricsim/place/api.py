@@ -1,0 +1,50 @@
+"""`fabricsim.place(...)`: where should a job go? The advisor's one public entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from ..errors import ScenarioError
+from .fabric import Fabric, named_fabric, read_busy, scenario_fabric
+from .score import MIB, JobSpec
+from .search import PlaceResult, place as _search
+
+
+def load_fabric(fabric: str | Fabric = "vela", scenario: str | Path | None = None) -> Fabric:
+    """A Fabric from `--scenario FILE` or a named fabric (`vela`, `cpo_baseline`)."""
+    if scenario is not None:
+        return scenario_fabric(scenario)
+    return fabric if isinstance(fabric, Fabric) else named_fabric(fabric)
+
+
+def place(nodes: int | None = None, *, fabric: str | Fabric = "vela", scenario: str | Path | None = None,
+          pattern: str = "all-reduce", msg_mb: float = 10.0, interfaces: int = 1, trace: str | Path | None = None,
+          busy: str | Path | None = None, top: int = 2, seeds: int = 3, per_server: int | None = None,
+          budget_s: float | None = None, max_evals: int | None = None, flow_seeds: int | None = None, confirm: bool = True, seed: int = 1,
+          progress: Callable[[str], None] | None = None) -> PlaceResult:
+    """Rank placements of a job of `nodes` nodes by predicted completion time (ms, mean and 95% CI over `seeds`
+    packet-engine runs for the `top` best; flow-engine predictions for the rest).
+
+    The job is `pattern` with `msg_mb` MiB per message and interface (`interfaces` NICs per node), or the Chakra
+    trace at `trace` (PREFIX of PREFIX.{rank}.et; `nodes` defaults to its ranks). `busy` is a CSV of occupied
+    servers or NICs and background jobs (see `fabric.read_busy`). `per_server` caps the nodes sharing a server
+    (default: as many as its free NICs allow, as study 000's Table III). Returns a PlaceResult whose
+    `placements` are best first; `to_dict()` is what `fabricsim place --json` prints."""
+    fab = load_fabric(fabric, scenario)
+    traces = None
+    if trace is not None:
+        from ..chakra.trace import load
+
+        traces = load(trace)
+        if interfaces != 1:
+            raise ScenarioError("fabricsim place", "--interfaces", "a trace rank uses one NIC; --interfaces applies to --pattern jobs")
+        nodes = nodes if nodes is not None else len(traces)
+    if nodes is None:
+        raise ScenarioError("fabricsim place", "--nodes", "how many nodes? give --nodes N (or a --trace, whose ranks count)")
+    job = JobSpec(pattern=pattern, msg_bytes=int(round(msg_mb * MIB)), interfaces=interfaces, trace=traces)
+    free, background = (read_busy(fab, busy) if busy is not None else (fab.all_free(), []))
+    if per_server is not None and per_server < 1:
+        raise ScenarioError("fabricsim place", "--per-server", f"must be >= 1, got {per_server}")
+    return _search(fab, nodes, job, free=free, background=background, top=top, seeds=seeds, flow_seeds=flow_seeds,
+                   per_server=per_server, budget_s=budget_s, max_evals=max_evals, confirm=confirm, seed=seed, progress=progress)

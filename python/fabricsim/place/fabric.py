@@ -1,0 +1,208 @@
+"""The fabric a job is placed on: its servers with their NICs in hand-out order, racks and pods, and what is busy.
+
+A *server* is a host of the fabric; a *node* of a job takes `interfaces` free NICs of one server (several nodes
+may share a server while it has free NICs). Servers have user-facing ids: 1..S in fabric order on the named
+fabrics (`vela`, `cpo_baseline`), the host names on a scenario file. A *rack* is the set of servers attached to
+the same first-hop switches; a *pod* is the set of racks whose switches share the same next-level switches
+(one pod on a two-level leaf-spine, one per pod on a 3-tier fat-tree).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..collectives.placement import NIC_ORDER
+from ..collectives.run import fabric_of, vela_topology
+from ..engine import Prepared
+from ..errors import ScenarioError
+from ..spec import Scenario, scenario_from_dict
+
+CPO_BASELINE = {"kind": "leaf_spine", "racks": 128, "leaves_per_rack": 2, "hosts_per_rack": 48, "nics_per_host": 2,
+                "spines": 16, "parallel_links": 1, "host_rate": "100Gbps", "fabric_rate": "100Gbps",
+                "switch_latency": "1.5us", "switch_model": "input_buffered", "input_buffer": "4MiB"}
+"""Study 003's baseline design at 6,144 servers: 128 groups of 48 dual-homed servers (two 64-port 100G leaves per
+group, 48 down and 16 up, 3:1), 16 spines of 256 ports (`fabricsim design --preset baseline` gives the counts)."""
+
+NAMED = {"vela": "study 000's Vela-like fabric: 4 racks x 6 servers, 4 x 100G NICs per server, 8 leaves, 4 spines",
+         "cpo_baseline": "study 003's baseline: 128 groups x 48 servers, 2 x 100G NICs per server, 256 leaves, 16 spines"}
+"""The fabrics `--fabric` names, with one line each for `--help`."""
+
+
+@dataclass
+class Fabric:
+    """A fabric ready for placement: server ids, NICs, racks, pods, and a Prepared scenario for the engines."""
+
+    name: str
+    scenario: Scenario
+    hosts: list[str]
+    ids: list[Any]
+    nics: np.ndarray
+    nic_order: list[tuple[int, ...]]
+    rack: np.ndarray
+    pod: np.ndarray
+    nic_switch: dict[tuple[int, int], str]
+    switch_kind: dict[str, str] = field(default_factory=dict)
+    prepared: Prepared | None = None
+
+    def __post_init__(self) -> None:
+        self.index = {sid: i for i, sid in enumerate(self.ids)}
+        self.host_index = {h: i for i, h in enumerate(self.hosts)}
+        self.prepared = Prepared(self.scenario)
+        self.racks = [np.flatnonzero(self.rack == r) for r in range(int(self.rack.max()) + 1)]
+
+    @property
+    def n(self) -> int:
+        return len(self.hosts)
+
+    def server(self, sid: Any, where: str) -> int:
+        """Host index of a user-facing server id; ScenarioError naming `where` if unknown."""
+        key = sid
+        if isinstance(self.ids[0], int):
+            try:
+                key = int(sid)
+            except (TypeError, ValueError):
+                key = None
+        if key not in self.index:
+            lo, hi = self.ids[0], self.ids[-1]
+            raise ScenarioError(where, "server", f"{sid!r} does not exist (servers are {lo}..{hi} on {self.name})")
+        return self.index[key]
+
+    def endpoint(self, host: int, nic: int) -> tuple[str, int]:
+        return (self.hosts[host], nic)
+
+    def all_free(self) -> list[list[int]]:
+        """Every NIC free: per host, its NICs in hand-out order."""
+        return [list(o) for o in self.nic_order]
+
+
+def named_fabric(name: str) -> Fabric:
+    """The fabric `--fabric NAME` names (NAMED); ScenarioError listing them if unknown."""
+    if name == "vela":
+        doc = {"seed": 1, "topology": vela_topology(), "routing": {"ecmp": "per_message"}}
+        return from_doc(doc, "vela", ids="numbers", nic_order=NIC_ORDER)
+    if name == "cpo_baseline":
+        doc = {"seed": 1, "topology": dict(CPO_BASELINE), "routing": {"ecmp": "per_message"}}
+        return from_doc(doc, "cpo_baseline", ids="numbers")
+    raise ScenarioError("fabricsim place", "--fabric", f"unknown fabric {name!r}: give one of {', '.join(NAMED)} or --scenario FILE")
+
+
+def scenario_fabric(path: str | Path) -> Fabric:
+    """The fabric of a scenario file (its traffic tables are ignored); servers are its hosts, by name."""
+    from ..spec import read_document
+
+    return from_doc(fabric_of(read_document(path)), str(path), ids="names")
+
+
+def from_doc(doc: dict, name: str, ids: str = "names", nic_order: tuple[int, ...] | None = None) -> Fabric:
+    """A Fabric from a scenario document (fabric tables only). O(nodes + links)."""
+    sc = scenario_from_dict(doc, name)
+    net = sc.topology.network()
+    kinds = {nd.name: nd.kind for nd in net.nodes}
+    hosts = [nd.name for nd in net.nodes if nd.kind == "host"]
+    if not hosts:
+        raise ScenarioError(name, "topology", "has no hosts to place nodes on")
+    hidx = {h: i for i, h in enumerate(hosts)}
+    nics = np.zeros(len(hosts), dtype=np.int64)
+    nic_switch: dict[tuple[int, int], str] = {}
+    up: dict[str, set[str]] = {}
+    for ln in net.links:
+        for a, b in ((ln.a, ln.b), (ln.b, ln.a)):
+            if a in hidx:
+                nic_switch[(hidx[a], int(nics[hidx[a]]))] = b
+                nics[hidx[a]] += 1
+            elif kinds.get(a) != "host" and kinds.get(b) != "host":
+                up.setdefault(a, set()).add(b)
+    order = [tuple(nic_order) if nic_order and len(nic_order) == k else tuple(range(k)) for k in nics.tolist()]
+    rack_key: dict[frozenset, int] = {}
+    rack = np.empty(len(hosts), dtype=np.int64)
+    for i in range(len(hosts)):
+        key = frozenset(nic_switch[(i, k)] for k in range(int(nics[i])))
+        rack[i] = rack_key.setdefault(key, len(rack_key))
+    pod_key: dict[frozenset, int] = {}
+    pod = np.empty(len(rack_key), dtype=np.int64)
+    for key, r in rack_key.items():
+        above = frozenset(x for sw in key for x in up.get(sw, ()) if x not in key)
+        pod[r] = pod_key.setdefault(above, len(pod_key))
+    sid = list(range(1, len(hosts) + 1)) if ids == "numbers" else hosts
+    return Fabric(name, sc, hosts, sid, nics, order, rack, pod, nic_switch, kinds)
+
+
+@dataclass
+class Background:
+    """A job that keeps running while the new one is placed: its pattern, bytes per message, and nodes."""
+
+    name: str
+    pattern: str
+    msg_bytes: int
+    nodes: list[list[tuple[int, int]]]
+
+
+def read_busy(fabric: Fabric, path: str | Path) -> tuple[list[list[int]], list[Background]]:
+    """Parse BUSY.csv: columns `server` (required), `nic` (blank: the whole server; with `job`: the server's next
+    free NIC), `job` (rows with the same job name are the nodes of a background job, in rank order), `pattern`
+    and `msg_mb` (the job's, on any of its rows; defaults all-reduce and 10 MiB). Returns the free NICs per host
+    and the background jobs. ScenarioError naming the file, row and field on bad input."""
+    from ..collectives.run import PATTERNS
+
+    src = str(path)
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        raise ScenarioError(src, "busy", f"cannot read: {e.strerror or e}") from None
+    if rows and "server" not in rows[0]:
+        raise ScenarioError(src, "server", "missing column (columns: server, nic, job, pattern, msg_mb)")
+    free = fabric.all_free()
+    jobs: dict[str, dict] = {}
+    whole: set[int] = set()
+    for k, row in enumerate(rows, start=2):
+        where = f"{src}: row {k}"
+        h = fabric.server((row.get("server") or "").strip(), where)
+        nic_s = (row.get("nic") or "").strip()
+        job = (row.get("job") or "").strip()
+        if nic_s:
+            try:
+                nic = int(nic_s)
+            except ValueError:
+                raise ScenarioError(where, "nic", f"must be a NIC number, not {nic_s!r}") from None
+            if not 0 <= nic < fabric.nics[h]:
+                raise ScenarioError(where, "nic", f"server {row['server']} has NICs 0..{fabric.nics[h] - 1}, not {nic}")
+            if nic not in free[h]:
+                raise ScenarioError(where, "nic", f"NIC {nic} of server {row['server']} is listed twice")
+        elif job:
+            if not free[h]:
+                raise ScenarioError(where, "server", f"server {row['server']} has no free NIC left for job {job!r}")
+            nic = free[h][0]
+        else:
+            if h in whole:
+                raise ScenarioError(where, "server", f"server {row['server']} is listed twice")
+            whole.add(h)
+            free[h] = []
+            continue
+        free[h].remove(nic)
+        if job:
+            j = jobs.setdefault(job, {"nodes": [], "pattern": None, "msg_mb": None, "row": k})
+            j["nodes"].append([(h, nic)])
+            pat = (row.get("pattern") or "").strip()
+            if pat:
+                if pat not in PATTERNS:
+                    raise ScenarioError(where, "pattern", f"unknown pattern {pat!r} (one of {', '.join(PATTERNS)})")
+                j["pattern"] = pat
+            mb = (row.get("msg_mb") or "").strip()
+            if mb:
+                try:
+                    j["msg_mb"] = float(mb)
+                    assert j["msg_mb"] > 0
+                except (ValueError, AssertionError):
+                    raise ScenarioError(where, "msg_mb", f"must be a positive number of MiB, not {mb!r}") from None
+    bgs = []
+    for name, j in jobs.items():
+        if len(j["nodes"]) < 2:
+            raise ScenarioError(f"{src}: row {j['row']}", "job", f"background job {name!r} has one node; a collective needs two")
+        bgs.append(Background(name, j["pattern"] or "all-reduce", int(round((j["msg_mb"] or 10.0) * (1 << 20))), j["nodes"]))
+    return free, bgs
