@@ -39,7 +39,7 @@ from ._common import check_figure_path, echo_json
 @click.option("--flow-seeds", type=click.IntRange(min=1), default=None, metavar="F",
               help="Flow-engine seeds per scored placement [default: 3 up to 100 servers, else 1].")
 @click.option("--per-server", type=click.IntRange(min=1), default=None, metavar="M",
-              help="At most M nodes per server [default: as many as its free NICs allow].")
+              help="At most M nodes per server, background jobs' nodes included [default: as many as its free NICs allow].")
 @click.option("--evals", "max_evals", type=click.IntRange(min=1), default=None, metavar="N",
               help="Distinct placements the search scores [default: 300 up to 100 servers, else 60].")
 @click.option("--budget", "budget_s", type=click.FloatRange(min=0), default=None, metavar="SECONDS",

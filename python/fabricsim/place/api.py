@@ -20,7 +20,7 @@ def load_fabric(fabric: str | Fabric = "vela", scenario: str | Path | None = Non
 
 def place(nodes: int | None = None, *, fabric: str | Fabric = "vela", scenario: str | Path | None = None,
           pattern: str = "all-reduce", msg_mb: float = 10.0, interfaces: int = 1, trace: str | Path | None = None,
-          busy: str | Path | None = None, top: int = 2, seeds: int = 3, per_server: int | None = None,
+          busy: str | Path | list[dict] | None = None, top: int = 2, seeds: int = 3, per_server: int | None = None,
           budget_s: float | None = None, max_evals: int | None = None, flow_seeds: int | None = None, confirm: bool = True, seed: int = 1,
           progress: Callable[[str], None] | None = None) -> PlaceResult:
     """Rank placements of a job of `nodes` nodes by predicted completion time (ms, mean and 95% CI over `seeds`
@@ -28,7 +28,7 @@ def place(nodes: int | None = None, *, fabric: str | Fabric = "vela", scenario: 
 
     The job is `pattern` with `msg_mb` MiB per message and interface (`interfaces` NICs per node), or the Chakra
     trace at `trace` (PREFIX of PREFIX.{rank}.et; `nodes` defaults to its ranks). `busy` is a CSV of occupied
-    servers or NICs and background jobs (see `fabric.read_busy`). `per_server` caps the nodes sharing a server
+    servers or NICs and background jobs, or its rows as dicts (see `fabric.read_busy`). `per_server` caps the nodes on a server, background jobs' nodes included
     (default: as many as its free NICs allow, as study 000's Table III). Returns a PlaceResult whose
     `placements` are best first; `to_dict()` is what `fabricsim place --json` prints."""
     fab = load_fabric(fabric, scenario)

@@ -142,19 +142,22 @@ class Background:
     nodes: list[list[tuple[int, int]]]
 
 
-def read_busy(fabric: Fabric, path: str | Path) -> tuple[list[list[int]], list[Background]]:
-    """Parse BUSY.csv: columns `server` (required), `nic` (blank: the whole server; with `job`: the server's next
+def read_busy(fabric: Fabric, path: str | Path | list[dict]) -> tuple[list[list[int]], list[Background]]:
+    """Parse BUSY.csv (or the same rows as dicts): columns `server` (required), `nic` (blank: the whole server; with `job`: the server's next
     free NIC), `job` (rows with the same job name are the nodes of a background job, in rank order), `pattern`
     and `msg_mb` (the job's, on any of its rows; defaults all-reduce and 10 MiB). Returns the free NICs per host
     and the background jobs. ScenarioError naming the file, row and field on bad input."""
     from ..collectives.run import PATTERNS
 
-    src = str(path)
-    try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as e:
-        raise ScenarioError(src, "busy", f"cannot read: {e.strerror or e}") from None
+    if isinstance(path, (str, Path)):
+        src = str(path)
+        try:
+            with open(path, newline="") as f:
+                rows = list(csv.DictReader(f))
+        except OSError as e:
+            raise ScenarioError(src, "busy", f"cannot read: {e.strerror or e}") from None
+    else:
+        src, rows = "busy", [{k: "" if v is None else str(v) for k, v in r.items()} for r in path]
     if rows and "server" not in rows[0]:
         raise ScenarioError(src, "server", "missing column (columns: server, nic, job, pattern, msg_mb)")
     free = fabric.all_free()

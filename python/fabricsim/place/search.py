@@ -64,7 +64,8 @@ def _round_robin(racks: Sequence[np.ndarray], cap: np.ndarray, n: int) -> list[i
 
 
 def candidates(fabric: Fabric, n: int, free: Sequence[Sequence[int]], interfaces: int = 1,
-               per_server: int | None = None, presets: bool = True) -> list[tuple[str, Hosts]]:
+               per_server: int | None = None, presets: bool = True, taken: np.ndarray | None = None
+               ) -> list[tuple[str, Hosts]]:
     """Distinct feasible starting placements, labelled by how they were built:
     - `preset NAME`: study 000's Tables II/III placements of n nodes (Vela-like fabric only);
     - `pack` (first fit in server order) and `pack best-fit` (the racks with the fewest free servers that hold
@@ -78,6 +79,8 @@ def candidates(fabric: Fabric, n: int, free: Sequence[Sequence[int]], interfaces
     O(candidates × hosts)."""
     cap = slots(fabric, free, interfaces)
     per = per_server or int(cap.max(initial=0)) or 1
+    if taken is not None:  # nodes of other jobs count against per_server
+        cap = np.minimum(cap, np.maximum(per - taken, 0))
     one = np.minimum(cap, 1)
     if int(np.minimum(cap, per).sum()) < n:
         raise ScenarioError("fabricsim place", "--nodes", f"{n} nodes of {interfaces} NIC(s) do not fit: the free servers take "
@@ -189,10 +192,13 @@ class Search:
     in use) or swapping two nodes' ranks, each move scored by the flow engine's mean over `flow_seeds`."""
 
     def __init__(self, scorer: Scorer, free: Sequence[Sequence[int]], interfaces: int, flow_seeds: Sequence[int],
-                 per_server: int, rng: np.random.Generator, deadline: float, max_evals: int):
+                 per_server: int, rng: np.random.Generator, deadline: float, max_evals: int,
+                 taken: np.ndarray | None = None):
         self.scorer, self.free, self.k, self.seeds = scorer, free, interfaces, list(flow_seeds)
         self.fabric = scorer.fabric
         self.cap = np.minimum(slots(self.fabric, free, interfaces), per_server)
+        if taken is not None:
+            self.cap = np.minimum(self.cap, np.maximum(per_server - taken, 0))
         self.rng, self.deadline, self.max_evals = rng, deadline, max_evals
         self.scores: dict[Hosts, float] = {}
 
@@ -276,12 +282,18 @@ def place(fabric: Fabric, nodes: int, job: JobSpec | None = None, *, free: Seque
     cap = slots(fabric, free, job.interfaces)
     per = min(per_server or int(cap.max(initial=0)) or 1, int(cap.max(initial=0)) or 1)
     scorer = Scorer(fabric, job, background)
-    cands = candidates(fabric, nodes, free, job.interfaces, per, presets)
+    taken = None
+    if per_server is not None:  # a background job's nodes count against per_server
+        taken = np.zeros(fabric.n, dtype=np.int64)
+        for b in background:
+            for node in b.nodes:
+                taken[node[0][0]] += 1
+    cands = candidates(fabric, nodes, free, job.interfaces, per, presets, taken)
     labels = {h: lab for lab, h in cands}
     for lab, h in compare:
         labels.setdefault(tuple(h), lab)
     search = Search(scorer, free, job.interfaces, range(1, flow_seeds + 1), per, np.random.default_rng(seed),
-                    deadline, max_evals)
+                    deadline, max_evals, taken)
     say = progress or (lambda s: None)
     say(f"scoring {len(labels)} candidates with the flow engine ({flow_seeds} seed(s) each)")
     for h in labels:

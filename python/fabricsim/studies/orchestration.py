@@ -54,3 +54,28 @@ def sweep_task(payload: dict[str, Any], seed: int) -> dict[str, Any]:
     if "servers" not in payload:
         payload = {**payload, "servers": preset_groups(payload["preset"])}
     return collective_run.sweep_task(payload, seed)
+
+
+def advisor_cases(single: dict[str, list[str]], concurrent: dict[str, list[str]], per_server: int | None = None,
+                  seeds: int = 3) -> list[dict[str, Any]]:
+    """The placement advisor (`fabricsim.place`, default settings but `per_server`) on each Table IV group: for a
+    single collective, N nodes on the empty fabric; for a concurrent pair, the second collective's nodes with the
+    first's placement fixed as in each row (a background All-Reduce that keeps running). Returns per case its
+    group, a label, the Table IV rows it is compared with, and the server-id lists per collective to simulate."""
+    from ..place.api import place
+
+    out = []
+    for group, rows in single.items():
+        n = len(PRESETS[rows[0]][0])
+        res = place(n, per_server=per_server, seeds=seeds)
+        out.append({"group": group, "case": f"{n} nodes", "rows": rows, "servers": [res.placements[0].servers],
+                    "origin": res.placements[0].origin, "why": res.why})
+    for group, rows in concurrent.items():
+        for row in rows:
+            first, second = PRESETS[row]
+            busy = [{"server": s, "job": "first", "pattern": "all-reduce"} for s in first]
+            res = place(len(second), busy=busy, per_server=per_server, seeds=seeds)
+            out.append({"group": group, "case": f"first as {row}", "rows": rows, "fixed": row,
+                        "servers": [first, res.placements[0].servers], "origin": res.placements[0].origin,
+                        "why": res.why})
+    return out
