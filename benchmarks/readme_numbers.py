@@ -320,6 +320,49 @@ def flow_agreement() -> str:
               "and for 15 more rows in its slow tests).")
 
 
+# ------------------------------------------------------------------------------------------ placement advisor
+
+@functools.cache
+def _advisor() -> dict:
+    """The advisor section of `fabricsim reproduce orchestration` (its own `advisor`), on Table IV's 30-seed presets."""
+    from fabricsim.report.reproduce import StudyContext
+
+    from fabricsim.report.stats import summarize
+
+    per_seed = _table4()["per_seed"][0]
+    presets = summarize(per_seed.reset_index(), ["preset"], ["completion_time_ms"]).set_index("preset")
+    mod = study("orchestration")
+    with tempfile.TemporaryDirectory() as d:
+        ctx = StudyContext(EXPERIMENTS / "orchestration", quick=False, workers=WORKERS, quiet=True, out=d)
+        mod.advisor(ctx, presets)
+    return {"table": ctx.report.tables[-1], "notes": ctx.report.notes, "comps": [c for c in ctx.report.comparisons]}
+
+
+def advisor() -> str:
+    """The advisor against study 000's presets per Table IV group (packet engine, 30 seeds)."""
+    comps = _advisor()["comps"]
+    rows = []
+    for c in comps:
+        mode = "one node per server" if c.id.startswith("adv-one") else "shared servers allowed"
+        case = c.quantity.split(", ", 1)[1].split(":")[0]
+        rows.append([mode, case, "yes" if c.ours == 1.0 else "**no**", c.note])
+    ok = sum(c.ours == 1.0 for c in comps)
+    return (f"`fabricsim place` on every Table IV group, packet engine, 30 seeds (mean ± 95% CI); at least as fast as "
+            f"the preset compared with, within the CI, in {ok} of {len(comps)} cases:\n\n"
+            + table(["advisor setting", "group, case", "at least as fast", "figures"], rows))
+
+
+def place_speed() -> str:
+    """benchmarks/bench_place.py: decisions as whole `fabricsim place` processes."""
+    import bench_place as bp
+
+    rows = [[f"{r['fabric']}, {r['nodes']} nodes {r['options']}".strip(), f"{r['wall_s']:.1f} s",
+             f"{r['runs']:,}", f"{r['completion_ms']:.2f} ms, {r['racks']} rack(s)",
+             f"≤ {r['target_s']:g} s" + ("" if r["met"] else ": **missed**")] for r in bp.measure()]
+    return (table(["decision (all-reduce, 10 MiB)", "whole process", "engine runs", "best found", "target"], rows)
+            + "\n\n" + stamp())
+
+
 # ---------------------------------------------------------------------------------------------- study 004: FORS
 
 def fors_throughput() -> str:
@@ -778,6 +821,8 @@ GENERATORS: dict[str, Generator] = {
     "table4": Generator(table4, deterministic=True, seconds=450),
     "table4-time": Generator(table4_time, deterministic=False, seconds=450),
     "flow-agreement": Generator(flow_agreement, deterministic=True, seconds=450),
+    "advisor": Generator(advisor, deterministic=True, seconds=750),
+    "place-speed": Generator(place_speed, deterministic=False, seconds=90),
     "fors-throughput": Generator(fors_throughput, deterministic=True, seconds=90),
     "ina-results": Generator(ina_results, deterministic=True, seconds=85),
     "ina-times": Generator(ina_times, deterministic=False, seconds=85),
