@@ -380,8 +380,8 @@ def advisor(ctx, presets: pd.DataFrame) -> None:
                         f"{'the best preset' if best == group_best else best} within the CI (1 = yes)", 1.0,
                         float(ok), source="issue 20 acceptance", reference="packet engine",
                         note=f"advisor {a:.2f} ± {a_ci:.2f} ms on {c['servers'][-1]} ({c['origin']}); {best} "
-                             f"{b:.2f} ± {b_ci:.2f} ms ({100 * (b - a) / b:+.1f}% faster with the advisor); the "
-                             f"study's recommended {rec} {r_ms:.2f} ms")
+                             f"{b:.2f} ± {b_ci:.2f} ms; the advisor saves {100 * (b - a) / b:.1f}% (negative: it is "
+                             f"slower); the study's recommended {rec}: {r_ms:.2f} ms")
     table = pd.DataFrame(rows)
     ctx.table(f"Placement advisor vs study 000's presets: All-Reduce 10 MiB, packet engine, {seeds} seeds (mean, 95% "
               f"CI). compared_with = the group's fastest preset here (single collectives) or the row whose first placement the "
