@@ -10,13 +10,15 @@ heuristics give ranks in server-id order (a ring visits the racks one after the 
 - spread: one node at a time round robin over every rack with a free server, the racks with the most free first
   (one node per server while servers last).
 - random: uniformly random free node slots (the policy's own seeded stream).
-- advisor: the placement advisor's candidates (`fabricsim.place.search.candidates`: presets, pack and spread
-  families, Chic-sched-like relaxation) plus the pack and first-fit placements, keeping those that leave as many
-  wholly free racks as pack does (a myopic choice that breaks up a free rack to dodge today's interference costs
-  the later jobs that no longer fit in one rack more than it saves), each scored by its predicted cost beside
-  the running jobs (solo profile + sharing model): its own predicted duration plus the time it adds to the
-  running jobs it slows over their overlap. Costs within TIE (1%) of the lowest tie; ties go to the
-  fewest racks, then to the best fit (the fewest free slots left in the racks it touches), then the lowest cost.
+- advisor: interference-aware packing. The placement advisor's candidates (`fabricsim.place.search.candidates`:
+  presets, pack and spread families, Chic-sched-like relaxation) plus the pack and first-fit placements, keeping
+  those at least as local as pack's: no more racks, and the free servers left at least as concentrated (as many
+  wholly free racks, and free servers per rack, largest first, lexicographically no smaller). A myopic choice
+  that breaks up free racks to dodge today's interference costs the later jobs that no longer fit in one rack
+  more than it saves. Each is scored by its predicted cost beside the running jobs (solo profile + sharing
+  model): its own predicted duration plus the time it adds to the running jobs it slows over their overlap.
+  Costs within TIE (1%) of the lowest tie; ties go to the fewest racks, then to the best fit (the fewest free
+  slots left in the racks it touches), then the lowest cost.
 """
 
 from __future__ import annotations
@@ -131,7 +133,7 @@ def random_policy(state: ClusterState, n: int) -> tuple[tuple[int, ...], str]:
 
 def advisor(state: ClusterState, n: int, iterations: int) -> tuple[tuple[int, ...], str]:
     """The candidate with the lowest predicted cost (see the module). O(candidates × (a solo profile, cached by
-    shape, + one max-min solve over the candidate's component))."""
+    shape, + one sharing solve over the candidate's component))."""
     from ..place.search import candidates
 
     fab = state.fabric
@@ -146,10 +148,12 @@ def advisor(state: ClusterState, n: int, iterations: int) -> tuple[tuple[int, ..
     slots = state.free_slots()
     whole = {r for r, members in enumerate(fab.racks) if not state.busy[members].any()}
     keep = len(whole - set(fab.rack[list(packed)].tolist()))
+    floor_left = _left_per_rack(state, packed)
+    most = len(set(fab.rack[list(packed)].tolist()))
     scored = []
     for i, (label, hosts) in enumerate(cands):
         touched = sorted(set(fab.rack[list(hosts)].tolist()))
-        if len(whole - set(touched)) < keep:
+        if len(touched) > most or len(whole - set(touched)) < keep or _left_per_rack(state, hosts) < floor_left:
             continue
         cost = predicted_cost(state, state.solo.profile(hosts), iterations)
         left = sum(int(slots[fab.racks[r]].sum()) for r in touched) - len(hosts)
@@ -158,6 +162,14 @@ def advisor(state: ClusterState, n: int, iterations: int) -> tuple[tuple[int, ..
     cost, _, _, _, hosts, label = min((c for c in scored if c[0] <= floor), key=lambda c: (c[1], c[2], c[0], c[3]))
     state.last = {"candidates": len(cands), "predicted_s": cost}
     return hosts, f"advisor: {label}"
+
+
+def _left_per_rack(state: ClusterState, hosts: tuple[int, ...]) -> list[int]:
+    """Free servers per rack once `hosts` are taken, largest first (compared as lists: lexicographically). O(servers)."""
+    free = ~state.busy
+    free[list(hosts)] = False
+    return sorted(np.bincount(state.fabric.rack, weights=free, minlength=len(state.fabric.racks)).astype(int).tolist(),
+                  reverse=True)
 
 
 def predicted_cost(state: ClusterState, prof: Profile, iterations: int) -> float:
