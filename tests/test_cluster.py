@@ -18,7 +18,7 @@ from fabricsim.cluster.jobs import SIZE_FORMS, arrivals, parse_dist, rate_for_lo
 from fabricsim.cluster.policies import ClusterState, advisor, first_fit, pack, random_policy, spread
 from fabricsim.cluster.solo import Resources
 from fabricsim.errors import ScenarioError
-from fabricsim.place.fabric import named_fabric, scenario_fabric
+from fabricsim.advisor.fabric import named_fabric, scenario_fabric
 
 MIB = 1 << 20
 # Vela-like fabric: host index = server id - 1; rack r holds hosts 6r..6r+5; NIC 0 (the first handed out) of
@@ -242,8 +242,8 @@ def test_canonical_shapes_share_one_run_and_map_to_their_racks(vela):
 def test_a_rack_local_profile_from_the_one_rack_copy_equals_the_full_fabric_run():
     # cpo_baseline: one rack's job runs on a 1-rack copy (same spines); without cross-rack traffic there is no
     # ECMP draw, so its time equals the full 6,144-server fabric's to the picosecond.
-    from fabricsim.place.score import add_collective
-    from fabricsim.place.search import assign_nics
+    from fabricsim.advisor.score import add_collective
+    from fabricsim.advisor.search import assign_nics
     from fabricsim.workload import Workload
 
     cpo = named_fabric("cpo_baseline")
@@ -328,7 +328,7 @@ def test_job_level_model_against_cosimulation_on_a_3_rack_cpo_copy():
     # averaged over ECMP seeds 1-2. Measured, ps: 6 all-to-alls (leaf load 1.3x capacity alone) -3.1% to -6.7%,
     # 6 ring all-reduces (load 0.33) -9.5% to -13.4% (the straggler effect), 4 all-to-alls (load 0.86) -7.1% to
     # -9.7%: mean -8.3%. maxmin: -29% to -45% (it slows no one below a full leaf, and too little above).
-    from fabricsim.place.fabric import from_doc
+    from fabricsim.advisor.fabric import from_doc
 
     doc = named_fabric("cpo_baseline").scenario.model_dump(exclude_unset=True)
     doc["topology"]["racks"] = 3

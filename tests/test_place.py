@@ -7,10 +7,10 @@ import math
 import pytest
 
 from fabricsim.errors import ScenarioError
-from fabricsim.place.api import place
-from fabricsim.place.fabric import named_fabric, read_busy
-from fabricsim.place.score import JobSpec, Scorer
-from fabricsim.place.search import assign_nics, candidates
+from fabricsim.advisor.api import place
+from fabricsim.advisor.fabric import named_fabric, read_busy
+from fabricsim.advisor.score import JobSpec, Scorer
+from fabricsim.advisor.search import assign_nics, candidates
 from fabricsim.studies.orchestration import PRESETS
 
 MIB = 1 << 20

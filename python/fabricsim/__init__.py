@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .record import RunRecord
     from .spec import Scenario, load_scenario, scenario_from_dict
     from .workload import Workload
+    from .advisor.api import place
 
 __version__ = _core.version()
 """The package version: maturin takes it from the Rust workspace, so it is the native module's."""
@@ -31,12 +32,13 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "RunRecord": (".record", "RunRecord"),
     "topology": (".topology", None),
     "Workload": (".workload", "Workload"),
+    "place": (".advisor.api", "place"),
 }
 """Public name -> (module, attribute; None for the module itself), imported on first access."""
 
 __all__ = [
     "Scenario", "load_scenario", "scenario_from_dict", "run", "validate", "RunRecord",
-    "FabricsimError", "ScenarioError", "topology", "Workload", "__version__",
+    "FabricsimError", "ScenarioError", "topology", "Workload", "place", "__version__",
 ]
 
 

@@ -67,7 +67,7 @@ def place(nodes, fabric, scenario_path, interfaces, pattern, msg_mb, trace, busy
       fabricsim place --scenario examples/leaf_spine_16.toml --nodes 4 --pattern all-to-all --msg-mb 4
       fabricsim place --fabric cpo_baseline --nodes 32 --top 2 --seeds 2
     """
-    from ..place.api import place as advise
+    from ..advisor.api import place as advise
 
     check_figure_path("fabricsim place", figure)
     say = None if as_json or not sys.stderr.isatty() else (lambda s: click.echo(f"  {s}", err=True))

@@ -10,7 +10,7 @@ heuristics give ranks in server-id order (a ring visits the racks one after the 
 - spread: one node at a time round robin over every rack with a free server, the racks with the most free first
   (one node per server while servers last).
 - random: uniformly random free node slots (the policy's own seeded stream).
-- advisor: interference-aware packing. The placement advisor's candidates (`fabricsim.place.search.candidates`:
+- advisor: interference-aware packing. The placement advisor's candidates (`fabricsim.advisor.search.candidates`:
   presets, pack and spread families, Chic-sched-like relaxation) plus the pack and first-fit placements, keeping
   those at least as local as pack's: no more racks, and the free servers left at least as concentrated (as many
   wholly free racks, and free servers per rack, largest first, lexicographically no smaller). A myopic choice
@@ -134,7 +134,7 @@ def random_policy(state: ClusterState, n: int) -> tuple[tuple[int, ...], str]:
 def advisor(state: ClusterState, n: int, iterations: int) -> tuple[tuple[int, ...], str]:
     """The candidate with the lowest predicted cost (see the module). O(candidates × (a solo profile, cached by
     shape, + one sharing solve over the candidate's component))."""
-    from ..place.search import candidates
+    from ..advisor.search import candidates
 
     fab = state.fabric
     free = [[] if state.busy[h] else list(fab.nic_order[h]) for h in range(fab.n)]

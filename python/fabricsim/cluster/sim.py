@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import ScenarioError
-from ..place.fabric import Fabric, named_fabric, scenario_fabric
+from ..advisor.fabric import Fabric, named_fabric, scenario_fabric
 from .interference import SHARING, Interference
 from .jobs import (ITERATION_FORMS, SIZE_FORMS, SOURCE, STREAM_POLICY, Job, arrivals, draw_jobs, parse_dist,
                    rate_for_load)

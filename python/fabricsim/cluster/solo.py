@@ -26,9 +26,9 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ScenarioError
-from ..place.fabric import Fabric, from_doc
-from ..place.score import add_collective
-from ..place.search import assign_nics
+from ..advisor.fabric import Fabric, from_doc
+from ..advisor.score import add_collective
+from ..advisor.search import assign_nics
 from ..workload import Workload
 
 

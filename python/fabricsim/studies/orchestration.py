@@ -62,7 +62,7 @@ def advisor_cases(single: dict[str, list[str]], concurrent: dict[str, list[str]]
     single collective, N nodes on the empty fabric; for a concurrent pair, the second collective's nodes with the
     first's placement fixed as in each row (a background All-Reduce that keeps running). Returns per case its
     group, a label, the Table IV rows it is compared with, and the server-id lists per collective to simulate."""
-    from ..place.api import place
+    from ..advisor.api import place
 
     out = []
     for group, rows in single.items():

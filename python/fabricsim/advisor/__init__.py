@@ -1,0 +1,1 @@
+"""The placement advisor behind `fabricsim place` and `fabricsim.place(...)`: fabrics, scoring and the search."""
