@@ -363,6 +363,37 @@ def place_speed() -> str:
             + "\n\n" + stamp())
 
 
+def cluster_policies() -> str:
+    """`fabricsim cluster`'s policy comparison (10 seeds) as `fabricsim reproduce orchestration` runs it; writes the
+    figure docs/img/cluster_policies.png that the README shows."""
+    from fabricsim.cluster import ClusterConfig, compare_policies, draw_comparison
+
+    mod = study("orchestration")
+    df = compare_policies(ClusterConfig(**mod.CLUSTER), seeds=range(1, 11))
+    draw_comparison(df, ROOT / "docs" / "img" / "cluster_policies.png")
+    rows = []
+    for _, r in df.iterrows():
+        vs = "" if r["policy"] == "pack" else f"{signed(r['jct_vs_pack_pct'])} ± {r['jct_vs_pack_pct_ci95']:.1f}%"
+        rows.append([r["policy"], f"{r['mean_slowdown']:.3f} ± {r['mean_slowdown_ci95']:.3f}",
+                     f"{r['mean_jct_s']:.2f} ± {r['mean_jct_s_ci95']:.2f} s", vs, f"{r['utilization']:.2f}",
+                     f"{r['fragmentation']:.2f}"])
+    return (f"{mod.CLUSTER['jobs']} jobs of 2–8 nodes on the Vela-like fabric, Poisson arrivals at 60% offered load, "
+            f"each study 000's All-Reduce of 10 MiB on 4 NICs per node, 100 times; mean ± 95% CI over 10 seeds (the "
+            f"same job stream per seed for every policy):\n\n"
+            + table(["policy", "mean slowdown", "mean JCT", "JCT vs pack (paired)", "utilization", "fragmentation"],
+                    rows))
+
+
+def cluster_speed() -> str:
+    """benchmarks/bench_cluster.py: 1,000 jobs on the 6,144-server baseline, one process per policy."""
+    import bench_cluster as bc
+
+    rows = [[p, f"{w:.0f} s", f"{m['solo_runs']:,}", f"{m['mean_slowdown']:.3f}",
+             f"≤ {bc.TARGET_S / 60:g} min" + ("" if w <= bc.TARGET_S else ": **missed**")] for p, w, m in bc.measure()]
+    return (table(["policy (1,000 jobs, study 003's trace sizes, ring all-reduce)", "whole simulation",
+                   "flow-engine solo runs", "mean slowdown", "target"], rows) + "\n\n" + stamp())
+
+
 # ---------------------------------------------------------------------------------------------- study 004: FORS
 
 def fors_throughput() -> str:
@@ -823,6 +854,8 @@ GENERATORS: dict[str, Generator] = {
     "flow-agreement": Generator(flow_agreement, deterministic=True, seconds=450),
     "advisor": Generator(advisor, deterministic=True, seconds=750),
     "place-speed": Generator(place_speed, deterministic=False, seconds=90),
+    "cluster-policies": Generator(cluster_policies, deterministic=True, seconds=15),
+    "cluster-speed": Generator(cluster_speed, deterministic=False, seconds=200),
     "fors-throughput": Generator(fors_throughput, deterministic=True, seconds=90),
     "ina-results": Generator(ina_results, deterministic=True, seconds=85),
     "ina-times": Generator(ina_times, deterministic=False, seconds=85),

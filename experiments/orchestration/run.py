@@ -413,9 +413,44 @@ def advisor(ctx, presets: pd.DataFrame) -> None:
              f"nodes fit under one leaf pair at the NIC bound).")
 
 
+CLUSTER = dict(fabric="vela", jobs=300, sizes="uniform:2:8", pattern="all-reduce", interfaces=4, load=0.6)
+"""The policy comparison's cluster (examples/cluster_policies.toml): 300 jobs of 2-8 nodes, Poisson arrivals at 60%
+offered load, each study 000's All-Reduce of 10 MiB on all 4 NICs of its servers, 100 times."""
+
+
+def cluster_policies(ctx) -> None:
+    """`fabricsim cluster` on the Vela-like fabric: the five placement policies over 10 seeds (the same job stream
+    per seed), mean slowdown and mean JCT with 95% CIs, and the advisor against pack and spread."""
+    from fabricsim.cluster import ClusterConfig, compare_policies, draw_comparison
+
+    seeds = 3 if ctx.quick else 10
+    df = compare_policies(ClusterConfig(**CLUSTER), seeds=range(1, seeds + 1))
+    cols = ["policy", "runs", "mean_slowdown", "mean_slowdown_ci95", "mean_jct_s", "mean_jct_s_ci95", "mean_wait_s",
+            "utilization", "fragmentation", "jct_vs_pack_pct", "jct_vs_pack_pct_ci95", "jct_vs_spread_pct",
+            "jct_vs_spread_pct_ci95"]
+    ctx.table(f"fabricsim cluster: placement policies on the Vela-like fabric ({seeds} seeds, 300 jobs of 2-8 nodes, "
+              f"All-Reduce 10 MiB x 100 on 4 NICs, 60% offered load). jct_vs_*_pct: paired difference of mean JCT "
+              f"against pack / spread on the same job stream (negative: faster).", df[[c for c in cols if c in df]])
+    ctx.figure(draw_comparison(df), "cluster_policies", f"Mean slowdown and mean JCT per placement policy, 95% CI over "
+               f"{seeds} seeds (fabricsim cluster, Vela-like fabric).")
+    adv = df.set_index("policy").loc["advisor"]
+    for ref in ("pack", "spread"):
+        d, half = adv[f"jct_vs_{ref}_pct"], adv[f"jct_vs_{ref}_pct_ci95"]
+        ctx.compare(f"cluster-advisor-vs-{ref}", f"cluster: the advisor's mean JCT beats {ref}'s beyond the 95% CI "
+                    f"(1 = yes)", 1.0, float(d + half < 0), source="issue 20", reference="expectation",
+                    note=f"paired difference {d:+.1f}% ± {half:.1f}% over {seeds} seeds")
+    ctx.note("Cluster policies: the advisor beats spread, random and first-fit by far, and ties pack within the CI. "
+             "Pack is already close to optimal here: a job that fits in one rack shares no link with any other and "
+             "has the fastest solo time, and pack maximises that. An advisor free to avoid today's traffic breaks up "
+             "empty racks and later jobs pay (unconstrained it ran 20% ± 17% slower than pack), so it considers only "
+             "placements at least as local as pack's and picks the one least exposed to the running jobs; that leaves "
+             "it a choice only for jobs that must span racks (docs/guide/cluster.md).")
+
+
 def reproduce(ctx) -> None:
     presets = table4(ctx)
     advisor(ctx, presets)
+    cluster_policies(ctx)
     sensitivity(ctx)
     all_to_all_sizes(ctx)
     single_rack(ctx)

@@ -30,10 +30,12 @@ ROLES = ("result", "input", "calibrated")
 """What a comparison row is. "result": a number the simulator or calculator produces, scored pass/miss.
 "input": a value we set (a preset or given copied from the paper), shown as an input, never scored.
 "calibrated": a value fitted to the paper's (it reproduces its target by construction), shown, never scored."""
-REFERENCES = ("paper", "ns-3", "ASTRA-sim", "closed form", "hand calculation", "packet engine", "optimizer")
+REFERENCES = ("paper", "ns-3", "ASTRA-sim", "closed form", "hand calculation", "packet engine", "optimizer",
+              "expectation")
 """What a comparison's reference number (its `paper` field) is: a number the paper publishes or states, one from an
 ns-3 or ASTRA-sim run, a closed form or a hand calculation, fabricsim's packet engine (checking another engine
-against it), or an optimizer's claim (its optimum, checked by simulation, or that it proves optimality)."""
+against it), an optimizer's claim (its optimum, checked by simulation, or that it proves optimality), or an
+expectation stated in advance (a trend the work set out to show, checked as 1 = holds)."""
 
 
 @dataclass
