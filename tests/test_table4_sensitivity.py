@@ -51,6 +51,8 @@ def test_the_model_knobs_reach_the_wire():
     default = collective_scenario([[1, 7]], ["all-reduce"], 1.0).to_wire()
     assert default["routing"]["ecmp"] == "per_message" and "flowlet_gap_ps" not in default["routing"]
     assert not any("arbiter" in n for n in default["network"]["nodes"])
+    # The default buffer is the one that fits Table IV best (VELA_INPUT_BUFFER), not study 003's 128 KiB.
+    assert {n["input_buffer_bytes"] for n in default["network"]["nodes"] if n["kind"] == "switch"} == {4 << 20}
 
 
 def test_flowlets_are_packet_level():
