@@ -442,7 +442,7 @@ def cluster_policies(ctx) -> None:
     ctx.note("Cluster policies: the advisor beats spread, random and first-fit by far, and ties pack within the CI. "
              "Pack is already close to optimal here: a job that fits in one rack shares no link with any other and "
              "has the fastest solo time, and pack maximises that. An advisor free to avoid today's traffic breaks up "
-             "empty racks and later jobs pay (unconstrained it ran 20% ± 17% slower than pack), so it considers only "
+             "empty racks and later jobs pay (unconstrained it ran 20% slower than pack, ±17%), so it considers only "
              "placements at least as local as pack's and picks the one least exposed to the running jobs; that leaves "
              "it a choice only for jobs that must span racks (docs/guide/cluster.md).")
 
