@@ -74,9 +74,12 @@ impl PartialOrd for Entry {
     }
 }
 impl Ord for Entry {
-    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest (time, seq) first.
+    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest (time, seq) first. One 128-bit comparison of
+    /// time·2^64 + seq orders exactly as the (time, seq) tuple and sifts faster (engine benchmark: 16.5-17.5 vs
+    /// 15.4-15.5 M events/s, binaries interleaved).
     fn cmp(&self, o: &Self) -> Ordering {
-        (o.time, o.seq).cmp(&(self.time, self.seq))
+        let k = |e: &Entry| ((e.time as u128) << 64) | e.seq as u128;
+        k(o).cmp(&k(self))
     }
 }
 
