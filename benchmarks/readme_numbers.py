@@ -335,7 +335,7 @@ def _advisor() -> dict:
     with tempfile.TemporaryDirectory() as d:
         ctx = StudyContext(EXPERIMENTS / "orchestration", quick=False, workers=WORKERS, quiet=True, out=d)
         mod.advisor(ctx, presets)
-    return {"table": ctx.report.tables[-1], "notes": ctx.report.notes, "comps": [c for c in ctx.report.comparisons]}
+    return {"comps": list(ctx.report.comparisons)}
 
 
 def advisor() -> str:

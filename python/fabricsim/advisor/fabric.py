@@ -46,8 +46,7 @@ class Fabric:
     rack: np.ndarray
     pod: np.ndarray
     nic_switch: dict[tuple[int, int], str]
-    switch_kind: dict[str, str] = field(default_factory=dict)
-    prepared: Prepared | None = None
+    prepared: Prepared = field(init=False)
 
     def __post_init__(self) -> None:
         self.index = {sid: i for i, sid in enumerate(self.ids)}
@@ -129,7 +128,7 @@ def from_doc(doc: dict, name: str, ids: str = "names", nic_order: tuple[int, ...
         above = frozenset(x for sw in key for x in up.get(sw, ()) if x not in key)
         pod[r] = pod_key.setdefault(above, len(pod_key))
     sid = list(range(1, len(hosts) + 1)) if ids == "numbers" else hosts
-    return Fabric(name, sc, hosts, sid, nics, order, rack, pod, nic_switch, kinds)
+    return Fabric(name, sc, hosts, sid, nics, order, rack, pod, nic_switch)
 
 
 @dataclass
@@ -200,9 +199,10 @@ def read_busy(fabric: Fabric, path: str | Path | list[dict]) -> tuple[list[list[
             if mb:
                 try:
                     j["msg_mb"] = float(mb)
-                    assert j["msg_mb"] > 0
-                except (ValueError, AssertionError):
-                    raise ScenarioError(where, "msg_mb", f"must be a positive number of MiB, not {mb!r}") from None
+                except ValueError:
+                    j["msg_mb"] = 0.0
+                if not j["msg_mb"] > 0:
+                    raise ScenarioError(where, "msg_mb", f"must be a positive number of MiB, not {mb!r}")
     bgs = []
     for name, j in jobs.items():
         if len(j["nodes"]) < 2:

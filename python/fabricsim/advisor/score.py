@@ -92,8 +92,9 @@ class Scorer:
         self.evaluations = 0
 
     def workload(self, nodes: Sequence[Sequence[tuple[int, int]]], reps: dict[str, int] | None = None
-                 ) -> tuple[Workload, int, int]:
-        """The job on `nodes` plus the background; returns the workload and the job's message range [m0, m1)."""
+                 ) -> tuple[Workload, int]:
+        """The job on `nodes` plus the background; returns the workload and the job's message count m (its
+        messages come first, [0, m))."""
         job = self.job
         if job.trace is not None:
             from ..chakra.lower import lower
@@ -110,55 +111,47 @@ class Scorer:
             for _ in range((reps or self._reps)[b.name]):
                 prev = add_collective(wl, self.fabric, b.nodes, b.pattern, b.msg_bytes, job.packet,
                                       after=[prev] if prev is not None else None)
-        return wl, 0, m1
+        return wl, m1
 
     def evaluate(self, nodes: Sequence[Sequence[tuple[int, int]]], seeds: Sequence[int], fidelity: str = "flow",
                  detail: bool = False) -> Evaluation:
-        """Completion of the job on `nodes` (its last message delivered, or its last compute step) per seed."""
-        key = (tuple(tuple(n) for n in nodes), tuple(seeds), fidelity, detail)
-        if key in self._cache:
-            return self._cache[key]
-        if fidelity == "packet" and len(seeds) > 1 and self.workers > 1:
-            from concurrent.futures import ThreadPoolExecutor  # the engine releases the GIL
-
-            with ThreadPoolExecutor(min(self.workers, len(seeds))) as pool:
-                runs = list(pool.map(lambda sd: self._one(nodes, sd, fidelity), seeds))
-        else:
-            runs = [self._one(nodes, sd, fidelity) for sd in seeds]
-        times, links, hops = [], {}, {}
-        for t, rec in runs:
-            times.append(t * 1e-12)
-            if detail:
-                self._accumulate(rec, t, links, hops, len(seeds))
-        self.evaluations += len(seeds)
-        ev = Evaluation(np.asarray(times), fidelity, links, hops)
-        self._cache[key] = ev
-        return ev
+        """Completion of the job on `nodes` (its last message delivered, or its last compute step) per seed;
+        with `detail`, the mean bytes per directed link and the packets by switch hops too. Cached."""
+        return self.evaluate_all([nodes], seeds, fidelity, detail)[0]
 
     def evaluate_all(self, nodes_list: Sequence[Sequence[Sequence[tuple[int, int]]]], seeds: Sequence[int],
-                     fidelity: str = "packet") -> list[Evaluation]:
-        """`evaluate` of several placements, every (placement, seed) run on one pool of `workers` threads."""
-        from concurrent.futures import ThreadPoolExecutor  # the engine releases the GIL
+                     fidelity: str = "flow", detail: bool = False) -> list[Evaluation]:
+        """`evaluate` of several placements. Packet-engine runs go to one pool of `workers` threads, every
+        (placement, seed) a task (the engine releases the GIL); flow runs, a few ms each, stay in this thread."""
+        keys = [(tuple(tuple(n) for n in nodes), tuple(seeds), fidelity, detail) for nodes in nodes_list]
+        todo = [(i, sd) for i, k in enumerate(keys) if k not in self._cache for sd in seeds]
+        if fidelity == "packet" and len(todo) > 1 and self.workers > 1:
+            from concurrent.futures import ThreadPoolExecutor
 
-        jobs = [(i, sd) for i in range(len(nodes_list)) for sd in seeds]
-        with ThreadPoolExecutor(max(1, self.workers)) as pool:
-            runs = list(pool.map(lambda j: self._one(nodes_list[j[0]], j[1], fidelity)[0], jobs))
-        out = []
-        for i, nodes in enumerate(nodes_list):
-            times = np.asarray(runs[i * len(seeds): (i + 1) * len(seeds)]) * 1e-12
-            ev = Evaluation(times, fidelity)
-            self._cache[(tuple(tuple(n) for n in nodes), tuple(seeds), fidelity, False)] = ev
-            out.append(ev)
-        self.evaluations += len(jobs)
-        return out
+            with ThreadPoolExecutor(self.workers) as pool:
+                runs = list(pool.map(lambda j: self._one(nodes_list[j[0]], j[1], fidelity), todo))
+        else:
+            runs = [self._one(nodes_list[i], sd, fidelity) for i, sd in todo]
+        self.evaluations += len(todo)
+        by_placement: dict[int, list] = {}
+        for (i, _), run in zip(todo, runs):
+            by_placement.setdefault(i, []).append(run)
+        for i, got in by_placement.items():
+            links: dict = {}
+            hops: dict = {}
+            if detail:
+                for _, rec in got:
+                    self._accumulate(rec, links, hops, len(seeds))
+            self._cache[keys[i]] = Evaluation(np.asarray([t for t, _ in got]) * 1e-12, fidelity, links, hops)
+        return [self._cache[k] for k in keys]
 
     def _one(self, nodes, seed: int, fidelity: str):
         """(completion in ps, record) of one run; the background's repetitions double until it outlasts the job."""
         while True:
             reps = dict(self._reps)
-            wl, m0, m1 = self.workload(nodes, reps)
+            wl, m1 = self.workload(nodes, reps)
             rec = self.fabric.prepared.run(wl, seed, fidelity)
-            done = rec.columns["flows.complete_ps"][m0:m1]
+            done = rec.columns["flows.complete_ps"][:m1]
             if (done < 0).any():
                 raise ScenarioError(self.fabric.name, "placement", f"the job did not complete ({rec.incomplete_reason()})")
             t = int(done.max()) if done.size else 0
@@ -169,7 +162,7 @@ class Scorer:
             for b in self.background:
                 self._reps[b.name] = max(self._reps[b.name], 2 * reps[b.name])
 
-    def _accumulate(self, rec, t_ps: int, links: dict, hops: dict, n: int) -> None:
+    def _accumulate(self, rec, links: dict, hops: dict, n: int) -> None:
         """Mean bytes per directed link (node, port) over seeds, and received packets by switch hops."""
         q = rec.columns
         for node, port, b in zip(q["queues.node"].tolist(), q["queues.port"].tolist(), q["queues.tx_bytes"].tolist()):

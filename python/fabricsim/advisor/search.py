@@ -22,6 +22,18 @@ def slots(fabric: Fabric, free: Sequence[Sequence[int]], interfaces: int) -> np.
     return np.asarray([len(f) // interfaces for f in free], dtype=np.int64)
 
 
+def room(fabric: Fabric, free: Sequence[Sequence[int]], interfaces: int, per_server: int,
+         taken: np.ndarray | None = None) -> np.ndarray:
+    """How many more nodes each host can take: its free NICs // `interfaces`, at most `per_server` less the nodes of
+    other jobs already on it (`taken`, counted only when a cap was asked for)."""
+    cap = np.minimum(slots(fabric, free, interfaces), per_server)
+    return cap if taken is None else np.minimum(cap, np.maximum(per_server - taken, 0))
+
+
+def racks_used(fabric: Fabric, hosts: Sequence[int]) -> int:
+    return len(set(fabric.rack[list(hosts)].tolist()))
+
+
 def assign_nics(fabric: Fabric, hosts: Sequence[int], free: Sequence[Sequence[int]], interfaces: int,
                 where: str = "placement") -> list[list[tuple[int, int]]]:
     """Per node, its (host, NIC) list: the host's next `interfaces` free NICs in hand-out order.
@@ -77,10 +89,8 @@ def candidates(fabric: Fabric, n: int, free: Sequence[Sequence[int]], interfaces
     - `chic LEVEL` (Chic-sched-like constraint relaxation: the tightest single server, rack, then pod that holds
       all n nodes, relaxing one level at a time; one node per server first within it).
     O(candidates × hosts)."""
-    cap = slots(fabric, free, interfaces)
-    per = per_server or int(cap.max(initial=0)) or 1
-    if taken is not None:  # nodes of other jobs count against per_server
-        cap = np.minimum(cap, np.maximum(per - taken, 0))
+    per = per_server or int(slots(fabric, free, interfaces).max(initial=0)) or 1
+    cap = room(fabric, free, interfaces, per, taken)
     one = np.minimum(cap, 1)
     if int(np.minimum(cap, per).sum()) < n:
         raise ScenarioError("fabricsim place", "--nodes", f"{n} nodes of {interfaces} NIC(s) do not fit: the free servers take "
@@ -106,8 +116,8 @@ def candidates(fabric: Fabric, n: int, free: Sequence[Sequence[int]], interfaces
             add("chic server", [h] * n)
             break
     for level, domains in (("rack", fabric.racks), ("pod", _pods(fabric))):
-        room = [(int(np.minimum(cap[d], per).sum()), i) for i, d in enumerate(domains)]
-        fit = sorted((r, i) for r, i in room if r >= n)
+        space = [(int(np.minimum(cap[d], per).sum()), i) for i, d in enumerate(domains)]
+        fit = sorted((r, i) for r, i in space if r >= n)
         if fit:
             d = domains[fit[0][1]]
             add(f"chic {level}", _fill(d, one, n, 1) or _fill(d, cap, n, per))
@@ -121,8 +131,8 @@ def candidates(fabric: Fabric, n: int, free: Sequence[Sequence[int]], interfaces
     most = sorted(range(len(fabric.racks)), key=lambda r: (-free_per_rack[r], r))
     add("pack fewest racks", _fill(np.concatenate([fabric.racks[r] for r in most]), one, n, 1))
     # Racks by how little of them is taken (busy NICs or background nodes), emptiest first: least interference.
-    taken = np.asarray([int(fabric.nics[r].sum()) - sum(len(free[h]) for h in r) for r in fabric.racks])
-    clean = sorted(range(len(fabric.racks)), key=lambda r: (taken[r], -free_per_rack[r], r))
+    busy_nics = np.asarray([int(fabric.nics[r].sum()) - sum(len(free[h]) for h in r) for r in fabric.racks])
+    clean = sorted(range(len(fabric.racks)), key=lambda r: (busy_nics[r], -free_per_rack[r], r))
     untouched = [h for r in clean for h in fabric.racks[r] if len(free[h]) == fabric.nics[h]]
     add("pack emptiest racks", _fill(np.concatenate([fabric.racks[r] for r in clean]), one, n, 1))
     add("pack untouched servers", _fill(untouched, one, n, 1))
@@ -192,33 +202,29 @@ class Search:
     in use) or swapping two nodes' ranks, each move scored by the flow engine's mean over `flow_seeds`."""
 
     def __init__(self, scorer: Scorer, free: Sequence[Sequence[int]], interfaces: int, flow_seeds: Sequence[int],
-                 per_server: int, rng: np.random.Generator, deadline: float, max_evals: int,
-                 taken: np.ndarray | None = None):
+                 cap: np.ndarray, rng: np.random.Generator, deadline: float, max_evals: int):
         self.scorer, self.free, self.k, self.seeds = scorer, free, interfaces, list(flow_seeds)
         self.fabric = scorer.fabric
-        self.cap = np.minimum(slots(self.fabric, free, interfaces), per_server)
-        if taken is not None:
-            self.cap = np.minimum(self.cap, np.maximum(per_server - taken, 0))
+        self.cap = cap
         self.rng, self.deadline, self.max_evals = rng, deadline, max_evals
         self.scores: dict[Hosts, float] = {}
 
     def score(self, hosts: Hosts) -> float:
-        canon = hosts
-        if canon not in self.scores:
+        if hosts not in self.scores:
             nodes = assign_nics(self.fabric, hosts, self.free, self.k)
-            self.scores[canon] = float(self.scorer.evaluate(nodes, self.seeds, "flow").times.mean())
-        return self.scores[canon]
+            self.scores[hosts] = float(self.scorer.evaluate(nodes, self.seeds, "flow").times.mean())
+        return self.scores[hosts]
 
     def out_of_budget(self) -> bool:
         return time.perf_counter() > self.deadline or len(self.scores) >= self.max_evals
 
     def neighbours(self, hosts: Hosts) -> list[Hosts]:
         used = np.bincount(hosts, minlength=self.fabric.n)
-        room = self.cap - used
+        left = self.cap - used
         in_use = set(self.fabric.rack[list(hosts)].tolist())
         targets: list[int] = []
         for r, members in enumerate(self.fabric.racks):
-            open_ = [h for h in members if room[h] > 0]
+            open_ = [h for h in members if left[h] > 0]
             if not open_:
                 continue
             targets += open_ if r in in_use else open_[:1]
@@ -279,8 +285,8 @@ def place(fabric: Fabric, nodes: int, job: JobSpec | None = None, *, free: Seque
     flow_seeds = flow_seeds or (3 if small else 1)
     max_evals = max_evals or (300 if small else 60)
     deadline = t0 + budget_s if budget_s is not None else float("inf")
-    cap = slots(fabric, free, job.interfaces)
-    per = min(per_server or int(cap.max(initial=0)) or 1, int(cap.max(initial=0)) or 1)
+    most = int(slots(fabric, free, job.interfaces).max(initial=0)) or 1
+    per = min(per_server or most, most)
     scorer = Scorer(fabric, job, background)
     taken = None
     if per_server is not None:  # a background job's nodes count against per_server
@@ -292,8 +298,8 @@ def place(fabric: Fabric, nodes: int, job: JobSpec | None = None, *, free: Seque
     labels = {h: lab for lab, h in cands}
     for lab, h in compare:
         labels.setdefault(tuple(h), lab)
-    search = Search(scorer, free, job.interfaces, range(1, flow_seeds + 1), per, np.random.default_rng(seed),
-                    deadline, max_evals, taken)
+    search = Search(scorer, free, job.interfaces, range(1, flow_seeds + 1), room(fabric, free, job.interfaces, per, taken),
+                    np.random.default_rng(seed), deadline, max_evals)
     say = progress or (lambda s: None)
     say(f"scoring {len(labels)} candidates with the flow engine ({flow_seeds} seed(s) each)")
     for h in labels:
@@ -306,8 +312,7 @@ def place(fabric: Fabric, nodes: int, job: JobSpec | None = None, *, free: Seque
         best = search.climb(s)
         if best not in labels:
             labels[best] = f"local search from {labels[s]}"
-    ranked = sorted(search.scores, key=lambda h: (search.scores[h], len(set(fabric.rack[list(h)].tolist())),
-                                                   len(set(h)), h))
+    ranked = sorted(search.scores, key=lambda h: (search.scores[h], racks_used(fabric, h), len(set(h)), h))
     chosen: list[Hosts] = []
     seen: set[Hosts] = set()
     for h in ranked:  # the best of each distinct shape: how many nodes in each rack, on how many servers
@@ -322,21 +327,17 @@ def place(fabric: Fabric, nodes: int, job: JobSpec | None = None, *, free: Seque
     for h, _ in compare:
         if tuple(h) not in chosen:
             chosen.append(tuple(h))
-    nodes_of = [assign_nics(fabric, h, free, job.interfaces) for h in chosen]
-    flows = [scorer.evaluate(nd, list(range(1, flow_seeds + 1)), "flow") for nd in nodes_of]
-    evs = flows
+    # The confirmed placements with their packet-engine times, then the rest (flow engine only) after them.
+    shown = chosen + rest
+    nodes_of = [assign_nics(fabric, h, free, job.interfaces) for h in shown]
+    flows = scorer.evaluate_all(nodes_of, list(range(1, flow_seeds + 1)), "flow")
+    evs = list(flows)
     if confirm:
         say(f"packet engine: {len(chosen)} placements x {seeds} seed(s)")
-        evs = scorer.evaluate_all(nodes_of, list(range(1, seeds + 1)), "packet")
+        evs[:len(chosen)] = scorer.evaluate_all(nodes_of[:len(chosen)], list(range(1, seeds + 1)), "packet")
     out = [Placement([fabric.ids[x] for x in h], ev.mean_ms, ev.ci95_ms, ev.fidelity, labels.get(h, "local search"), h,
-                     [[fabric.endpoint(*e) for e in node] for node in nd], fl.mean_ms, len(set(fabric.rack[list(h)].tolist())))
-           for h, nd, fl, ev in zip(chosen, nodes_of, flows, evs)]
-    for h in rest:  # the next best, by the flow engine only, ranked after the confirmed ones
-        nd = assign_nics(fabric, h, free, job.interfaces)
-        fl = scorer.evaluate(nd, list(range(1, flow_seeds + 1)), "flow")
-        out.append(Placement([fabric.ids[x] for x in h], fl.mean_ms, fl.ci95_ms, "flow", labels.get(h, "local search"), h,
-                             [[fabric.endpoint(*e) for e in node] for node in nd], fl.mean_ms,
-                             len(set(fabric.rack[list(h)].tolist()))))
+                     [[fabric.endpoint(*e) for e in node] for node in nd], fl.mean_ms, racks_used(fabric, h))
+           for h, nd, fl, ev in zip(shown, nodes_of, flows, evs)]
     out.sort(key=lambda p: (p.fidelity != "packet", p.completion_ms, p.racks, len(set(p.hosts)), p.hosts))
     best = out[0]
     best_nodes = assign_nics(fabric, best.hosts, free, job.interfaces)

@@ -511,7 +511,13 @@ impl Sim {
         let conn = &mut self.tcps[c];
         conn.phase = Phase::SynSent;
         conn.started = Some(now);
-        let flow = conn.data_flow;
+        self.tcp_send_syn(c);
+    }
+
+    /// Send (or resend) connection c's SYN and arm its retransmission timer.
+    fn tcp_send_syn(&mut self, c: usize) {
+        let flow = self.tcps[c].data_flow;
+        let now = self.now;
         self.tcp_emit(
             c,
             flow,
@@ -599,17 +605,7 @@ impl Sim {
         match conn.phase {
             Phase::SynSent => {
                 conn.rto = Time(conn.rto.0 * 2);
-                let flow = conn.data_flow;
-                self.tcp_emit(
-                    c,
-                    flow,
-                    TcpHdr {
-                        flags: SYN,
-                        ts_val: now.0,
-                        ..Default::default()
-                    },
-                );
-                self.tcp_arm_rto(c);
+                self.tcp_send_syn(c);
             }
             Phase::Established => {
                 if conn.snd_una >= conn.high_tx {
