@@ -1,8 +1,7 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence), with lazy cancellation.
+//! The event queue: a radix heap on time that pops equal times in insertion order, with lazy cancellation.
 
 use fabricsim_core::Time;
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::HashSet;
 
 /// What happens; a closed set of small `Copy` payloads (component ids), so the heap never allocates per event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,46 +61,63 @@ struct Entry {
     ev: Ev,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest (time, seq) first. One 128-bit comparison of
-    /// time·2^64 + seq orders exactly as the (time, seq) tuple and sifts faster (engine benchmark: 16.5-17.5 vs
-    /// 15.4-15.5 M events/s, binaries interleaved).
-    fn cmp(&self, o: &Self) -> Ordering {
-        let k = |e: &Entry| ((e.time as u128) << 64) | e.seq as u128;
-        k(o).cmp(&k(self))
-    }
-}
+/// Buckets of the radix heap: bucket 0 holds the entries at exactly `last`; bucket b ≥ 1 those whose time first
+/// differs from `last` in bit b−1 (counting from the least significant), so 1 + 64 buckets cover every u64 time.
+const BUCKETS: usize = 65;
 
-/// Invariant: events pop in nondecreasing time; equal times pop in insertion order (FIFO), which makes
-/// every run deterministic. Schedule and pop are O(log n); cancel is O(1) (the entry is skipped when popped).
-#[derive(Default)]
+/// The pending events: a radix heap on the u64 time (Ahuja, Mehlhorn, Orlin and Tarjan 1990), which the engine's
+/// monotone clock allows: nothing is ever scheduled before the last popped time.
+///
+/// Invariants: every pending time is ≥ `last`; an entry with time t ≠ `last` sits in bucket
+/// 64 − lzcnt(t ⊕ last); bucket 0 holds the entries at `last` in insertion order from `head` on. Events pop in
+/// nondecreasing time and equal times in insertion order (FIFO), which makes every run deterministic — the same
+/// total order as a binary heap on (time, seq). Schedule is O(1); pop is O(1) amortised plus the redistribution
+/// of one bucket, and an entry moves down at most 64 times in its life (in practice a handful: pending times
+/// span a few microseconds). Cancel is O(1) (the entry is skipped when popped).
+/// Measured against the binary heap it replaces (old and new binaries interleaved): see `git log` of this file.
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    buckets: [Vec<Entry>; BUCKETS],
+    /// Bit b set when bucket b ≥ 1 is non-empty.
+    mask: u128,
+    /// The time of the last popped event (0 before the first).
+    last: u64,
+    /// Bucket 0's next entry to pop.
+    head: usize,
+    len: usize,
     seq: u64,
     cancelled: HashSet<u64>,
 }
 
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue {
+            buckets: std::array::from_fn(|_| Vec::new()),
+            mask: 0,
+            last: 0,
+            head: 0,
+            len: 0,
+            seq: 0,
+            cancelled: HashSet::new(),
+        }
+    }
+}
+
 impl EventQueue {
     #[inline]
+    fn bucket(&self, time: u64) -> usize {
+        (64 - (time ^ self.last).leading_zeros()) as usize
+    }
+
+    /// Schedule `ev` at `at`. Precondition: `at` is not before the last popped time (the clock never goes back).
+    #[inline]
     pub fn schedule(&mut self, at: Time, ev: Ev) -> EventId {
+        debug_assert!(at.0 >= self.last, "scheduled at {} before the clock {}", at.0, self.last);
         let seq = self.seq;
         self.seq += 1;
-        self.heap.push(Entry {
-            time: at.0,
-            seq,
-            ev,
-        });
+        let b = self.bucket(at.0);
+        self.buckets[b].push(Entry { time: at.0, seq, ev });
+        self.mask |= 1u128 << b;
+        self.len += 1;
         EventId(seq)
     }
 
@@ -112,11 +128,51 @@ impl EventQueue {
         self.cancelled.insert(id.0);
     }
 
+    /// Take the earliest entry (cancelled or not).
+    #[inline]
+    fn pop_entry(&mut self) -> Option<Entry> {
+        if self.head == self.buckets[0].len() {
+            self.refill()?;
+        }
+        let e = self.buckets[0][self.head];
+        self.head += 1;
+        self.len -= 1;
+        if self.head == self.buckets[0].len() {
+            self.buckets[0].clear();
+            self.head = 0;
+            self.mask &= !1;
+        }
+        Some(e)
+    }
+
+    /// Bucket 0 is empty: move `last` to the smallest pending time and spread the lowest non-empty bucket over
+    /// the buckets below it (its entries at the new `last` into bucket 0, sorted back into insertion order).
+    #[cold]
+    fn refill(&mut self) -> Option<()> {
+        let i = (self.mask & !1).trailing_zeros() as usize;
+        if i >= BUCKETS {
+            return None;
+        }
+        let mut src = std::mem::take(&mut self.buckets[i]);
+        self.mask &= !(1u128 << i);
+        self.last = src.iter().map(|e| e.time).min().expect("a set bit means a non-empty bucket");
+        for e in src.drain(..) {
+            let b = self.bucket(e.time);
+            self.buckets[b].push(e);
+            self.mask |= 1u128 << b;
+        }
+        self.buckets[i] = src;
+        if self.buckets[0].len() > 1 {
+            self.buckets[0].sort_unstable_by_key(|e| e.seq);
+        }
+        Some(())
+    }
+
     /// Pop the next live event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Ev)> {
         loop {
-            let e = self.heap.pop()?;
+            let e = self.pop_entry()?;
             if !self.cancelled.is_empty() && self.cancelled.remove(&e.seq) {
                 continue;
             }
@@ -127,24 +183,24 @@ impl EventQueue {
     /// Pending entries, including cancelled ones not yet popped.
     #[inline]
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     /// Whether any live event is pending.
     #[inline]
     pub fn has_live(&self) -> bool {
-        self.heap.len() > self.cancelled.len()
+        self.len > self.cancelled.len()
     }
 
     /// How many live events are pending.
     #[inline]
     pub fn live(&self) -> usize {
-        self.heap.len().saturating_sub(self.cancelled.len())
+        self.len.saturating_sub(self.cancelled.len())
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 }
 
@@ -181,5 +237,42 @@ mod tests {
         assert_eq!(q.pop(), Some((Time(2), Ev::Port(7))));
         assert_eq!(q.pop(), None);
         assert!(!q.has_live());
+    }
+
+    /// The radix heap pops exactly as a binary heap on (time, seq) would: 200,000 operations mixing pops with
+    /// schedules at the clock (ties), near it and up to 2^40 ps and 2^63 ps ahead, checked against a sorted
+    /// reference of the pending (time, seq) pairs.
+    #[test]
+    fn same_order_as_a_heap_on_time_then_insertion() {
+        use std::collections::BTreeSet;
+        let mut q = EventQueue::default();
+        let mut reference: BTreeSet<(u64, u32)> = BTreeSet::new();
+        let (mut x, mut now, mut id) = (0x9E37_79B9_7F4A_7C15u64, 0u64, 0u32);
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x % 3 == 0 && !reference.is_empty() {
+                let (t, i) = reference.pop_first().expect("non-empty");
+                assert_eq!(q.pop(), Some((Time(t), Ev::Port(i))));
+                now = t;
+                continue;
+            }
+            let ahead = match (x >> 8) % 4 {
+                0 => 0,
+                1 => (x >> 16) % 1_000,
+                2 => (x >> 16) % (1 << 40),
+                _ => (x >> 16) % (1 << 63),
+            };
+            let t = now.saturating_add(ahead).min(u64::MAX - 1);
+            q.schedule(Time(t), Ev::Port(id));
+            reference.insert((t, id));
+            id += 1;
+        }
+        while let Some((t, i)) = reference.pop_first() {
+            assert_eq!(q.pop(), Some((Time(t), Ev::Port(i))));
+        }
+        assert_eq!(q.pop(), None);
+        assert!(q.is_empty());
     }
 }

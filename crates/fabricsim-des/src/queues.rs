@@ -168,7 +168,8 @@ pub const DEVICE_MTU_BYTES: u64 = 1500;
 #[derive(Clone, Debug)]
 pub struct Egress {
     pub dev: Fifo,
-    pub qdisc: Option<Qdisc>,
+    /// Boxed: a discipline is rare and large, and the port's hot fields stay within fewer cache lines without it.
+    pub qdisc: Option<Box<Qdisc>>,
     pub drops: Vec<(u32, u32)>,
 }
 
@@ -179,7 +180,7 @@ impl Egress {
             qdisc: spec
                 .qdisc
                 .as_ref()
-                .map(|q| Qdisc::from_spec(q, perturbation)),
+                .map(|q| Box::new(Qdisc::from_spec(q, perturbation))),
             drops: Vec::new(),
         }
     }

@@ -164,7 +164,7 @@ impl Sim {
                 credit_pipe: VecDeque::new(),
                 voq: topo
                     .is_lossless(p.node)
-                    .then(|| Voq::new(topo.ports_of(p.node).len(), spec.network.nodes[p.node as usize].arbiter == Arbiter::Fifo)),
+                    .then(|| Box::new(Voq::new(topo.ports_of(p.node).len(), spec.network.nodes[p.node as usize].arbiter == Arbiter::Fifo))),
             })
             .collect();
         // The flow's transport from its compiled kind (compile numbers flows by kind); the index is into its

@@ -44,8 +44,9 @@ pub(crate) struct PortState {
     pub(crate) credits: u64,
     /// Credit returns travelling toward this port: (arrival time, bytes); the head alone is scheduled.
     pub(crate) credit_pipe: VecDeque<(Time, u32)>,
-    /// Output ports of input-buffered switches: the virtual output queues at the switch's inputs.
-    pub(crate) voq: Option<Voq>,
+    /// Output ports of input-buffered switches: the virtual output queues at the switch's inputs (boxed, so
+    /// the ports of other switches stay small).
+    pub(crate) voq: Option<Box<Voq>>,
 }
 
 /// The RoCE state of a port (allocated only for scenarios with PFC, ECN or RDMA, so the others keep a small
