@@ -13,6 +13,7 @@ import argparse
 import functools
 import importlib.util
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -62,6 +63,18 @@ def run_fabricsim(name: str, duration_s: float) -> tuple[dict, float]:
     return m, time.perf_counter() - t0
 
 
+def s3_whole_process(duration_s: float) -> float:
+    """Wall seconds of S3 as one `fabricsim incast --json` process, the best of 3 (the machine is noisy)."""
+    exe = Path(sys.executable).parent / "fabricsim"
+    argv = [str(exe), "incast", "--rate-mbps", "200", "--qdisc", "fifo", "--duration-s", f"{duration_s:g}", "--json"]
+    walls = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run(argv, check=True, capture_output=True)
+        walls.append(time.perf_counter() - t0)
+    return min(walls)
+
+
 def check(metric: str, ns3: float, ours: float) -> bool:
     kind, tol = TOL[metric]
     return abs(ours - ns3) <= (tol if kind == "abs" else tol * abs(ns3))
@@ -103,6 +116,9 @@ def main(argv=None) -> int:
         a, b = walls["S3"]
         print(f"speed ratio on the heavy burst (S3, {args.duration_s:g} s simulated): {a / b:.1f}x (target >= 20x)")
         ok &= a / b >= 20
+        whole = s3_whole_process(args.duration_s)
+        print(f"S3 as a whole `fabricsim incast` process (start-up, build, simulate, metrics, JSON): {whole:.2f} s; "
+              f"ns-3 Simulator::Run {a:.2f} s: {a / whole:.1f}x (issue 21's target >= 100x; reported, not checked)")
     if args.json:
         print(json.dumps({"rows": rows, "walls": walls}))
     print("all checks passed" if ok else "some checks failed")

@@ -94,6 +94,13 @@ impl Bps {
     /// Time to send `bits` at this rate, rounded to the nearest picosecond (ties up).
     #[inline]
     pub fn bits_time_round(self, bits: u64) -> Time {
+        const FITS: u64 = u64::MAX / Time::PS_PER_S;
+        if bits <= FITS {
+            // The same quotient in u64 when the numerator and the rounding half fit (no 128-bit division).
+            if let Some(num) = (bits * Time::PS_PER_S).checked_add(self.0 / 2) {
+                return Time(num / self.0);
+            }
+        }
         let num = bits as u128 * Time::PS_PER_S as u128;
         let r = self.0 as u128;
         Time(((num + r / 2) / r) as u64)
@@ -110,6 +117,18 @@ mod tests {
         assert_eq!(Bps(10_000_000_000).tx_time(1500), Time(1_200_000));
         // 1 B at 3 b/s = 8/3 s, rounded up.
         assert_eq!(Bps(3).tx_time(1), Time(2_666_666_666_667));
+    }
+
+    #[test]
+    fn bits_time_rounds_to_the_nearest_picosecond_in_both_paths() {
+        // 8,192 bits at 200 Mb/s = 40.96 us exactly; 1 bit at 3 b/s = 333,333,333,333.33 ps -> ...333;
+        // 2 bits at 3 b/s = ...666.67 ps -> ...667 (u64 path); 2^44 bits at 1 Tb/s = 17.592186044416 s (u128 path).
+        assert_eq!(Bps(200_000_000).bits_time_round(8_192), Time(40_960_000));
+        assert_eq!(Bps(3).bits_time_round(1), Time(333_333_333_333));
+        assert_eq!(Bps(3).bits_time_round(2), Time(666_666_666_667));
+        assert_eq!(Bps(1_000_000_000_000).bits_time_round(1 << 44), Time(17_592_186_044_416));
+        // Numerator near u64::MAX with a huge rate: the rounding half overflows u64, so the u128 path answers.
+        assert_eq!(Bps(u64::MAX).bits_time_round(18_000_000), Time(1));
     }
 
     #[test]

@@ -61,28 +61,23 @@ struct Entry {
     ev: Ev,
 }
 
-/// Buckets of the radix heap: bucket 0 holds the entries at exactly `last`; bucket b ≥ 1 those whose time first
-/// differs from `last` in bit b−1 (counting from the least significant), so 1 + 64 buckets cover every u64 time.
-const BUCKETS: usize = 65;
-
 /// The pending events: a radix heap on the u64 time (Ahuja, Mehlhorn, Orlin and Tarjan 1990), which the engine's
 /// monotone clock allows: nothing is ever scheduled before the last popped time.
 ///
-/// Invariants: every pending time is ≥ `last`; an entry with time t ≠ `last` sits in bucket
-/// 64 − lzcnt(t ⊕ last); bucket 0 holds the entries at `last` in insertion order from `head` on. Events pop in
-/// nondecreasing time and equal times in insertion order (FIFO), which makes every run deterministic — the same
-/// total order as a binary heap on (time, seq). Schedule is O(1); pop is O(1) amortised plus the redistribution
-/// of one bucket, and an entry moves down at most 64 times in its life (in practice a handful: pending times
-/// span a few microseconds). Cancel is O(1) (the entry is skipped when popped).
-/// Measured against the binary heap it replaces (old and new binaries interleaved): see `git log` of this file.
+/// Invariants: every pending time is ≥ `last`; the entries at exactly `last` are in `now` from `head` on, in
+/// insertion order; an entry with time t > `last` sits in bucket 63 − lzcnt(t ⊕ last) (the highest bit where t
+/// and `last` differ), and bit b of `mask` is set exactly when bucket b is non-empty. Events pop in nondecreasing
+/// time and equal times in insertion order (FIFO), which makes every run deterministic — the same total order as a
+/// binary heap on (time, seq). Schedule is O(1); pop is O(1) amortised plus the redistribution of one bucket, and
+/// an entry moves down at most 64 times in its life (in practice a few: pending times span microseconds). Cancel
+/// is O(1) (the entry is skipped when popped).
 pub struct EventQueue {
-    buckets: [Vec<Entry>; BUCKETS],
-    /// Bit b set when bucket b ≥ 1 is non-empty.
-    mask: u128,
+    now: Vec<Entry>,
+    head: usize,
+    buckets: [Vec<Entry>; 64],
+    mask: u64,
     /// The time of the last popped event (0 before the first).
     last: u64,
-    /// Bucket 0's next entry to pop.
-    head: usize,
     len: usize,
     seq: u64,
     cancelled: HashSet<u64>,
@@ -91,10 +86,11 @@ pub struct EventQueue {
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
+            now: Vec::new(),
+            head: 0,
             buckets: std::array::from_fn(|_| Vec::new()),
             mask: 0,
             last: 0,
-            head: 0,
             len: 0,
             seq: 0,
             cancelled: HashSet::new(),
@@ -103,9 +99,12 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
+    /// File an entry later than `last` into its bucket.
     #[inline]
-    fn bucket(&self, time: u64) -> usize {
-        (64 - (time ^ self.last).leading_zeros()) as usize
+    fn file(&mut self, e: Entry) {
+        let b = 63 - (e.time ^ self.last).leading_zeros() as usize;
+        self.buckets[b].push(e);
+        self.mask |= 1 << b;
     }
 
     /// Schedule `ev` at `at`. Precondition: `at` is not before the last popped time (the clock never goes back).
@@ -114,9 +113,12 @@ impl EventQueue {
         debug_assert!(at.0 >= self.last, "scheduled at {} before the clock {}", at.0, self.last);
         let seq = self.seq;
         self.seq += 1;
-        let b = self.bucket(at.0);
-        self.buckets[b].push(Entry { time: at.0, seq, ev });
-        self.mask |= 1u128 << b;
+        let e = Entry { time: at.0, seq, ev };
+        if at.0 == self.last {
+            self.now.push(e);
+        } else {
+            self.file(e);
+        }
         self.len += 1;
         EventId(seq)
     }
@@ -131,39 +133,44 @@ impl EventQueue {
     /// Take the earliest entry (cancelled or not).
     #[inline]
     fn pop_entry(&mut self) -> Option<Entry> {
-        if self.head == self.buckets[0].len() {
+        if self.head == self.now.len() {
+            self.now.clear();
+            self.head = 0;
             self.refill()?;
         }
-        let e = self.buckets[0][self.head];
+        let e = self.now[self.head];
         self.head += 1;
         self.len -= 1;
-        if self.head == self.buckets[0].len() {
-            self.buckets[0].clear();
-            self.head = 0;
-            self.mask &= !1;
-        }
         Some(e)
     }
 
-    /// Bucket 0 is empty: move `last` to the smallest pending time and spread the lowest non-empty bucket over
-    /// the buckets below it (its entries at the new `last` into bucket 0, sorted back into insertion order).
-    #[cold]
+    /// `now` is empty: move `last` to the smallest pending time and spread the lowest non-empty bucket over the
+    /// buckets below it, its entries at the new `last` into `now`, sorted back into insertion order.
+    #[inline]
     fn refill(&mut self) -> Option<()> {
-        let i = (self.mask & !1).trailing_zeros() as usize;
-        if i >= BUCKETS {
+        if self.mask == 0 {
             return None;
         }
+        let i = self.mask.trailing_zeros() as usize;
+        self.mask &= !(1 << i);
+        if self.buckets[i].len() == 1 {
+            let e = self.buckets[i].pop().expect("one entry");
+            self.last = e.time;
+            self.now.push(e);
+            return Some(());
+        }
         let mut src = std::mem::take(&mut self.buckets[i]);
-        self.mask &= !(1u128 << i);
         self.last = src.iter().map(|e| e.time).min().expect("a set bit means a non-empty bucket");
         for e in src.drain(..) {
-            let b = self.bucket(e.time);
-            self.buckets[b].push(e);
-            self.mask |= 1u128 << b;
+            if e.time == self.last {
+                self.now.push(e);
+            } else {
+                self.file(e);
+            }
         }
         self.buckets[i] = src;
-        if self.buckets[0].len() > 1 {
-            self.buckets[0].sort_unstable_by_key(|e| e.seq);
+        if self.now.len() > 1 {
+            self.now.sort_unstable_by_key(|e| e.seq);
         }
         Some(())
     }
