@@ -1,9 +1,14 @@
-"""Engine throughput: packet-hop events per second on a fixed scenario (64 flows x 100 000 packets x 4 hops).
+"""Engine throughput: events per second of the packet engine on the micro-benchmark and two study-sized cases.
 
-Leaf-spine with 2 leaves of 64 hosts (100 Gb/s) and 8 spines (800 Gb/s links, 1 us), per-flow ECMP, DropTail
-FIFO egress queues, full per-flow statistics; host i on leaf 0 sends one message of 100 000 x 1 KiB packets
-(+64 B header) to host i on leaf 1. Every packet crosses 4 links; each link hop is 2 events (serialisation
-end, arrival). Usage: python benchmarks/bench_engine.py [--packets N] [--repeat R]
+micro: leaf-spine with 2 leaves of 64 hosts (100 Gb/s) and 8 spines (800 Gb/s links, 1 us), per-flow ECMP,
+DropTail FIFO egress queues, full per-flow statistics; host i on leaf 0 sends one message of 100 000 x 1 KiB
+packets (+64 B header) to host i on leaf 1. Every packet crosses 4 links; each link hop is 2 events
+(serialisation end, arrival).
+ft-a2a: the phased all-to-all of 64 KiB on FT(2;20,18) (360 hosts, 129,240 messages, a barrier between
+phases), lossless input-buffered switches with credit returns, per-message ECMP.
+s3: the incast study's heavy burst (8 OnOff senders at 200 Mb/s into a 100 Mb/s bottleneck for 60 s, 5.66 M
+packets sent, most dropped at the bottleneck).
+Usage: python benchmarks/bench_engine.py [--packets N] [--repeat R] [--case micro|ft-a2a|s3 ...]
 """
 
 from __future__ import annotations
@@ -31,6 +36,48 @@ def scenario(packets: int) -> fabricsim.Scenario:
     })
 
 
+def ft_a2a() -> tuple[fabricsim.Scenario, "fabricsim.Workload"]:
+    """The FT(2;20,18) phased all-to-all of 64 KiB (default packet size), lossless, per-message ECMP."""
+    import numpy as np
+
+    sc = scenario_from_dict({"topology": {"kind": "fat_tree", "m0": 20, "m1": 18, "rate": "200Gbps",
+                                          "switch_model": "input_buffered"}, "routing": {"ecmp": "per_message"}})
+    wl = fabricsim.Workload(sc)
+    hosts = np.arange(360, dtype=np.uint32)
+    prev = None
+    for k in range(1, 360):
+        prev = wl.barrier(wl.messages(hosts, (hosts + k) % 360, 65536, after=prev))
+    return sc, wl
+
+
+def s3() -> fabricsim.Scenario:
+    """The incast study's S3 (heavy burst, FIFO bottleneck, 60 s)."""
+    from fabricsim.studies.incast import IncastParams, build_scenario
+
+    return build_scenario(IncastParams(transport="udp", rate_mbps=200.0, qdisc="fifo", duration_s=60.0))
+
+
+def measure(case: str, repeat: int, packets: int = 100_000) -> dict:
+    """Run one case `repeat` times: events, engine seconds (median), events/s (median, min, max) and, for the
+    lossless cases, events per packet-hop (every delivered packet crosses switches + 1 links)."""
+    if case == "micro":
+        args, kw = (scenario(packets),), {}
+    elif case == "ft-a2a":
+        sc, wl = ft_a2a()
+        args, kw = (sc,), {"workload": wl, "fidelity": "packet"}
+    elif case == "s3":
+        args, kw = (s3(),), {}
+    else:
+        raise ValueError(f"unknown case {case!r}")
+    recs = [fabricsim.run(*args, **kw) for _ in range(repeat)]
+    rates = [r.events / r.wall_s for r in recs]
+    r = recs[0]
+    hops = sum((s + 1) * n for s, n in r.hops.items())
+    return {"case": case, "events": r.events, "engine_s": statistics.median(x.wall_s for x in recs),
+            "rate": statistics.median(rates), "min": min(rates), "max": max(rates), "packets": r.packets,
+            "per_hop": r.events / hops if r.packets["dropped"] == 0 and hops else None}
+
+
 def cpu_model() -> str:
     try:
         for line in open("/proc/cpuinfo"):
@@ -43,23 +90,19 @@ def cpu_model() -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--packets", type=int, default=100_000, help="packets per flow (default 100000)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs; the median is reported (default 3)")
+    ap.add_argument("--packets", type=int, default=100_000, help="micro: packets per flow (default 100000)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per case; the median is reported (default 3)")
+    ap.add_argument("--case", action="append", choices=["micro", "ft-a2a", "s3"],
+                    help="a case to run (repeatable; default all three)")
     args = ap.parse_args()
-    sc = scenario(args.packets)
-    rates, walls = [], []
-    for _ in range(args.repeat):
-        t0 = time.perf_counter()
-        r = fabricsim.run(sc)
-        walls.append(time.perf_counter() - t0)
-        rates.append(r.events / r.wall_s)
-    pk = r.packets
     print(f"machine: {os.cpu_count()} cores, {cpu_model()}, Python {platform.python_version()}, one core used")
-    print(f"scenario: 64 flows x {args.packets} packets x 4 hops; {r.events:,} events, {pk['rx']:,} packets delivered, "
-          f"{pk['dropped']} dropped, completion {r.completion_time_s * 1e3:.3f} ms simulated")
-    print(f"engine: {statistics.median(rates) / 1e6:.2f} M events/s (median of {args.repeat}; "
-          f"min {min(rates) / 1e6:.2f}, max {max(rates) / 1e6:.2f})")
-    print(f"whole call incl. spec conversion and record: {statistics.median(walls):.3f} s")
+    for case in args.case or ["micro", "ft-a2a", "s3"]:
+        m = measure(case, args.repeat, args.packets)
+        pk = m["packets"]
+        hop = f", {m['per_hop']:.2f} events per packet-hop" if m["per_hop"] else ""
+        print(f"{case}: {m['events']:,} events ({pk['rx']:,} packets delivered, {pk['dropped']:,} dropped{hop}); "
+              f"{m['rate'] / 1e6:.2f} M events/s (median of {args.repeat}; min {m['min'] / 1e6:.2f}, "
+              f"max {m['max'] / 1e6:.2f}), engine {m['engine_s']:.2f} s")
 
 
 if __name__ == "__main__":

@@ -141,6 +141,7 @@ impl Sim {
                 peer_node: p.peer_node,
                 peer_is_switch: topo.is_switch(p.peer_node),
                 rate: p.rate,
+                ser: (0, Time::ZERO),
                 arrive: p.delay + topo.latency[p.peer_node as usize],
                 cap: p.rate_cap,
                 egress: Egress::from_spec(&p.queue, mix64(spec.seed ^ 0xF0C0_DE1A)),
@@ -334,6 +335,85 @@ impl Sim {
         self.run_with(Control::default())
     }
 
+    /// Carry out one event (the clock already at its time); `Sample` and `Watchdog` are the callers'.
+    #[inline(always)]
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::Port(p) => self.on_port(p),
+            Ev::Pipe(p) => self.on_pipe(p),
+            Ev::Credit(p) => self.on_credit(p),
+            Ev::SrcSend(s) => self.src_send(s),
+            Ev::SrcOn(s) => self.src_on(s),
+            Ev::SrcOff(s) => self.src_off(s),
+            Ev::SrcStart(s) => {
+                self.src_cancel(s);
+                self.src_schedule_on(s);
+            }
+            Ev::SrcStop(s) => self.src_cancel(s),
+            Ev::MsgStart(m) => self.msg_start(m),
+            Ev::ComputeDone(c) => {
+                let mut out = std::mem::take(&mut self.dag_out);
+                self.dag.compute_done(c, self.now, &mut out);
+                self.start_released(&mut out);
+            }
+            Ev::TcpStart(c) => self.tcp_start(c),
+            Ev::TcpStop(c) => self.tcp_stop(c),
+            Ev::TcpRto(c) => self.tcp_rto(c),
+            Ev::TcpDelAck(c) => self.tcp_delack(c),
+            Ev::Net(e) => self.net_event(e),
+            Ev::Reroute(e) => self.reroute(e),
+            Ev::Pfc(p) => self.on_pfc(p),
+            Ev::QpAlpha(q) => self.dcqcn_alpha(q),
+            Ev::QpDecrease(q) => self.dcqcn_decrease(q),
+            Ev::QpIncrease(q) => self.dcqcn_increase(q),
+            Ev::Sample => self.sample(),
+            Ev::Watchdog => unreachable!("the callers handle the watchdog"),
+        }
+    }
+
+    /// Pop and carry out the next event, for tools that watch a run event by event (the parallel-engine probe,
+    /// `examples/parallel_probe.rs`): no stop time, limits or observer, and no record — `run` gives the record.
+    /// Returns the event's time and what it was, or None when no event is left.
+    pub fn step(&mut self) -> Option<(Time, Ev)> {
+        let (t, ev) = self.q.pop()?;
+        if ev == Ev::Watchdog {
+            // As in `run_with`: the watchdog observes without moving the clock.
+            let before = self.now;
+            self.now = t;
+            self.watchdog();
+            self.now = before;
+        } else {
+            self.now = t;
+            self.events += 1;
+            self.dispatch(ev);
+        }
+        Some((t, ev))
+    }
+
+    /// The node whose state event `ev` changes: the transmitting node of a port event, the receiving node of a
+    /// pipe event, the sending host of a source or message event; None for events of the whole network
+    /// (samples, network events, the watchdog) and for TCP and RDMA timers. O(1).
+    pub fn event_node(&self, ev: Ev) -> Option<u32> {
+        let port = |p: u32| self.topo.ports[p as usize].node;
+        match ev {
+            Ev::Port(p) | Ev::Credit(p) | Ev::Pfc(p) => Some(port(p)),
+            Ev::Pipe(p) => Some(self.ports[p as usize].peer_node),
+            Ev::SrcSend(s) | Ev::SrcOn(s) | Ev::SrcOff(s) | Ev::SrcStart(s) | Ev::SrcStop(s) => {
+                Some(self.flows[self.srcs[s as usize].flow as usize].src)
+            }
+            Ev::MsgStart(m) => Some(self.flows[self.msgs[m as usize].flow as usize].src),
+            Ev::ComputeDone(c) => Some(self.comp_host[c as usize]),
+            _ => None,
+        }
+    }
+
+    /// The number of nodes and each port's (node, peer node, propagation delay + the peer's latency in ps), for
+    /// partitioning tools.
+    pub fn port_links(&self) -> (usize, Vec<(u32, u32, u64)>) {
+        let links = self.topo.ports.iter().zip(&self.ports).map(|(tp, p)| (tp.node, p.peer_node, p.arrive.0)).collect();
+        (self.topo.n_nodes(), links)
+    }
+
     /// Where the run stands, for the run's observer.
     fn progress(&self, wall_s: f64) -> Progress {
         Progress {
@@ -386,41 +466,13 @@ impl Sim {
             }
             self.now = t;
             self.events += 1;
-            match ev {
-                Ev::Port(p) => self.on_port(p),
-                Ev::Pipe(p) => self.on_pipe(p),
-                Ev::Credit(p) => self.on_credit(p),
-                Ev::SrcSend(s) => self.src_send(s),
-                Ev::SrcOn(s) => self.src_on(s),
-                Ev::SrcOff(s) => self.src_off(s),
-                Ev::SrcStart(s) => {
-                    self.src_cancel(s);
-                    self.src_schedule_on(s);
+            if ev == Ev::Sample {
+                self.sample();
+                if let Some(e) = self.failure.take() {
+                    return Err(e);
                 }
-                Ev::SrcStop(s) => self.src_cancel(s),
-                Ev::MsgStart(m) => self.msg_start(m),
-                Ev::ComputeDone(c) => {
-                    let mut out = std::mem::take(&mut self.dag_out);
-                    self.dag.compute_done(c, self.now, &mut out);
-                    self.start_released(&mut out);
-                }
-                Ev::TcpStart(c) => self.tcp_start(c),
-                Ev::TcpStop(c) => self.tcp_stop(c),
-                Ev::TcpRto(c) => self.tcp_rto(c),
-                Ev::TcpDelAck(c) => self.tcp_delack(c),
-                Ev::Net(e) => self.net_event(e),
-                Ev::Reroute(e) => self.reroute(e),
-                Ev::Pfc(p) => self.on_pfc(p),
-                Ev::QpAlpha(q) => self.dcqcn_alpha(q),
-                Ev::QpDecrease(q) => self.dcqcn_decrease(q),
-                Ev::QpIncrease(q) => self.dcqcn_increase(q),
-                Ev::Watchdog => unreachable!("handled above"),
-                Ev::Sample => {
-                    self.sample();
-                    if let Some(e) = self.failure.take() {
-                        return Err(e);
-                    }
-                }
+            } else {
+                self.dispatch(ev);
             }
         }
         if self.pfc_on && self.deadlock.is_none() && self.live > 0 && halted.is_none() && !reached_stop {

@@ -19,6 +19,9 @@ pub(crate) struct PortState {
     pub(crate) peer_node: u32,
     pub(crate) peer_is_switch: bool,
     pub(crate) rate: Bps,
+    /// The last serialisation computed: (wire bytes, time at `rate`); most packets of a port share a size, so
+    /// this spares a 64-bit division per packet. Invariant: `ser.1 == rate.tx_time(ser.0)` (or `ser.0 == 0`).
+    pub(crate) ser: (u32, Time),
     /// Propagation delay plus the peer node's traversal latency.
     pub(crate) arrive: Time,
     pub(crate) cap: Option<Bps>,
@@ -216,7 +219,10 @@ impl Sim {
         if let Some(cap) = port.cap {
             port.next_start = now + cap.tx_time(size as u64);
         }
-        let done = now + port.rate.tx_time(size as u64);
+        if port.ser.0 != size {
+            port.ser = (size, port.rate.tx_time(size as u64));
+        }
+        let done = now + port.ser.1;
         self.q.schedule(done, Ev::Port(p));
         if self.roce {
             self.roce_ports[p as usize].tx_end = done;
@@ -257,8 +263,8 @@ impl Sim {
         }
     }
 
-    /// Send `bytes` of credit back to upstream port `u`; it arrives after the link's propagation delay.
-
+    /// The transmitter of port p finished a serialisation (the packet enters the pipe) or its shaper allows the
+    /// next start.
     pub(crate) fn on_port(&mut self, p: u32) {
         let now = self.now;
         if self.roce {
