@@ -484,6 +484,29 @@ pub struct MessageSpec {
     pub path: Option<Vec<u32>>,
 }
 
+impl MessageSpec {
+    /// A message of `size_bytes` from host `src` to host `dst` (first NICs) in packets of `packet_bytes` payload
+    /// plus `header_bytes`, starting at time 0 with no dependencies, delay or explicit path.
+    pub fn new(name: impl Into<String>, src: u32, dst: u32, size_bytes: u64, packet_bytes: u64, header_bytes: u64) -> Self {
+        MessageSpec {
+            name: name.into(),
+            src,
+            src_nic: 0,
+            dst,
+            dst_nic: 0,
+            size_bytes,
+            packet_bytes,
+            header_bytes,
+            start_ps: 0,
+            deps: vec![],
+            sent_deps: vec![],
+            barriers: vec![],
+            delay_ps: 0,
+            path: None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct MeasureSpec {

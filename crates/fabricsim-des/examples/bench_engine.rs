@@ -39,22 +39,7 @@ fn main() {
         links.push(link(first_host + h, h / hosts, 100_000_000_000));
     }
     let messages = (0..hosts)
-        .map(|i| MessageSpec {
-            name: format!("m{i}"),
-            src: first_host + i,
-            src_nic: 0,
-            dst: first_host + hosts + i,
-            dst_nic: 0,
-            size_bytes: packets * 1024,
-            packet_bytes: 1024,
-            header_bytes: 64,
-            start_ps: 0,
-            deps: vec![],
-            sent_deps: vec![],
-            barriers: vec![],
-            delay_ps: 0,
-            path: None,
-        })
+        .map(|i| MessageSpec::new(format!("m{i}"), first_host + i, first_host + hosts + i, packets * 1024, 1024, 64))
         .collect();
     let network = NetworkSpec {
         nodes,

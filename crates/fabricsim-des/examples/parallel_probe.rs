@@ -72,22 +72,7 @@ fn fat_tree(k: u32, packets: u64, delay_ps: u64) -> (RunSpec, Vec<u32>) {
     }
     let n = hosts.len();
     let messages = (0..n)
-        .map(|i| MessageSpec {
-            name: format!("m{i}"),
-            src: hosts[i],
-            src_nic: 0,
-            dst: hosts[(i + n / 2) % n],
-            dst_nic: 0,
-            size_bytes: packets * 1024,
-            packet_bytes: 1024,
-            header_bytes: 64,
-            start_ps: 0,
-            deps: vec![],
-            sent_deps: vec![],
-            barriers: vec![],
-            delay_ps: 0,
-            path: None,
-        })
+        .map(|i| MessageSpec::new(format!("m{i}"), hosts[i], hosts[(i + n / 2) % n], packets * 1024, 1024, 64))
         .collect();
     let network = NetworkSpec {
         nodes,

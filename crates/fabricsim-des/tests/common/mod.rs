@@ -54,22 +54,7 @@ impl Net {
 }
 
 pub fn msg(name: &str, src: u32, dst: u32, size: u64, packet: u64, header: u64) -> MessageSpec {
-    MessageSpec {
-        name: name.into(),
-        src,
-        src_nic: 0,
-        dst,
-        dst_nic: 0,
-        size_bytes: size,
-        packet_bytes: packet,
-        header_bytes: header,
-        start_ps: 0,
-        deps: vec![],
-        sent_deps: vec![],
-        barriers: vec![],
-        delay_ps: 0,
-        path: None,
-    }
+    MessageSpec::new(name, src, dst, size, packet, header)
 }
 
 pub fn source(
