@@ -296,7 +296,9 @@ impl FqCodel {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^= z >> 31;
-        (z % self.flows.len() as u64) as usize
+        let n = self.flows.len() as u64;
+        // The same bucket without a division when the flow count is a power of two (ns-3's default 1024).
+        (if n.is_power_of_two() { z & (n - 1) } else { z % n }) as usize
     }
 
     pub fn enqueue(

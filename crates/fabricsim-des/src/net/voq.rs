@@ -7,8 +7,10 @@ use std::collections::VecDeque;
 /// all queues; bit i of `busy` is set exactly when `q[i]` is non-empty; `arrivals[i]` (FIFO arbiter only) holds
 /// the arrival numbers of `q[i]`'s packets, in order.
 pub(crate) struct Voq {
-    /// Per input (local port index): (packet, size, upstream port that holds the credit).
-    pub(crate) q: Vec<VecDeque<(u32, u32, u32)>>,
+    /// Per input (local port index): (packet, size), 8 bytes a packet.
+    pub(crate) q: Vec<VecDeque<(u32, u32)>>,
+    /// Per input: the upstream port that holds the credit (the peer of that input, the same for every packet).
+    up: Vec<u32>,
     /// The non-empty inputs, 64 to a word, so the arbiter skips empty ones without visiting them.
     busy: Vec<u64>,
     pub(crate) rr: usize,
@@ -24,6 +26,7 @@ impl Voq {
     pub(crate) fn new(inputs: usize, fifo: bool) -> Voq {
         Voq {
             q: (0..inputs).map(|_| VecDeque::new()).collect(),
+            up: vec![u32::MAX; inputs],
             busy: vec![0; inputs.div_ceil(64)],
             rr: 0,
             len: 0,
@@ -81,7 +84,7 @@ impl Voq {
 
     #[inline]
     pub(crate) fn pop(&mut self, i: usize) -> (u32, u32, u32) {
-        let e = self.q[i].pop_front().expect("peeked input has a packet");
+        let (pkt, size) = self.q[i].pop_front().expect("peeked input has a packet");
         if self.q[i].is_empty() {
             self.busy[i / 64] &= !(1u64 << (i % 64));
         }
@@ -90,13 +93,14 @@ impl Voq {
         }
         self.rr = if i + 1 == self.q.len() { 0 } else { i + 1 };
         self.len -= 1;
-        self.bytes -= e.1 as u64;
-        e
+        self.bytes -= size as u64;
+        (pkt, size, self.up[i])
     }
 
     #[inline]
     pub(crate) fn push(&mut self, input: usize, pkt: u32, size: u32, upstream: u32) {
-        self.q[input].push_back((pkt, size, upstream));
+        self.q[input].push_back((pkt, size));
+        self.up[input] = upstream;
         self.busy[input / 64] |= 1u64 << (input % 64);
         if let Some(arr) = &mut self.arrivals {
             arr[input].push_back(self.next_arrival);
