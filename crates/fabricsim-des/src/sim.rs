@@ -143,6 +143,7 @@ impl Sim {
                 rate: p.rate,
                 ser: (0, Time::ZERO),
                 arrive: p.delay + topo.latency[p.peer_node as usize],
+                delay: p.delay,
                 cap: p.rate_cap,
                 egress: Egress::from_spec(&p.queue, mix64(spec.seed ^ 0xF0C0_DE1A)),
                 cur: NONE,

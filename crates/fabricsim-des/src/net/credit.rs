@@ -6,8 +6,8 @@ use crate::sim::Sim;
 impl Sim {
     #[inline]
     pub(crate) fn return_credit(&mut self, u: u32, bytes: u32) {
-        let at = self.now + self.topo.ports[u as usize].delay;
         let port = &mut self.ports[u as usize];
+        let at = self.now + port.delay;
         if port.credit_pipe.is_empty() {
             self.q.schedule(at, Ev::Credit(u));
         }

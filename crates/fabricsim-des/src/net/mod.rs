@@ -24,6 +24,8 @@ pub(crate) struct PortState {
     pub(crate) ser: (u32, Time),
     /// Propagation delay plus the peer node's traversal latency.
     pub(crate) arrive: Time,
+    /// Propagation delay alone (credit returns travel it back toward this port).
+    pub(crate) delay: Time,
     pub(crate) cap: Option<Bps>,
     pub(crate) egress: Egress,
     /// Packet being serialised, or NONE.
@@ -153,8 +155,9 @@ impl Sim {
         if self.roce {
             let rp = &mut self.roce_ports[p as usize];
             if let Some(pkt) = rp.ctrl.pop_front() {
-                rp.ctrl_bytes -= self.pkts[pkt as usize].size() as u64;
-                return self.start_tx(p, pkt);
+                let size = self.pkts[pkt as usize].size();
+                rp.ctrl_bytes -= size as u64;
+                return self.start_tx(p, pkt, size);
             }
             if rp.paused {
                 return;
@@ -172,7 +175,7 @@ impl Sim {
             }
             let (pkt, size, upstream) = voq.pop(input);
             self.return_credit(upstream, size);
-            self.start_tx(p, pkt);
+            self.start_tx(p, pkt, size);
             return;
         }
         if port.credits != u64::MAX {
@@ -188,26 +191,27 @@ impl Sim {
         }
         let port = &mut self.ports[p as usize];
         let next = match port.egress.dequeue(now) {
-            Some((pkt, _)) => Some(pkt),
-            None if self.roce && !self.roce_ports[p as usize].qps.is_empty() => self.pull_qp(p),
-            None => self.pull_message(p),
+            Some(queued) => Some(queued),
+            None if self.roce && !self.roce_ports[p as usize].qps.is_empty() => self.pull_qp(p).map(|k| (k, self.pkts[k as usize].size())),
+            None => self.pull_message(p).map(|k| (k, self.pkts[k as usize].size())),
         };
         if !self.ports[p as usize].egress.drops.is_empty() {
             self.drain_drops(p);
         }
-        if let Some(pkt) = next {
-            self.start_tx(p, pkt);
+        if let Some((pkt, size)) = next {
+            self.start_tx(p, pkt, size);
         }
     }
 
-    /// Begin serialising `pkt` on port p (consumes downstream credit on lossless links).
+    /// Begin serialising `pkt` of `size` wire bytes on port p (consumes downstream credit on lossless links). The
+    /// caller passes the size its queue kept, so the packet itself is not read here.
     #[inline]
-    pub(crate) fn start_tx(&mut self, p: u32, pkt: u32) {
+    pub(crate) fn start_tx(&mut self, p: u32, pkt: u32, size: u32) {
         let now = self.now;
+        debug_assert_eq!(size, self.pkts[pkt as usize].size(), "the queued size is the packet's");
         if self.roce {
             self.on_dequeue(p, pkt);
         }
-        let size = self.pkts[pkt as usize].size();
         let port = &mut self.ports[p as usize];
         port.cur = pkt;
         port.pending = true;
