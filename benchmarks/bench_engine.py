@@ -8,7 +8,9 @@ ft-a2a: the phased all-to-all of 64 KiB on FT(2;20,18) (360 hosts, 129,240 messa
 phases), lossless input-buffered switches with credit returns, per-message ECMP.
 s3: the incast study's heavy burst (8 OnOff senders at 200 Mb/s into a 100 Mb/s bottleneck for 60 s, 5.66 M
 packets sent, most dropped at the bottleneck).
-Usage: python benchmarks/bench_engine.py [--packets N] [--repeat R] [--case micro|ft-a2a|s3 ...]
+bare: the Rust example runs the micro-benchmark and then, in the same process, a bare event loop (the event queue
+alone, as many pops and pending events) on the radix heap and on the binary heap it replaced.
+Usage: python benchmarks/bench_engine.py [--packets N] [--repeat R] [--case micro|ft-a2a|s3|bare ...]
 """
 
 from __future__ import annotations
@@ -78,6 +80,25 @@ def measure(case: str, repeat: int, packets: int = 100_000) -> dict:
             "per_hop": r.events / hops if r.packets["dropped"] == 0 and hops else None}
 
 
+def bare_loop(packets: int = 100_000) -> dict:
+    """The Rust example `bench_engine`: the micro-benchmark, then in the same process the bare event loop on the
+    engine's radix heap and on the binary heap it replaced (same pops, as many pending events, no queues, packets or
+    statistics). Returns the three rates in events/s."""
+    import re
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "fabricsim-des", "--example", "bench_engine"], cwd=root,
+                   check=True)
+    out = subprocess.run([str(root / "target" / "release" / "examples" / "bench_engine"), str(packets)],
+                         capture_output=True, text=True, check=True).stdout
+    engine = float(re.search(r"= ([\d.]+) M events/s", out).group(1)) * 1e6
+    radix, heap = (float(x) * 1e6 for x in re.search(r"radix heap ([\d.]+) M events/s, binary heap ([\d.]+) M", out)
+                   .groups())
+    return {"engine": engine, "radix": radix, "heap": heap}
+
+
 def cpu_model() -> str:
     try:
         for line in open("/proc/cpuinfo"):
@@ -92,11 +113,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--packets", type=int, default=100_000, help="micro: packets per flow (default 100000)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per case; the median is reported (default 3)")
-    ap.add_argument("--case", action="append", choices=["micro", "ft-a2a", "s3"],
-                    help="a case to run (repeatable; default all three)")
+    ap.add_argument("--case", action="append", choices=["micro", "ft-a2a", "s3", "bare"],
+                    help="a case to run (repeatable; default all four; bare = the Rust example's engine run beside a "
+                         "bare event loop)")
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} cores, {cpu_model()}, Python {platform.python_version()}, one core used")
-    for case in args.case or ["micro", "ft-a2a", "s3"]:
+    for case in args.case or ["micro", "ft-a2a", "s3", "bare"]:
+        if case == "bare":
+            b = bare_loop(args.packets)
+            print(f"bare event loop beside the engine (Rust, one process): engine {b['engine'] / 1e6:.2f} M events/s, "
+                  f"bare radix-heap loop {b['radix'] / 1e6:.2f} M ({b['radix'] / b['engine']:.2f}x), bare binary-heap "
+                  f"loop {b['heap'] / 1e6:.2f} M ({b['heap'] / b['engine']:.2f}x)")
+            continue
         m = measure(case, args.repeat, args.packets)
         pk = m["packets"]
         hop = f", {m['per_hop']:.2f} events per packet-hop" if m["per_hop"] else ""
