@@ -8,6 +8,8 @@
 //! and the same loop on a binary heap of (time, sequence). Their ratio is the engine's distance from a bare loop.
 //! Usage: `cargo run --release --example bench_engine [packets]`.
 
+mod common;
+
 use fabricsim_core::spec::*;
 use fabricsim_core::Time;
 use fabricsim_des::events::{Ev, EventQueue};
@@ -84,15 +86,7 @@ fn main() {
     for s in 0..spines {
         nodes.push(sw(format!("spine{s}")));
     }
-    let link = |a, b, rate_bps| LinkSpec {
-        a,
-        b,
-        rate_bps,
-        delay_ps: 1_000_000,
-        weight: 1,
-        a_end: PortSpec::default(),
-        b_end: PortSpec::default(),
-    };
+    let link = |a, b, rate_bps| common::link(a, b, rate_bps, 1_000_000);
     for s in 0..spines {
         links.push(link(0, 2 + s, 800_000_000_000));
         links.push(link(1, 2 + s, 800_000_000_000));
@@ -105,23 +99,7 @@ fn main() {
     let messages = (0..hosts)
         .map(|i| MessageSpec::new(format!("m{i}"), first_host + i, first_host + hosts + i, packets * 1024, 1024, 64))
         .collect();
-    let network = NetworkSpec {
-        nodes,
-        links,
-        default_queue: EgressSpec {
-            limit_packets: Some(1_000_000),
-            limit_bytes: None,
-            qdisc: None,
-        },
-    };
-    let spec = RunSpec {
-        messages,
-        routing: RoutingSpec {
-            ecmp: EcmpMode::PerFlow,
-            ..Default::default()
-        },
-        ..RunSpec::new(1, network)
-    };
+    let spec = common::spec(nodes, links, messages);
     let r = fabricsim_des::run(&spec).expect("benchmark run");
     println!(
         "events {} in {:.3} s = {:.2} M events/s; packets rx {} dropped {}; completion {:.3} ms",

@@ -11,6 +11,8 @@
 //! Usage: `cargo run --release --example parallel_probe -p fabricsim-des [packets_per_flow] [link_delay_ns ...]`
 //! (defaults: 500 packets; link delays of 1000, 100 and 20 ns).
 
+mod common;
+
 use fabricsim_core::spec::*;
 use fabricsim_des::Sim;
 use std::hint::black_box;
@@ -29,15 +31,7 @@ fn fat_tree(k: u32, packets: u64, delay_ps: u64) -> (RunSpec, Vec<u32>) {
     let h = k / 2;
     let (mut nodes, mut links, mut unit) = (vec![], vec![], vec![]);
     let sw = |name: String| NodeSpec::new(name, NodeKind::Switch, 0);
-    let link = |a, b| LinkSpec {
-        a,
-        b,
-        rate_bps: 100_000_000_000,
-        delay_ps,
-        weight: 1,
-        a_end: PortSpec::default(),
-        b_end: PortSpec::default(),
-    };
+    let link = |a, b| common::link(a, b, 100_000_000_000, delay_ps);
     let n_edge = k * h;
     for c in 0..h * h {
         nodes.push(sw(format!("core{c}")));
@@ -74,23 +68,7 @@ fn fat_tree(k: u32, packets: u64, delay_ps: u64) -> (RunSpec, Vec<u32>) {
     let messages = (0..n)
         .map(|i| MessageSpec::new(format!("m{i}"), hosts[i], hosts[(i + n / 2) % n], packets * 1024, 1024, 64))
         .collect();
-    let network = NetworkSpec {
-        nodes,
-        links,
-        default_queue: EgressSpec {
-            limit_packets: Some(1_000_000),
-            limit_bytes: None,
-            qdisc: None,
-        },
-    };
-    let spec = RunSpec {
-        messages,
-        routing: RoutingSpec {
-            ecmp: EcmpMode::PerFlow,
-            ..Default::default()
-        },
-        ..RunSpec::new(1, network)
-    };
+    let spec = common::spec(nodes, links, messages);
     (spec, unit)
 }
 

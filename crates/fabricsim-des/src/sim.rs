@@ -166,7 +166,10 @@ impl Sim {
                 credit_pipe: VecDeque::new(),
                 voq: topo
                     .is_lossless(p.node)
-                    .then(|| Box::new(Voq::new(topo.ports_of(p.node).len(), spec.network.nodes[p.node as usize].arbiter == Arbiter::Fifo))),
+                    .then(|| {
+                        let up = topo.ports_of(p.node).map(|q| topo.ports[q as usize].peer_port).collect();
+                        Box::new(Voq::new(up, spec.network.nodes[p.node as usize].arbiter == Arbiter::Fifo))
+                    }),
             })
             .collect();
         // The flow's transport from its compiled kind (compile numbers flows by kind); the index is into its
@@ -336,7 +339,8 @@ impl Sim {
         self.run_with(Control::default())
     }
 
-    /// Carry out one event (the clock already at its time); `Sample` and `Watchdog` are the callers'.
+    /// Carry out one event (the clock already at its time); the watchdog is the callers' (it does not move the
+    /// clock).
     #[inline(always)]
     fn dispatch(&mut self, ev: Ev) {
         match ev {
@@ -467,13 +471,12 @@ impl Sim {
             }
             self.now = t;
             self.events += 1;
+            self.dispatch(ev);
             if ev == Ev::Sample {
-                self.sample();
+                // Sampling is where a run can fail midway (too many rows).
                 if let Some(e) = self.failure.take() {
                     return Err(e);
                 }
-            } else {
-                self.dispatch(ev);
             }
         }
         if self.pfc_on && self.deadlock.is_none() && self.live > 0 && halted.is_none() && !reached_stop {

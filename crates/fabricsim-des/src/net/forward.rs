@@ -94,7 +94,7 @@ impl Sim {
                 self.topo.ports[self.topo.ports[from as usize].peer_port as usize].local as usize;
             let port = &mut self.ports[out as usize];
             let voq = port.voq.as_mut().expect("checked above");
-            voq.push(input, pkt, size, from);
+            voq.push(input, pkt, size);
             port.peak_packets = port.peak_packets.max(voq.len);
             port.peak_bytes = port.peak_bytes.max(voq.bytes);
             if !port.pending {

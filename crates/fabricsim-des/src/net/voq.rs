@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 pub(crate) struct Voq {
     /// Per input (local port index): (packet, size), 8 bytes a packet.
     pub(crate) q: Vec<VecDeque<(u32, u32)>>,
-    /// Per input: the upstream port that holds the credit (the peer of that input, the same for every packet).
+    /// Per input: the upstream port that holds the credit (the input's peer, fixed by the wiring).
     up: Vec<u32>,
     /// The non-empty inputs, 64 to a word, so the arbiter skips empty ones without visiting them.
     busy: Vec<u64>,
@@ -22,11 +22,13 @@ pub(crate) struct Voq {
 }
 
 impl Voq {
-    /// Empty queues for `inputs` inputs; `fifo` selects the oldest-first arbiter.
-    pub(crate) fn new(inputs: usize, fifo: bool) -> Voq {
+    /// Empty queues for the inputs whose upstream ports are `up` (input i's peer port); `fifo` selects the
+    /// oldest-first arbiter.
+    pub(crate) fn new(up: Vec<u32>, fifo: bool) -> Voq {
+        let inputs = up.len();
         Voq {
             q: (0..inputs).map(|_| VecDeque::new()).collect(),
-            up: vec![u32::MAX; inputs],
+            up,
             busy: vec![0; inputs.div_ceil(64)],
             rr: 0,
             len: 0,
@@ -98,9 +100,8 @@ impl Voq {
     }
 
     #[inline]
-    pub(crate) fn push(&mut self, input: usize, pkt: u32, size: u32, upstream: u32) {
+    pub(crate) fn push(&mut self, input: usize, pkt: u32, size: u32) {
         self.q[input].push_back((pkt, size));
-        self.up[input] = upstream;
         self.busy[input / 64] |= 1u64 << (input % 64);
         if let Some(arr) = &mut self.arrivals {
             arr[input].push_back(self.next_arrival);
@@ -119,9 +120,9 @@ mod tests {
     /// wraps past 69 to 0, skipping empty inputs.
     #[test]
     fn round_robin_skips_empty_inputs_and_wraps() {
-        let mut v = Voq::new(70, false);
+        let mut v = Voq::new(vec![0; 70], false);
         for (pkt, input) in [(1, 3), (2, 66), (3, 3), (4, 40)] {
-            v.push(input, pkt, 100, 0);
+            v.push(input, pkt, 100);
         }
         let served: Vec<(usize, u32)> = std::iter::from_fn(|| {
             let (i, _) = v.peek()?;
@@ -136,9 +137,9 @@ mod tests {
     /// Oldest first: the input whose head arrived earliest, whatever its index.
     #[test]
     fn oldest_first_serves_by_arrival() {
-        let mut v = Voq::new(70, true);
+        let mut v = Voq::new(vec![0; 70], true);
         for (pkt, input) in [(1, 66), (2, 3), (3, 66), (4, 0)] {
-            v.push(input, pkt, 100, 0);
+            v.push(input, pkt, 100);
         }
         let order: Vec<u32> = std::iter::from_fn(|| {
             let (i, _) = v.peek()?;
