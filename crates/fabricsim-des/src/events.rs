@@ -1,7 +1,8 @@
-//! The event queue: a radix heap on time that pops equal times in insertion order, with lazy cancellation.
+//! The event queue: a radix heap on time that pops equal times in a partition-invariant tie order, with lazy
+//! cancellation.
 
 use fabricsim_core::Time;
-use std::collections::HashSet;
+use std::collections::{BinaryHeap, HashSet};
 
 /// What happens; a closed set of small `Copy` payloads (component ids), so the heap never allocates per event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +51,43 @@ pub enum Ev {
     QpIncrease(u32),
 }
 
+impl Ev {
+    /// The event's tie key: events at the same picosecond pop in increasing key order (then insertion order for
+    /// equal keys). It is a function of the event alone (its kind in the high bits, its component's index in the
+    /// low 32), never of the global insertion sequence, so that a partition of the network processing only its
+    /// own events would order them as the serial engine does (benchmarks/PARALLEL.md). Kind-major: at one
+    /// picosecond every transmitter decides (`Port`) before any packet, credit or frame lands, so departures
+    /// at t come before arrivals at t, and a NIC's pulls committed ahead stay valid up to the current time. O(1).
+    #[inline]
+    pub fn tie_key(self) -> u64 {
+        let (id, kind) = match self {
+            Ev::Port(p) => (p, 0),
+            Ev::Pipe(p) => (p, 1),
+            Ev::Credit(p) => (p, 2),
+            Ev::Pfc(p) => (p, 3),
+            Ev::SrcSend(s) => (s, 4),
+            Ev::SrcOn(s) => (s, 5),
+            Ev::SrcOff(s) => (s, 6),
+            Ev::SrcStart(s) => (s, 7),
+            Ev::SrcStop(s) => (s, 8),
+            Ev::MsgStart(m) => (m, 9),
+            Ev::ComputeDone(c) => (c, 10),
+            Ev::TcpStart(c) => (c, 11),
+            Ev::TcpStop(c) => (c, 12),
+            Ev::TcpRto(c) => (c, 13),
+            Ev::TcpDelAck(c) => (c, 14),
+            Ev::QpAlpha(q) => (q, 15),
+            Ev::QpDecrease(q) => (q, 16),
+            Ev::QpIncrease(q) => (q, 17),
+            Ev::Net(e) => (e, 18),
+            Ev::Reroute(e) => (e, 19),
+            Ev::Sample => (0, 20),
+            Ev::Watchdog => (0, 21),
+        };
+        kind << 32 | id as u64
+    }
+}
+
 /// Handle of a scheduled event, for cancellation (its insertion sequence number).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EventId(u64);
@@ -57,18 +95,30 @@ pub struct EventId(u64);
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     time: u64,
+    /// `ev.tie_key()`, kept beside the time so that ordering never looks at the payload.
+    key: u64,
     seq: u64,
     ev: Ev,
+}
+
+impl Entry {
+    /// The order among entries of one time: tie key, then insertion (one u128 compare).
+    #[inline]
+    fn tie(&self) -> u128 {
+        (self.key as u128) << 64 | self.seq as u128
+    }
 }
 
 /// The pending events: a radix heap on the u64 time (Ahuja, Mehlhorn, Orlin and Tarjan 1990), which the engine's
 /// monotone clock allows: nothing is ever scheduled before the last popped time.
 ///
 /// Invariants: every pending time is ≥ `last`; the entries at exactly `last` are in `now` from `head` on, in
-/// insertion order; an entry with time t > `last` sits in bucket 63 − lzcnt(t ⊕ last) (the highest bit where t
+/// increasing (tie key, sequence), or in the `late` heap (those scheduled once the batch was sorted); an entry with time t > `last` sits in bucket 63 − lzcnt(t ⊕ last) (the highest bit where t
 /// and `last` differ), and bit b of `mask` is set exactly when bucket b is non-empty. Events pop in nondecreasing
-/// time and equal times in insertion order (FIFO), which makes every run deterministic — the same total order as a
-/// binary heap on (time, seq). Schedule is O(1); pop is O(1) amortised plus the redistribution of one bucket, and
+/// time and equal times by their tie key (`Ev::tie_key`), then insertion order: an event scheduled at the current
+/// time pops after its cause, before any pending event of that time with a larger key. That makes every run
+/// deterministic, and the order of a time's events independent of how the rest of the network was interleaved.
+/// Schedule is O(1) (O(k) when it lands among k pending entries of the current time); pop is O(1) amortised plus the redistribution of one bucket, and
 /// an entry moves down at most 64 times in its life (in practice a few: pending times span microseconds). Cancel
 /// is O(1) (the entry is skipped when popped).
 pub struct EventQueue {
@@ -81,6 +131,40 @@ pub struct EventQueue {
     len: usize,
     seq: u64,
     cancelled: HashSet<u64>,
+    /// Entries scheduled at the current time after its batch was sorted: a min-heap on (tie key, seq), merged
+    /// with `now` on pop.
+    late: BinaryHeap<Late>,
+}
+
+/// An entry in the `late` heap, ordered so that the smallest (tie key, seq) is the heap's top.
+#[derive(Clone, Copy, Debug)]
+struct Late(Entry);
+
+impl PartialEq for Late {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.tie() == o.0.tie()
+    }
+}
+
+impl Eq for Late {}
+
+impl PartialOrd for Late {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for Late {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.0.tie().cmp(&self.0.tie())
+    }
+}
+
+/// Sort one time's entries into tie order, (key, seq). Lockstep workloads put a thousand or more events on one
+/// picosecond; the batch is usually a few ascending runs (the previous time's events, processed in key order,
+/// scheduled these in key order), which the run-adaptive stable sort merges in O(n log runs).
+fn sort_ties(v: &mut [Entry]) {
+    v.sort_by_key(|e| e.tie());
 }
 
 impl Default for EventQueue {
@@ -94,6 +178,7 @@ impl Default for EventQueue {
             len: 0,
             seq: 0,
             cancelled: HashSet::new(),
+            late: BinaryHeap::new(),
         }
     }
 }
@@ -113,9 +198,11 @@ impl EventQueue {
         debug_assert!(at.0 >= self.last, "scheduled at {} before the clock {}", at.0, self.last);
         let seq = self.seq;
         self.seq += 1;
-        let e = Entry { time: at.0, seq, ev };
+        let e = Entry { time: at.0, key: ev.tie_key(), seq, ev };
         if at.0 == self.last {
-            self.now.push(e);
+            // At the current time: beside the sorted batch, in a heap (a barrier releasing a thousand messages at
+            // one picosecond costs O(log n) each, not a shift of the batch).
+            self.late.push(Late(e));
         } else {
             self.file(e);
         }
@@ -133,6 +220,14 @@ impl EventQueue {
     /// Take the earliest entry (cancelled or not).
     #[inline]
     fn pop_entry(&mut self) -> Option<Entry> {
+        let take_late = match self.late.peek() {
+            None => false,
+            Some(l) => self.head == self.now.len() || l.0.tie() < self.now[self.head].tie(),
+        };
+        if take_late {
+            self.len -= 1;
+            return self.late.pop().map(|l| l.0);
+        }
         if self.head == self.now.len() {
             self.now.clear();
             self.head = 0;
@@ -145,7 +240,7 @@ impl EventQueue {
     }
 
     /// `now` is empty: move `last` to the smallest pending time and spread the lowest non-empty bucket over the
-    /// buckets below it, its entries at the new `last` into `now`, sorted back into insertion order.
+    /// buckets below it, its entries at the new `last` into `now`, sorted into tie order.
     #[inline]
     fn refill(&mut self) -> Option<()> {
         if self.mask == 0 {
@@ -170,7 +265,7 @@ impl EventQueue {
         }
         self.buckets[i] = src;
         if self.now.len() > 1 {
-            self.now.sort_unstable_by_key(|e| e.seq);
+            sort_ties(&mut self.now);
         }
         Some(())
     }
@@ -232,6 +327,50 @@ mod tests {
                 (Time(5), Ev::Port(4))
             ]
         );
+    }
+
+    /// Ties pop by tie key, whatever the insertion order; an event scheduled at the current time pops after its
+    /// cause and before the pending ones of larger key.
+    #[test]
+    fn ties_pop_by_tie_key_then_insertion() {
+        let mut q = EventQueue::default();
+        q.schedule(Time(9), Ev::Pipe(1));
+        q.schedule(Time(9), Ev::Port(5));
+        q.schedule(Time(9), Ev::MsgStart(0));
+        q.schedule(Time(9), Ev::Port(2));
+        assert_eq!(q.pop(), Some((Time(9), Ev::Port(2))));
+        q.schedule(Time(9), Ev::Pipe(0)); // at the current time: before Pipe(1), after Port(5)
+        q.schedule(Time(9), Ev::Port(1)); // smaller than the popped Port(2): still next
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(rest, vec![Ev::Port(1), Ev::Port(5), Ev::Pipe(0), Ev::Pipe(1), Ev::MsgStart(0)]);
+    }
+
+    /// A large batch of ties (the radix-sorted path) pops in exactly (tie key, insertion) order, duplicates
+    /// included.
+    #[test]
+    fn large_tie_batches_pop_in_key_then_insertion_order() {
+        let mut q = EventQueue::default();
+        q.schedule(Time(1), Ev::Sample);
+        assert_eq!(q.pop(), Some((Time(1), Ev::Sample)));
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut expect = Vec::new();
+        for seq in 0..5_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let id = (x % 3_000) as u32;
+            let ev = match (x >> 20) % 4 {
+                0 => Ev::Port(id),
+                1 => Ev::Pipe(id),
+                2 => Ev::Credit(id),
+                _ => Ev::MsgStart(id),
+            };
+            q.schedule(Time(1_000_000), ev);
+            expect.push((ev.tie_key(), seq, ev));
+        }
+        expect.sort_by_key(|&(k, s, _)| (k, s));
+        let got: Vec<Ev> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(got, expect.into_iter().map(|(_, _, e)| e).collect::<Vec<_>>());
     }
 
     #[test]

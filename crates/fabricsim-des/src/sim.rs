@@ -26,7 +26,7 @@ use fabricsim_core::dag::Dag;
 use fabricsim_core::record::{FlowKind, PacketTotals, RunRecord, SampleColumns};
 use fabricsim_core::routing::{mix64, Fib, PathTable};
 use fabricsim_core::spec::{Arbiter, EcmpMode, NetEventSpec, RunSpec};
-use fabricsim_core::topology::{Topology, NONE};
+use fabricsim_core::topology::Topology;
 use fabricsim_core::workload::Workload;
 use fabricsim_core::{Bps, Error, Result, Time};
 use rand_core::SeedableRng;
@@ -39,7 +39,9 @@ pub struct Sim {
     pub(crate) now: Time,
     pub(crate) stop: Option<Time>,
     pub(crate) q: EventQueue,
-    pub(crate) rng: Pcg64Mcg,
+    /// One RNG stream per node (per-packet ECMP, ECN marking and bit errors draw from the node that decides),
+    /// seeded from the spec's seed and the node id, so a node's draws do not depend on other nodes' events.
+    pub(crate) rngs: Vec<Pcg64Mcg>,
     pub(crate) seed: u64,
     pub(crate) ecmp: EcmpMode,
     pub(crate) topo: Topology,
@@ -146,7 +148,7 @@ impl Sim {
                 delay: p.delay,
                 cap: p.rate_cap,
                 egress: Egress::from_spec(&p.queue, mix64(spec.seed ^ 0xF0C0_DE1A)),
-                cur: NONE,
+                busy_until: Time::ZERO,
                 pending: false,
                 next_start: Time::ZERO,
                 pipe: VecDeque::new(),
@@ -164,6 +166,9 @@ impl Sim {
                     u64::MAX
                 },
                 credit_pipe: VecDeque::new(),
+                credit_inflight: 0,
+                credit_need: 0,
+                credit_ev: Time::MAX,
                 voq: topo
                     .is_lossless(p.node)
                     .then(|| {
@@ -251,7 +256,9 @@ impl Sim {
             now: Time::ZERO,
             stop: spec.stop_ps.map(Time),
             q: EventQueue::default(),
-            rng: Pcg64Mcg::seed_from_u64(spec.seed),
+            rngs: (0..n_nodes as u64)
+                .map(|v| Pcg64Mcg::seed_from_u64(mix64(spec.seed ^ mix64(v ^ 0x5EED_0F_A0DE))))
+                .collect(),
             seed: spec.seed,
             ecmp: spec.routing.ecmp,
             topo,

@@ -314,9 +314,11 @@ fn queue_samples_are_taken_at_the_interval() {
         (1..=9).map(|k| k * 100 * US).collect::<Vec<_>>()
     );
     assert_eq!(r.samples.packets[8], 0);
-    // At 400 us: 100 arrivals in 404 us at 4 us each → 100 arrived by 400 us; 50 served (one in service).
+    // At 400 us: arrivals every 4 us from 4 us, so the 100th lands at exactly 400 us, and a sample sees every
+    // arrival and departure of its own picosecond (samples come last in the tie order, `Ev::tie_key`): 100
+    // arrived. Service takes 8 us from 4 us, so packets 1..=50 have started by 396 us (one in service): 50 wait.
     let at400 = r.samples.packets[3];
-    assert_eq!(at400, 100 - 50 - 1);
+    assert_eq!(at400, 100 - 50);
 }
 
 #[test]

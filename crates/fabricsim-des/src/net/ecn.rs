@@ -1,7 +1,7 @@
 //! ECN marking at switch egress, RED-like on the instantaneous queue, done at dequeue as HPCC's switch does.
 //!
 //! With Q the data bytes still queued at the port after the departing packet: Q > Kmax marks; Kmin < Q ≤ Kmax
-//! marks with probability Pmax·(Q − Kmin)/(Kmax − Kmin) (one RNG draw); otherwise no mark.
+//! marks with probability Pmax·(Q − Kmin)/(Kmax − Kmin) (one draw from the switch's RNG stream); otherwise no mark.
 
 use crate::sim::Sim;
 use crate::transport::rdma::ECN_CE;
@@ -16,7 +16,8 @@ impl Sim {
             true
         } else if q > kmin {
             let prob = pmax * (q - kmin) as f64 / (kmax - kmin) as f64;
-            self.uniform() < prob
+            let v = self.topo.ports[p as usize].node;
+            self.uniform(v) < prob
         } else {
             false
         };

@@ -6,17 +6,18 @@ use fabricsim_core::spec::NetEventKind;
 use rand_core::Rng;
 
 impl Sim {
-    /// Whether a bit error corrupts `pkt` on `link`: probability 1 − (1 − ber)^bits, one RNG draw.
-    pub(crate) fn bit_error(&mut self, pkt: u32, link: usize) -> bool {
+    /// Whether a bit error corrupts `pkt` on `link` as it reaches node v: probability 1 − (1 − ber)^bits, one
+    /// draw from v's RNG stream.
+    pub(crate) fn bit_error(&mut self, pkt: u32, link: usize, v: u32) -> bool {
         let bits = 8.0 * self.pkts[pkt as usize].size() as f64;
         let p = -(bits * (-self.link_ber[link]).ln_1p()).exp_m1();
-        self.uniform() < p
+        self.uniform(v) < p
     }
 
-    /// A uniform draw in [0, 1) from the simulation's RNG (53 random bits), for loss and marking decisions.
+    /// A uniform draw in [0, 1) from node v's RNG stream (53 random bits), for loss and marking decisions.
     #[inline]
-    pub(crate) fn uniform(&mut self) -> f64 {
-        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    pub(crate) fn uniform(&mut self, v: u32) -> f64 {
+        (self.rngs[v as usize].next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// A packet lost on the link of port p (dead, or corrupted): counted at p; on a lossless link the credit it

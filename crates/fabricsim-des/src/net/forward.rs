@@ -54,7 +54,7 @@ impl Sim {
             1 => cands[0],
             0 => return self.drop_packet(pkt, from), // no route left after a failure: lost where it arrived
             n => match self.ecmp {
-                EcmpMode::PerPacket => cands[(self.rng.next_u64() % n as u64) as usize],
+                EcmpMode::PerPacket => cands[(self.rngs[v as usize].next_u64() % n as u64) as usize],
                 EcmpMode::Adaptive => {
                     let first = ecmp_index(self.flows[pk.flow as usize].salt, v, n);
                     let load = |p: u32| {
@@ -97,9 +97,7 @@ impl Sim {
             voq.push(input, pkt, size);
             port.peak_packets = port.peak_packets.max(voq.len);
             port.peak_bytes = port.peak_bytes.max(voq.bytes);
-            if !port.pending {
-                self.try_start(out);
-            }
+            self.wake_port(out);
         } else {
             self.enqueue(out, pkt);
         }

@@ -28,9 +28,12 @@ pub(crate) struct PortState {
     pub(crate) delay: Time,
     pub(crate) cap: Option<Bps>,
     pub(crate) egress: Egress,
-    /// Packet being serialised, or NONE.
-    pub(crate) cur: u32,
-    /// Whether a `Ev::Port` is scheduled (serialisation end or shaper wake-up).
+    /// When the transmitter is free: the end of the last serialisation started (a port in serialisation has
+    /// `now < busy_until`).
+    pub(crate) busy_until: Time,
+    /// Whether a `Ev::Port` is scheduled: the transmitter's next decision (at `busy_until` when something waits
+    /// to be sent, a shaper or pacing wake-up). A port with nothing waiting schedules none when it starts a
+    /// packet: the packet is in its pipe already, and a later arrival wakes the port (`wake_port`).
     pub(crate) pending: bool,
     /// Shaper: earliest start of the next serialisation.
     pub(crate) next_start: Time,
@@ -47,8 +50,13 @@ pub(crate) struct PortState {
     pub(crate) arrivals: u64,
     /// Bytes the peer's input buffer can still take (u64::MAX unless the peer is an input-buffered switch).
     pub(crate) credits: u64,
-    /// Credit returns travelling toward this port: (arrival time, bytes); the head alone is scheduled.
+    /// Credit returns travelling toward this port: (arrival time, bytes), absorbed when the port needs credit
+    /// (`net::credit`); their sum; the credit a blocked port waits for with none on its way (0: none); and the
+    /// time of its scheduled `Ev::Credit` wake-up (Time::MAX: none).
     pub(crate) credit_pipe: VecDeque<(Time, u32)>,
+    pub(crate) credit_inflight: u64,
+    pub(crate) credit_need: u64,
+    pub(crate) credit_ev: Time,
     /// Output ports of input-buffered switches: the virtual output queues at the switch's inputs (boxed, so
     /// the ports of other switches stay small).
     pub(crate) voq: Option<Box<Voq>>,
@@ -117,9 +125,24 @@ impl Sim {
         port.peak_packets = port.peak_packets.max(n);
         port.peak_bytes = port.peak_bytes.max(b);
         self.drain_drops(p);
-        if !self.ports[p as usize].pending {
-            self.try_start(p);
+        self.wake_port(p);
+    }
+
+    /// Something arrived for port p to send: start it now if the transmitter is free, or have the transmitter
+    /// decide when its serialisation ends (one `Ev::Port`, unless one is pending). O(1) plus `try_start`.
+    #[inline]
+    pub(crate) fn wake_port(&mut self, p: u32) {
+        let port = &mut self.ports[p as usize];
+        if port.pending {
+            return;
         }
+        if self.now < port.busy_until {
+            port.pending = true;
+            let at = port.busy_until;
+            self.q.schedule(at, Ev::Port(p));
+            return;
+        }
+        self.try_start(p);
     }
 
     /// Account for every packet port p's buffering dropped since the last call.
@@ -137,7 +160,7 @@ impl Sim {
         let now = self.now;
         let port = &mut self.ports[p as usize];
         debug_assert!(
-            !port.pending && port.cur == NONE,
+            !port.pending && now >= port.busy_until,
             "try_start on a busy port {p}"
         );
         if port.cap.is_some() && now < port.next_start {
@@ -171,8 +194,13 @@ impl Sim {
                 return;
             };
             if (size as u64) > port.credits {
-                return; // wait for credit from downstream
+                self.absorb_credits(p);
+                if (size as u64) > self.ports[p as usize].credits {
+                    return self.wait_credit(p, size as u64); // wait for credit from downstream
+                }
             }
+            let port = &mut self.ports[p as usize];
+            let voq = port.voq.as_mut().expect("checked above");
             let (pkt, size, upstream) = voq.pop(input);
             self.return_credit(upstream, size);
             self.start_tx(p, pkt, size);
@@ -183,10 +211,12 @@ impl Sim {
                 Some(s) => Some(s),
                 None => self.next_message_size(p),
             };
-            let port = &self.ports[p as usize];
-            match head {
-                Some(s) if (s as u64) <= port.credits => {}
-                _ => return,
+            let Some(s) = head else { return };
+            if (s as u64) > self.ports[p as usize].credits {
+                self.absorb_credits(p);
+                if (s as u64) > self.ports[p as usize].credits {
+                    return self.wait_credit(p, s as u64);
+                }
             }
         }
         let port = &mut self.ports[p as usize];
@@ -213,8 +243,6 @@ impl Sim {
             self.on_dequeue(p, pkt);
         }
         let port = &mut self.ports[p as usize];
-        port.cur = pkt;
-        port.pending = true;
         port.tx_packets += 1;
         port.tx_bytes += size as u64;
         if port.credits != u64::MAX {
@@ -227,7 +255,27 @@ impl Sim {
             port.ser = (size, port.rate.tx_time(size as u64));
         }
         let done = now + port.ser.1;
-        self.q.schedule(done, Ev::Port(p));
+        port.busy_until = done;
+        // The packet enters the pipe now, arriving one serialisation, the link delay and the peer's latency
+        // later; the pipe schedules its head alone (arrivals are in start order).
+        let at = done + port.arrive;
+        if port.pipe.is_empty() {
+            self.q.schedule(at, Ev::Pipe(p));
+        }
+        port.pipe.push_back((at, pkt));
+        // The transmitter decides again at `done` only if something waits to be sent: a queued packet, a message
+        // or queue pair to pull, a control packet.
+        let waiting = port.egress.len() > 0
+            || !port.senders.is_empty()
+            || port.voq.as_ref().is_some_and(|v| v.len > 0)
+            || (self.roce && {
+                let rp = &self.roce_ports[p as usize];
+                !rp.ctrl.is_empty() || !rp.qps.is_empty()
+            });
+        if waiting {
+            port.pending = true;
+            self.q.schedule(done, Ev::Port(p));
+        }
         if self.roce {
             self.roce_ports[p as usize].tx_end = done;
         }
@@ -238,9 +286,7 @@ impl Sim {
         let rp = &mut self.roce_ports[p as usize];
         rp.ctrl.push_back(pkt);
         rp.ctrl_bytes += self.pkts[pkt as usize].size() as u64;
-        if !self.ports[p as usize].pending {
-            self.try_start(p);
-        }
+        self.wake_port(p);
     }
 
     /// RoCE hooks as port p dequeues `pkt` (HPCC's SwitchNotifyDequeue): a shared-buffer switch frees the
@@ -267,24 +313,13 @@ impl Sim {
         }
     }
 
-    /// The transmitter of port p finished a serialisation (the packet enters the pipe) or its shaper allows the
-    /// next start.
+    /// The transmitter of port p is free (its serialisation ended) or its shaper or pacing allows the next start:
+    /// it picks the next packet.
     pub(crate) fn on_port(&mut self, p: u32) {
-        let now = self.now;
         if self.roce {
             self.roce_ports[p as usize].wake = None;
         }
-        let port = &mut self.ports[p as usize];
-        port.pending = false;
-        if port.cur != NONE {
-            let pkt = port.cur;
-            port.cur = NONE;
-            let at = now + port.arrive;
-            if port.pipe.is_empty() {
-                self.q.schedule(at, Ev::Pipe(p));
-            }
-            port.pipe.push_back((at, pkt));
-        }
+        self.ports[p as usize].pending = false;
         self.try_start(p);
     }
 
@@ -300,7 +335,7 @@ impl Sim {
         let (v, to_switch) = (port.peer_node, port.peer_is_switch);
         if self.faults {
             let link = self.topo.ports[p as usize].link as usize;
-            if !self.link_up[link] || (self.link_ber[link] > 0.0 && self.bit_error(pkt, link)) {
+            if !self.link_up[link] || (self.link_ber[link] > 0.0 && self.bit_error(pkt, link, v)) {
                 return self.lose_on_link(pkt, p);
             }
         }

@@ -165,7 +165,7 @@ impl Sim {
     /// being serialised, takes its own serialisation, then the link delay.
     fn send_pfc(&mut self, rev: u32, pause: bool) {
         let up = self.topo.ports[rev as usize].peer_port;
-        let busy = self.ports[rev as usize].cur != fabricsim_core::topology::NONE;
+        let busy = self.now < self.ports[rev as usize].busy_until;
         let rp = &mut self.roce_ports[rev as usize];
         if pause {
             rp.pause_tx += 1;

@@ -55,9 +55,7 @@ impl Sim {
         let p = self.flows[flow].src_port;
         let port = &mut self.ports[p as usize];
         port.senders.push_back(m);
-        if !port.pending {
-            self.try_start(p);
-        }
+        self.wake_port(p);
     }
 
     /// Payload of message m arrived; the message completes with its last byte.

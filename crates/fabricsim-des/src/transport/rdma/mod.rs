@@ -182,9 +182,7 @@ impl Sim {
             self.q.cancel(id);
             self.ports[p as usize].pending = false;
         }
-        if !self.ports[p as usize].pending {
-            self.try_start(p);
-        }
+        self.wake_port(p);
     }
 
     /// Emit QP q's next data packet (from `snd_nxt`) and pace the QP: its next packet may start one
