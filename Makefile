@@ -63,12 +63,15 @@ bench: setup
 
 ## validate: install ns-3 3.44 (PyPI ns3) into the venv and cross-check the incast study side by side, then race
 ## it on a k = 8 fat-tree permutation (benchmarks/VS_NS3_FATTREE.md; k = 16: --k 16 --max-ns3-wall 600), then the
-## RoCE incasts beside HPCC's ns-3 fork when it is built (benchmarks/HPCC_NS3.md; fabricsim's side alone otherwise)
+## RoCE incasts beside HPCC's ns-3 fork when it is built (benchmarks/HPCC_NS3.md; fabricsim's side alone otherwise),
+## then the k = 8 fat-tree RoCE permutation, incast and one packet beside htsim when it is built (benchmarks/HTSIM.md;
+## fabricsim's side alone otherwise)
 validate: setup
 	$(PY) -m pip install -q "ns3==3.44.post0"
 	$(PY) benchmarks/validate_incast.py
 	$(PY) benchmarks/vs_ns3_fattree.py --k 8
 	$(PY) benchmarks/vs_hpcc_ns3.py
+	$(PY) benchmarks/vs_htsim.py
 
 ## docs: the user guide (mkdocs, material theme) into site/; the scenario and command-line references are
 ## generated from the code at build time (docs/hooks.py); strict, so a broken link fails the build
