@@ -197,6 +197,21 @@ impl Dag {
         }
     }
 
+    /// Delay the workload's future by `dt` at time `now`: the ready times of nodes not yet released and the ends
+    /// of running compute steps that lie after `now` (history stays). O(nodes).
+    pub fn shift(&mut self, now: Time, dt: Time) {
+        for (x, r) in self.ready.iter_mut().enumerate() {
+            if self.left[x] > 0 && *r > now {
+                *r = *r + dt;
+            }
+        }
+        for e in self.comp_end.iter_mut() {
+            if *e != Time::MAX && *e > now {
+                *e = *e + dt;
+            }
+        }
+    }
+
     /// Release the dependents of every completed node on the stack (barriers cascade). O(edges released).
     fn drain(&mut self, out: &mut Vec<Released>) {
         while let Some((x, t)) = self.stack.pop() {

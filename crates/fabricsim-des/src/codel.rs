@@ -73,6 +73,20 @@ impl Codel {
         self.q.is_empty()
     }
 
+    /// Move the queued packets' enqueue times and CoDel's clock (`first_above_time`, `drop_next`) by `dt`. Exact
+    /// when `dt` is a whole number of CoDel's time unit (1,024 ns, as Linux), which CoDel's clock cannot resolve
+    /// below anyway.
+    pub fn shift(&mut self, dt: Time) {
+        for e in self.q.iter_mut() {
+            e.2 += dt.0;
+        }
+        let d = codel_time(dt.0);
+        if self.first_above_time != 0 {
+            self.first_above_time = self.first_above_time.wrapping_add(d);
+        }
+        self.drop_next = self.drop_next.wrapping_add(d);
+    }
+
     #[inline]
     pub fn push(&mut self, pkt: u32, size: u32, now: Time) {
         self.bytes += size as u64;
@@ -248,6 +262,13 @@ pub struct FqCodel {
 }
 
 impl FqCodel {
+    /// Move every flow's CoDel clock and enqueue times by `dt` (see `Codel::shift`).
+    pub fn shift(&mut self, dt: Time) {
+        for f in &mut self.flows {
+            f.codel.shift(dt);
+        }
+    }
+
     pub fn new(
         limit: u64,
         flows: u32,

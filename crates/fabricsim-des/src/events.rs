@@ -1,54 +1,37 @@
 //! The event queue: a radix heap on time that pops equal times in a partition-invariant tie order, with lazy
 //! cancellation.
 
+pub use crate::transport::TransportKind;
 use fabricsim_core::Time;
 use std::collections::{BinaryHeap, HashSet};
 
-/// What happens; a closed set of small `Copy` payloads (component ids), so the heap never allocates per event.
+/// What happens: a component and an index, with small `Copy` payloads, so the heap never allocates per event.
+/// The network's components and the workload have a variant each; every transport timer is one `Timer`
+/// naming its transport, so a new transport adds no variant here (it adds a `TransportKind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ev {
     /// The transmitter of port p: a serialisation ended or the injection shaper allows the next start.
     Port(u32),
     /// The head packet of port p's pipe reaches the peer node.
     Pipe(u32),
-    /// The head credit return travelling toward port p arrives (lossless links).
+    /// The credit return a blocked port p waits for has landed (lossless links).
     Credit(u32),
-    /// UDP source s sends its next packet.
-    SrcSend(u32),
-    /// UDP source s starts an on period.
-    SrcOn(u32),
-    /// UDP source s ends an on period.
-    SrcOff(u32),
-    /// UDP source s starts (application start time).
-    SrcStart(u32),
-    /// UDP source s stops (application stop time).
-    SrcStop(u32),
+    /// The head PFC frame travelling toward port p arrives.
+    Pfc(u32),
+    /// Timer `.1` (the transport's own numbering) of instance `.2` of transport `.0` fires.
+    Timer(TransportKind, u8, u32),
     /// Message m becomes active at its sender's NIC.
     MsgStart(u32),
     /// Compute step c ends (its host's stream becomes free).
     ComputeDone(u32),
-    /// Periodic queue-depth sample.
-    Sample,
-    /// TCP connection c opens (BulkSend start).
-    TcpStart(u32),
-    /// TCP connection c's application stops sending new data.
-    TcpStop(u32),
-    /// TCP connection c's retransmission timer fires.
-    TcpRto(u32),
-    /// TCP connection c's delayed-ACK timer fires.
-    TcpDelAck(u32),
     /// Network event e (`RunSpec::events`): links go down or up, or change bit error rate.
     Net(u32),
     /// The switches' tables catch up with network event e (its detection delay later).
     Reroute(u32),
-    /// The head PFC frame travelling toward port p arrives.
-    Pfc(u32),
+    /// Periodic queue-depth sample.
+    Sample,
     /// The deadlock watchdog (scenarios with PFC).
     Watchdog,
-    /// DCQCN timers of QP q: the α update, the rate-decrease check, the rate increase.
-    QpAlpha(u32),
-    QpDecrease(u32),
-    QpIncrease(u32),
 }
 
 impl Ev {
@@ -57,7 +40,9 @@ impl Ev {
     /// low 32), never of the global insertion sequence, so that a partition of the network processing only its
     /// own events would order them as the serial engine does (benchmarks/PARALLEL.md). Kind-major: at one
     /// picosecond every transmitter decides (`Port`) before any packet, credit or frame lands, so departures
-    /// at t come before arrivals at t, and a NIC's pulls committed ahead stay valid up to the current time. O(1).
+    /// at t come before arrivals at t, and a queue sample sees every event of its picosecond. Kinds: Port 0, Pipe
+    /// 1, Credit 2, Pfc 3, then each transport's timers from its `timer_base` (UDP 4–8, TCP 11–14, RDMA 15–17),
+    /// MsgStart 9, ComputeDone 10, Net 18, Reroute 19, Sample 20, Watchdog 21. O(1).
     #[inline]
     pub fn tie_key(self) -> u64 {
         let (id, kind) = match self {
@@ -65,20 +50,9 @@ impl Ev {
             Ev::Pipe(p) => (p, 1),
             Ev::Credit(p) => (p, 2),
             Ev::Pfc(p) => (p, 3),
-            Ev::SrcSend(s) => (s, 4),
-            Ev::SrcOn(s) => (s, 5),
-            Ev::SrcOff(s) => (s, 6),
-            Ev::SrcStart(s) => (s, 7),
-            Ev::SrcStop(s) => (s, 8),
+            Ev::Timer(t, timer, i) => (i, t.timer_base() + timer as u64),
             Ev::MsgStart(m) => (m, 9),
             Ev::ComputeDone(c) => (c, 10),
-            Ev::TcpStart(c) => (c, 11),
-            Ev::TcpStop(c) => (c, 12),
-            Ev::TcpRto(c) => (c, 13),
-            Ev::TcpDelAck(c) => (c, 14),
-            Ev::QpAlpha(q) => (q, 15),
-            Ev::QpDecrease(q) => (q, 16),
-            Ev::QpIncrease(q) => (q, 17),
             Ev::Net(e) => (e, 18),
             Ev::Reroute(e) => (e, 19),
             Ev::Sample => (0, 20),
@@ -268,6 +242,28 @@ impl EventQueue {
             sort_ties(&mut self.now);
         }
         Some(())
+    }
+
+    /// Move every pending event, and the clock the queue keeps, `dt` later (order unchanged). O(pending).
+    pub fn shift(&mut self, dt: Time) {
+        self.last += dt.0;
+        for e in self.now[self.head..].iter_mut() {
+            e.time += dt.0;
+        }
+        let late: Vec<Late> = std::mem::take(&mut self.late).into_iter().map(|mut l| {
+            l.0.time += dt.0;
+            l
+        }).collect();
+        self.late = late.into();
+        let mut all = Vec::new();
+        for b in self.buckets.iter_mut() {
+            all.append(b);
+        }
+        self.mask = 0;
+        for mut e in all {
+            e.time += dt.0;
+            self.file(e);
+        }
     }
 
     /// Pop the next live event.

@@ -4,8 +4,8 @@ use crate::events::Ev;
 use crate::sim::Sim;
 use fabricsim_core::control::Halt;
 use crate::net::pfc::paused_total;
-use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RoceColumns, RunRecord, WorkTimes};
-use fabricsim_core::{Error, Result};
+use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RoceColumns, RunRecord, SampleColumns, WorkTimes};
+use fabricsim_core::{Error, Result, Time};
 
 /// FlowMonitor-like counters of one flow (times in ps).
 #[derive(Clone, Copy, Default)]
@@ -24,13 +24,26 @@ pub(crate) struct FlowStat {
     pub(crate) max_delay: u64,
 }
 
+/// What a run measures: FlowMonitor-like counters per flow, packet totals, packets by switch hops, queue samples
+/// (their period and ports) and delivered payload per throughput bin. Everything here is history: nothing to shift.
+pub(crate) struct Measure {
+    pub(crate) stats: Vec<FlowStat>,
+    pub(crate) totals: PacketTotals,
+    pub(crate) hops: Vec<u64>,
+    pub(crate) sample_every: Option<Time>,
+    pub(crate) sample_ports: Vec<u32>,
+    pub(crate) samples: SampleColumns,
+    pub(crate) bin: Option<Time>,
+    pub(crate) rx_bins: Vec<u64>,
+}
+
 /// Most queue-sample rows one run may record (about 1.6 GB of columns).
 pub const MAX_SAMPLE_ROWS: usize = 50_000_000;
 
 impl Sim {
     /// Record every sampled port's queue depth now and schedule the next sample while events remain.
     pub(crate) fn sample(&mut self) {
-        if self.samples.t_ps.len() + self.sample_ports.len() > MAX_SAMPLE_ROWS {
+        if self.measure.samples.t_ps.len() + self.measure.sample_ports.len() > MAX_SAMPLE_ROWS {
             self.failure = Some(Error::spec(
                 "measure.queue_sample_ps",
                 format!(
@@ -41,24 +54,24 @@ impl Sim {
             return;
         }
         let now = self.now.0;
-        for &p in &self.sample_ports {
-            let port = &self.ports[p as usize];
+        for &p in &self.measure.sample_ports {
+            let port = &self.net.ports[p as usize];
             let (vl, vb) = port.voq.as_ref().map_or((0, 0), |v| (v.len, v.bytes));
-            self.samples.t_ps.push(now);
-            self.samples.port.push(p);
-            self.samples.packets.push(port.egress.len() + vl);
-            self.samples.bytes.push(port.egress.bytes() + vb);
+            self.measure.samples.t_ps.push(now);
+            self.measure.samples.port.push(p);
+            self.measure.samples.packets.push(port.egress.len() + vl);
+            self.measure.samples.bytes.push(port.egress.bytes() + vb);
         }
         // Sample while anything but the deadlock watchdog (which only observes) is pending.
-        if self.q.live() > self.watchdog_pending as usize {
-            let dt = self.sample_every.expect("sampling is configured");
+        if self.q.live() > self.pfc.watchdog_pending as usize {
+            let dt = self.measure.sample_every.expect("sampling is configured");
             self.q.schedule(self.now + dt, Ev::Sample);
         }
     }
 
     /// The run's record; checks conservation (sent = received + dropped + in flight, in total and per flow).
     pub(crate) fn finish(mut self, wall_s: f64, halted: Option<Halt>) -> Result<RunRecord> {
-        let t = self.totals;
+        let t = self.measure.totals;
         let in_flight = self.live;
         if t.tx != t.rx + t.dropped + in_flight {
             return Err(Error::Conservation(format!(
@@ -66,7 +79,7 @@ impl Sim {
                 t.tx, t.rx, t.dropped, in_flight
             )));
         }
-        let (ftx, frx, flost) = self.stats.iter().fold((0, 0, 0), |a, s| {
+        let (ftx, frx, flost) = self.measure.stats.iter().fold((0, 0, 0), |a, s| {
             (a.0 + s.tx_packets, a.1 + s.rx_packets, a.2 + s.lost)
         });
         if ftx != t.tx || frx != t.rx || flost != t.dropped {
@@ -76,8 +89,8 @@ impl Sim {
             )));
         }
         let mut flows = FlowColumns::with_capacity(self.flows.len());
-        let n_src = self.srcs.len();
-        for (i, st) in self.stats.iter().enumerate() {
+        let n_src = self.udp.srcs.len();
+        for (i, st) in self.measure.stats.iter().enumerate() {
             flows.name.push(self.flow_name[i]);
             flows.kind.push(self.flow_kind[i]);
             flows.src.push(self.flows[i].src);
@@ -94,10 +107,10 @@ impl Sim {
             flows.last_rx_ps.push(st.last_rx);
             flows.delay_sum_ps.push(st.delay_sum);
             flows.max_delay_ps.push(st.max_delay);
-            let msg = i.checked_sub(n_src).and_then(|m| self.msgs.get(m));
+            let msg = i.checked_sub(n_src).and_then(|m| self.msg.msgs.get(m));
             let conn = i
-                .checked_sub(n_src + self.msgs.len())
-                .and_then(|c| self.tcps.get(c));
+                .checked_sub(n_src + self.msg.msgs.len())
+                .and_then(|c| self.tcp.conns.get(c));
             let (complete, start) = match (msg, conn) {
                 (Some(m), _) => (m.complete, m.started),
                 (None, Some(c)) => (c.complete, c.started),
@@ -107,9 +120,9 @@ impl Sim {
             flows.start_ps.push(start.map(|t| t.0));
         }
         let mut queues = QueueColumns::default();
-        for (p, ps) in self.ports.iter().enumerate() {
-            let tp = &self.topo.ports[p];
-            queues.name.push(self.topo.port_name(p as u32));
+        for (p, ps) in self.net.ports.iter().enumerate() {
+            let tp = &self.net.topo.ports[p];
+            queues.name.push(self.net.topo.port_name(p as u32));
             queues.node.push(tp.node);
             queues.port.push(tp.local);
             queues.tx_packets.push(ps.tx_packets);
@@ -120,6 +133,7 @@ impl Sim {
         }
         let work = WorkTimes {
             msgs: self
+                .msg
                 .msgs
                 .iter()
                 .zip(&self.flows[n_src..])
@@ -129,10 +143,10 @@ impl Sim {
             comp_start: &self.dag.comp_start,
             comp_end: &self.dag.comp_end,
         };
-        let (completion_ps, compute, hosts) = work.summarize(self.topo.n_nodes(), self.now);
+        let (completion_ps, compute, hosts) = work.summarize(self.net.topo.n_nodes(), self.now);
         let end = self.now;
-        let roce = self.roce.then(|| {
-            let rp = &self.roce_ports;
+        let roce = self.net.roce.then(|| {
+            let rp = &self.net.roce_ports;
             let peak: Vec<u64> = rp.iter().map(|r| r.peak_ingress).collect();
             RoceColumns {
                 pause_tx: rp.iter().map(|r| r.pause_tx).collect(),
@@ -140,13 +154,13 @@ impl Sim {
                 paused_ps: rp.iter().map(|r| paused_total(r.paused, r.paused_since, r.paused_ps, end)).collect(),
                 ecn_marks: rp.iter().map(|r| r.ecn_marks).collect(),
                 peak_ingress_bytes: peak,
-                cnps: self.cnps,
-                rate_t_ps: std::mem::take(&mut self.rates.t_ps),
-                rate_flow: std::mem::take(&mut self.rates.flow),
-                rate_bps: std::mem::take(&mut self.rates.rate_bps),
-                pfc_t_ps: std::mem::take(&mut self.pfc_log.0),
-                pfc_port: std::mem::take(&mut self.pfc_log.1),
-                pfc_pause: std::mem::take(&mut self.pfc_log.2),
+                cnps: self.rdma.cnps,
+                rate_t_ps: std::mem::take(&mut self.rdma.rates.t_ps),
+                rate_flow: std::mem::take(&mut self.rdma.rates.flow),
+                rate_bps: std::mem::take(&mut self.rdma.rates.rate_bps),
+                pfc_t_ps: std::mem::take(&mut self.pfc.log.0),
+                pfc_port: std::mem::take(&mut self.pfc.log.1),
+                pfc_pause: std::mem::take(&mut self.pfc.log.2),
             }
         });
         Ok(RunRecord {
@@ -156,21 +170,21 @@ impl Sim {
             completion_ps,
             events: self.events,
             packets: PacketTotals { in_flight, ..t },
-            hops: self.hops,
+            hops: self.measure.hops,
             flows,
             queues,
-            samples: self.samples,
+            samples: self.measure.samples,
             compute,
             hosts,
-            node_names: self.topo.names,
+            node_names: self.net.topo.names,
             flow_names: self.flow_names,
             wall_s,
             halted,
             reached_stop: false,
-            rx_bins: self.rx_bins,
-            bin_ps: self.bin.map(|b| b.0),
+            rx_bins: self.measure.rx_bins,
+            bin_ps: self.measure.bin.map(|b| b.0),
             roce,
-            deadlock: self.deadlock,
+            deadlock: self.pfc.deadlock,
         })
     }
 }

@@ -45,17 +45,17 @@ impl Sim {
     #[inline]
     pub(crate) fn alloc(&mut self, p: Packet) -> u32 {
         self.live += 1;
-        self.totals.tx += 1;
+        self.measure.totals.tx += 1;
         match self.free.pop() {
             Some(i) => {
                 self.pkts[i as usize] = p;
                 i
             }
             None => {
-                if self.roce {
-                    self.in_port.push(NONE);
-                    if self.hpcc_on {
-                        self.ints.push(IntStack::default());
+                if self.net.roce {
+                    self.pfc.in_port.push(NONE);
+                    if self.rdma.hpcc_on {
+                        self.rdma.ints.push(IntStack::default());
                     }
                 }
                 self.pkts.push(p);

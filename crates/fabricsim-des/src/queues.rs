@@ -237,6 +237,15 @@ impl Egress {
         self.dev.q.front().map(|x| x.1)
     }
 
+    /// Move the discipline's clock by `dt` (FIFOs hold no time).
+    pub fn shift(&mut self, dt: Time) {
+        match self.qdisc.as_deref_mut() {
+            Some(Qdisc::Codel(c)) => c.codel.shift(dt),
+            Some(Qdisc::FqCodel(fq)) => fq.shift(dt),
+            Some(Qdisc::Fifo(_)) | None => {}
+        }
+    }
+
     /// Packets buffered in discipline + device queue.
     #[inline]
     pub fn len(&self) -> u64 {

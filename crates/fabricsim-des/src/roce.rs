@@ -20,38 +20,38 @@ impl Sim {
         if spec.pfc.is_none() && spec.ecn.is_none() && spec.rdma.is_none() && !shared {
             return;
         }
-        self.roce = true;
-        let n_ports = self.ports.len();
-        self.roce_ports = (0..n_ports).map(|_| RocePort::default()).collect();
+        self.net.roce = true;
+        let n_ports = self.net.ports.len();
+        self.net.roce_ports = (0..n_ports).map(|_| RocePort::default()).collect();
         if let Some(ecn) = &spec.ecn {
             for p in 0..n_ports {
-                let tp = &self.topo.ports[p];
-                if self.topo.is_switch(tp.node) {
+                let tp = &self.net.topo.ports[p];
+                if self.net.topo.is_switch(tp.node) {
                     let t = ecn.for_rate(tp.rate.0);
-                    self.roce_ports[p].ecn = Some((t.kmin_bytes, t.kmax_bytes, t.pmax));
+                    self.net.roce_ports[p].ecn = Some((t.kmin_bytes, t.kmax_bytes, t.pmax));
                 }
             }
         }
-        let nic_rate = self.topo.ports.iter().filter(|p| !self.topo.is_switch(p.node)).map(|p| p.rate.0).max().unwrap_or(0);
-        self.mmu_of = vec![NONE; self.topo.n_nodes()];
+        let nic_rate = self.net.topo.ports.iter().filter(|p| !self.net.topo.is_switch(p.node)).map(|p| p.rate.0).max().unwrap_or(0);
+        self.pfc.mmu_of = vec![NONE; self.net.topo.n_nodes()];
         if let Some(pfc) = &spec.pfc {
-            self.pfc_on = pfc.enabled;
-            self.pfc_frame = pfc.frame_bytes;
-            self.watchdog_every = Time(pfc.watchdog_ps);
+            self.pfc.on = pfc.enabled;
+            self.pfc.frame = pfc.frame_bytes;
+            self.pfc.watchdog_every = Time(pfc.watchdog_ps);
             let unlimited = EgressSpec { limit_packets: None, limit_bytes: None, qdisc: None };
             for (v, node) in spec.network.nodes.iter().enumerate() {
-                if node.model == SwitchModel::SharedBuffer && self.topo.is_switch(v as u32) {
-                    self.mmu_of[v] = self.mmus.len() as u32;
-                    self.mmus.push(Mmu::new(pfc, &self.topo, v as u32, nic_rate));
+                if node.model == SwitchModel::SharedBuffer && self.net.topo.is_switch(v as u32) {
+                    self.pfc.mmu_of[v] = self.pfc.mmus.len() as u32;
+                    self.pfc.mmus.push(Mmu::new(pfc, &self.net.topo, v as u32, nic_rate));
                     // The MMU is the only admission: the egress queues of a shared-buffer switch are unlimited.
-                    for p in self.topo.ports_of(v as u32) {
-                        self.ports[p as usize].egress = Egress::from_spec(&unlimited, 0);
+                    for p in self.net.topo.ports_of(v as u32) {
+                        self.net.ports[p as usize].egress = Egress::from_spec(&unlimited, 0);
                     }
                 }
             }
-            if self.pfc_on {
-                self.q.schedule(self.watchdog_every, Ev::Watchdog);
-                self.watchdog_pending = true;
+            if self.pfc.on {
+                self.q.schedule(self.pfc.watchdog_every, Ev::Watchdog);
+                self.pfc.watchdog_pending = true;
             }
         }
         if let Some(r) = &spec.rdma {
@@ -76,15 +76,15 @@ impl Sim {
                 bdp = (t as u128 * nic_rate as u128 / 8 / 1_000_000_000_000) as u64;
             }
             let win = if r.window { bdp.max(1) } else { 0 };
-            self.qps = (0..n_msg)
+            self.rdma.qps = (0..n_msg)
                 .map(|i| {
                     let flow = (spec.sources.len() + i) as u32;
-                    let line = self.ports[self.flows[flow as usize].src_port as usize].rate.0 as f64;
+                    let line = self.net.ports[self.flows[flow as usize].src_port as usize].rate.0 as f64;
                     Qp::new(flow, ack_base + i as u32, wl.size[i], wl.packet[i], wl.header[i], line, win)
                 })
                 .collect();
-            self.hpcc_on = r.cc == RdmaCc::Hpcc;
-            self.rdma = Some(RdmaCfg { spec: r.clone(), base_rtt, bdp: bdp.max(1) });
+            self.rdma.hpcc_on = r.cc == RdmaCc::Hpcc;
+            self.rdma.cfg = Some(RdmaCfg { spec: r.clone(), base_rtt, bdp: bdp.max(1) });
         }
     }
 
@@ -95,20 +95,20 @@ impl Sim {
         let mut port = fl.src_port;
         let (mut delay, mut tx, mut bw) = (0u64, 0u64, u64::MAX);
         let mut hop = 0u32;
-        for _ in 0..=self.topo.n_nodes() {
-            let tp = &self.topo.ports[port as usize];
+        for _ in 0..=self.net.topo.n_nodes() {
+            let tp = &self.net.topo.ports[port as usize];
             delay += tp.delay.0;
             tx += tp.rate.tx_time(payload as u64).0;
             bw = bw.min(tp.rate.0);
             let v = tp.peer_node;
-            if !self.topo.is_switch(v) {
+            if !self.net.topo.is_switch(v) {
                 break;
             }
             hop += 1;
             let next = if fl.path != NONE {
-                self.paths.hop_ports(fl.path, hop)[0]
+                self.net.paths.hop_ports(fl.path, hop)[0]
             } else {
-                let c = self.fib.next_hops(v, fl.dst_ep);
+                let c = self.net.fib.next_hops(v, fl.dst_ep);
                 c[fabricsim_core::routing::ecmp_index(fl.salt, v, c.len())]
             };
             port = next;

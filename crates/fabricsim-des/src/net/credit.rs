@@ -14,7 +14,7 @@ impl Sim {
     #[inline]
     pub(crate) fn return_credit(&mut self, u: u32, bytes: u32) {
         let now = self.now;
-        let port = &mut self.ports[u as usize];
+        let port = &mut self.net.ports[u as usize];
         let at = now + port.delay;
         port.credit_pipe.push_back((at, bytes));
         port.credit_inflight += bytes as u64;
@@ -30,7 +30,7 @@ impl Sim {
     #[inline]
     pub(crate) fn absorb_credits(&mut self, u: u32) {
         let now = self.now;
-        let port = &mut self.ports[u as usize];
+        let port = &mut self.net.ports[u as usize];
         while let Some(&(t, bytes)) = port.credit_pipe.front() {
             if t > now {
                 break;
@@ -45,7 +45,7 @@ impl Sim {
     /// when enough returns will have landed, or, if not enough are on their way, when `return_credit` sends the
     /// one that makes up the difference. O(returns in flight).
     pub(crate) fn wait_credit(&mut self, u: u32, need: u64) {
-        let port = &mut self.ports[u as usize];
+        let port = &mut self.net.ports[u as usize];
         if port.credit_ev != Time::MAX {
             return; // a wake-up is already scheduled; the port looks again then
         }
@@ -64,7 +64,7 @@ impl Sim {
 
     /// The credit port u waited for has arrived: absorb it and try to send.
     pub(crate) fn on_credit(&mut self, u: u32) {
-        let port = &mut self.ports[u as usize];
+        let port = &mut self.net.ports[u as usize];
         debug_assert_eq!(port.credit_ev, self.now, "one credit wake-up per port, at its own time");
         port.credit_ev = Time::MAX;
         self.absorb_credits(u);

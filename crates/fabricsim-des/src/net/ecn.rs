@@ -10,20 +10,20 @@ impl Sim {
     /// Decide the ECN mark of data packet `pkt` leaving port p.
     #[inline]
     pub(crate) fn ecn_mark(&mut self, p: u32, pkt: u32) {
-        let (kmin, kmax, pmax) = self.roce_ports[p as usize].ecn.expect("called for ECN ports");
-        let q = self.ports[p as usize].egress.bytes();
+        let (kmin, kmax, pmax) = self.net.roce_ports[p as usize].ecn.expect("called for ECN ports");
+        let q = self.net.ports[p as usize].egress.bytes();
         let mark = if q > kmax {
             true
         } else if q > kmin {
             let prob = pmax * (q - kmin) as f64 / (kmax - kmin) as f64;
-            let v = self.topo.ports[p as usize].node;
+            let v = self.net.topo.ports[p as usize].node;
             self.uniform(v) < prob
         } else {
             false
         };
         if mark {
             self.pkts[pkt as usize].ecn |= ECN_CE;
-            self.roce_ports[p as usize].ecn_marks += 1;
+            self.net.roce_ports[p as usize].ecn_marks += 1;
         }
     }
 }

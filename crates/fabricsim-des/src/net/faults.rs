@@ -2,15 +2,39 @@
 
 use crate::events::Ev;
 use crate::sim::Sim;
-use fabricsim_core::spec::NetEventKind;
+use fabricsim_core::spec::{NetEventKind, NetEventSpec, RunSpec};
+use fabricsim_core::Time;
 use rand_core::Rng;
+
+/// Network events and the links' state: whether there are any events (a run without them skips the per-packet
+/// link checks), the events, whether each link is up, each link's bit error rate, and the tables' detection
+/// delay. Holds no absolute time (pending events and reroutes are in the event queue).
+pub(crate) struct Faults {
+    pub(crate) any: bool,
+    pub(crate) events: Vec<NetEventSpec>,
+    pub(crate) link_up: Vec<bool>,
+    pub(crate) link_ber: Vec<f64>,
+    pub(crate) detection: Time,
+}
+
+impl Faults {
+    pub(crate) fn new(spec: &RunSpec) -> Faults {
+        Faults {
+            any: !spec.events.is_empty(),
+            events: spec.events.clone(),
+            link_up: vec![true; spec.network.links.len()],
+            link_ber: vec![0.0; spec.network.links.len()],
+            detection: Time(spec.routing.detection_delay_ps),
+        }
+    }
+}
 
 impl Sim {
     /// Whether a bit error corrupts `pkt` on `link` as it reaches node v: probability 1 − (1 − ber)^bits, one
     /// draw from v's RNG stream.
     pub(crate) fn bit_error(&mut self, pkt: u32, link: usize, v: u32) -> bool {
         let bits = 8.0 * self.pkts[pkt as usize].size() as f64;
-        let p = -(bits * (-self.link_ber[link]).ln_1p()).exp_m1();
+        let p = -(bits * (-self.faults.link_ber[link]).ln_1p()).exp_m1();
         self.uniform(v) < p
     }
 
@@ -23,7 +47,7 @@ impl Sim {
     /// A packet lost on the link of port p (dead, or corrupted): counted at p; on a lossless link the credit it
     /// held comes back, as the receiver discards it.
     pub(crate) fn lose_on_link(&mut self, pkt: u32, p: u32) {
-        if self.ports[p as usize].credits != u64::MAX {
+        if self.net.ports[p as usize].credits != u64::MAX {
             let size = self.pkts[pkt as usize].size();
             self.return_credit(p, size);
         }
@@ -33,19 +57,19 @@ impl Sim {
     /// Network event e takes effect: links go down or up (the tables follow after the detection delay), or
     /// take a bit error rate. O(links of the event).
     pub(crate) fn net_event(&mut self, e: u32) {
-        let ev = &self.net_events[e as usize];
+        let ev = &self.faults.events[e as usize];
         match ev.kind {
             NetEventKind::Ber => {
                 for &l in &ev.links {
-                    self.link_ber[l as usize] = ev.ber;
+                    self.faults.link_ber[l as usize] = ev.ber;
                 }
             }
             NetEventKind::LinkDown | NetEventKind::LinkUp => {
                 let up = ev.kind == NetEventKind::LinkUp;
                 for &l in &ev.links {
-                    self.link_up[l as usize] = up;
+                    self.faults.link_up[l as usize] = up;
                 }
-                let at = self.now + self.detection;
+                let at = self.now + self.faults.detection;
                 self.q.schedule(at, Ev::Reroute(e));
             }
         }
@@ -54,12 +78,12 @@ impl Sim {
     /// The tables catch up with network event e: after links went down only the destinations whose tables
     /// used them are recomputed; after links came up, every destination (a new link can shorten any path).
     pub(crate) fn reroute(&mut self, e: u32) {
-        let ev = &self.net_events[e as usize];
+        let ev = &self.faults.events[e as usize];
         let groups: Vec<u32> = if ev.kind == NetEventKind::LinkDown {
-            self.fib.groups_using(&self.topo, &ev.links)
+            self.net.fib.groups_using(&self.net.topo, &ev.links)
         } else {
-            (0..self.fib.n_groups() as u32).collect()
+            (0..self.net.fib.n_groups() as u32).collect()
         };
-        self.fib.reroute(&self.topo, &self.link_up, &groups);
+        self.net.fib.reroute(&self.net.topo, &self.faults.link_up, &groups);
     }
 }

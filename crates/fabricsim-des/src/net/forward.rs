@@ -18,10 +18,10 @@ impl Sim {
             // another equal-cost port has less queued; once the packet deviates it follows the FIB.
             pk.hop += 1;
             let (path, hop, dst) = (pk.path, pk.hop as u32, self.flows[pk.flow as usize].dst_ep);
-            let pref = self.paths.hop_ports(path, hop)[0];
-            let cands = self.fib.next_hops(v, dst);
+            let pref = self.net.paths.hop_ports(path, hop)[0];
+            let cands = self.net.fib.next_hops(v, dst);
             let load = |p: u32| {
-                let port = &self.ports[p as usize];
+                let port = &self.net.ports[p as usize];
                 port.egress.bytes() + port.voq.as_ref().map_or(0, |q| q.bytes)
             };
             // Least loaded; the route's port comes first, so it wins ties (min_by_key keeps the first minimum).
@@ -36,19 +36,19 @@ impl Sim {
         }
         let mut cands: &[u32] = if pk.path != NONE {
             pk.hop += 1;
-            self.paths.hop_ports(pk.path, pk.hop as u32)
+            self.net.paths.hop_ports(pk.path, pk.hop as u32)
         } else {
-            self.fib.next_hops(v, self.flows[pk.flow as usize].dst_ep)
+            self.net.fib.next_hops(v, self.flows[pk.flow as usize].dst_ep)
         };
-        if self.faults
+        if self.faults.any
             && pk.path != NONE
             && cands
                 .iter()
-                .all(|&c| !self.link_up[self.topo.ports[c as usize].link as usize])
+                .all(|&c| !self.faults.link_up[self.net.topo.ports[c as usize].link as usize])
         {
             // The explicit path's next link is dead: the packet leaves its path for the tables.
             pk.path = NONE;
-            cands = self.fib.next_hops(v, self.flows[pk.flow as usize].dst_ep);
+            cands = self.net.fib.next_hops(v, self.flows[pk.flow as usize].dst_ep);
         }
         let out = match cands.len() {
             1 => cands[0],
@@ -58,7 +58,7 @@ impl Sim {
                 EcmpMode::Adaptive => {
                     let first = ecmp_index(self.flows[pk.flow as usize].salt, v, n);
                     let load = |p: u32| {
-                        let port = &self.ports[p as usize];
+                        let port = &self.net.ports[p as usize];
                         port.egress.bytes() + port.voq.as_ref().map_or(0, |q| q.bytes)
                     };
                     (0..n)
@@ -76,23 +76,23 @@ impl Sim {
     /// output queue at the input on a lossless switch).
     #[inline]
     pub(crate) fn queue_at(&mut self, out: u32, pkt: u32, from: u32) {
-        if self.roce {
+        if self.net.roce {
             if self.pkts[pkt as usize].class == crate::transport::rdma::CLASS_CONTROL {
                 return self.enqueue_ctrl(out, pkt);
             }
-            let v = self.topo.ports[out as usize].node;
-            if self.mmu_of[v as usize] != NONE && !self.mmu_admit(v, pkt, from) {
+            let v = self.net.topo.ports[out as usize].node;
+            if self.pfc.mmu_of[v as usize] != NONE && !self.mmu_admit(v, pkt, from) {
                 // Headroom exhausted (PFC off, or too little headroom): dropped on arrival, counted at the
                 // switch's ingress port.
-                let rev = self.topo.ports[from as usize].peer_port;
+                let rev = self.net.topo.ports[from as usize].peer_port;
                 return self.drop_packet(pkt, rev);
             }
         }
-        if self.ports[out as usize].voq.is_some() {
+        if self.net.ports[out as usize].voq.is_some() {
             let size = self.pkts[pkt as usize].size();
             let input =
-                self.topo.ports[self.topo.ports[from as usize].peer_port as usize].local as usize;
-            let port = &mut self.ports[out as usize];
+                self.net.topo.ports[self.net.topo.ports[from as usize].peer_port as usize].local as usize;
+            let port = &mut self.net.ports[out as usize];
             let voq = port.voq.as_mut().expect("checked above");
             voq.push(input, pkt, size);
             port.peak_packets = port.peak_packets.max(voq.len);

@@ -10,10 +10,52 @@ pub(crate) mod voq;
 use crate::events::Ev;
 use crate::queues::Egress;
 use crate::sim::Sim;
-use fabricsim_core::topology::NONE;
+use crate::transport::TransportKind;
+use fabricsim_core::routing::{Fib, PathTable};
+use fabricsim_core::topology::{Topology, NONE};
 use fabricsim_core::{Bps, Time};
 use std::collections::VecDeque;
 use voq::Voq;
+
+/// The network: the wiring, the forwarding tables and explicit paths, and every directed link end (port: egress
+/// buffer, transmitter, pipe, credit and RoCE state). `roce` is whether any of PFC, ECN or RDMA is on (the hot
+/// path checks this flag alone); `roce_ports` is empty otherwise.
+pub(crate) struct Net {
+    pub(crate) topo: Topology,
+    pub(crate) fib: Fib,
+    pub(crate) paths: PathTable,
+    pub(crate) ports: Vec<PortState>,
+    pub(crate) roce: bool,
+    pub(crate) roce_ports: Vec<RocePort>,
+}
+
+impl Net {
+    /// Move every absolute time the ports hold by `dt`: transmitters, shapers, pipes, credit returns, the queue
+    /// disciplines' clocks and, on RoCE ports, pause starts, serialisation ends and PFC frames in flight.
+    pub(crate) fn shift(&mut self, dt: Time) {
+        for p in &mut self.ports {
+            p.busy_until = p.busy_until + dt;
+            p.next_start = p.next_start + dt;
+            for e in p.pipe.iter_mut() {
+                e.0 = e.0 + dt;
+            }
+            for e in p.credit_pipe.iter_mut() {
+                e.0 = e.0 + dt;
+            }
+            if p.credit_ev != Time::MAX {
+                p.credit_ev = p.credit_ev + dt;
+            }
+            p.egress.shift(dt);
+        }
+        for r in &mut self.roce_ports {
+            r.paused_since = r.paused_since + dt;
+            r.tx_end = r.tx_end + dt;
+            for e in r.pfc_pipe.iter_mut() {
+                e.0 = e.0 + dt;
+            }
+        }
+    }
+}
 
 pub(crate) struct PortState {
     pub(crate) peer_node: u32,
@@ -96,9 +138,9 @@ impl Sim {
     #[inline]
     pub(crate) fn drop_packet(&mut self, pkt: u32, port: u32) {
         let flow = self.pkts[pkt as usize].flow;
-        self.stats[flow as usize].lost += 1;
-        self.ports[port as usize].drops += 1;
-        self.totals.dropped += 1;
+        self.measure.stats[flow as usize].lost += 1;
+        self.net.ports[port as usize].drops += 1;
+        self.measure.totals.dropped += 1;
         self.release(pkt);
     }
 
@@ -110,7 +152,7 @@ impl Sim {
             (pk.size(), pk.flow)
         };
         let now = self.now;
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.net.ports[p as usize];
         if !port.drop_list.is_empty() {
             let k = port.arrivals;
             port.arrivals += 1;
@@ -132,7 +174,7 @@ impl Sim {
     /// decide when its serialisation ends (one `Ev::Port`, unless one is pending). O(1) plus `try_start`.
     #[inline]
     pub(crate) fn wake_port(&mut self, p: u32) {
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.net.ports[p as usize];
         if port.pending {
             return;
         }
@@ -148,7 +190,7 @@ impl Sim {
     /// Account for every packet port p's buffering dropped since the last call.
     #[inline]
     pub(crate) fn drain_drops(&mut self, p: u32) {
-        while let Some((pkt, _)) = self.ports[p as usize].egress.drops.pop() {
+        while let Some((pkt, _)) = self.net.ports[p as usize].egress.drops.pop() {
             self.drop_packet(pkt, p);
         }
     }
@@ -158,7 +200,7 @@ impl Sim {
     #[inline]
     pub(crate) fn try_start(&mut self, p: u32) {
         let now = self.now;
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.net.ports[p as usize];
         debug_assert!(
             !port.pending && now >= port.busy_until,
             "try_start on a busy port {p}"
@@ -167,7 +209,7 @@ impl Sim {
             if port.egress.len() > 0
                 || !port.senders.is_empty()
                 || port.voq.as_ref().is_some_and(|v| v.len > 0)
-                || (self.roce && !self.roce_ports[p as usize].ctrl.is_empty())
+                || (self.net.roce && !self.net.roce_ports[p as usize].ctrl.is_empty())
             {
                 port.pending = true;
                 let at = port.next_start;
@@ -175,8 +217,8 @@ impl Sim {
             }
             return;
         }
-        if self.roce {
-            let rp = &mut self.roce_ports[p as usize];
+        if self.net.roce {
+            let rp = &mut self.net.roce_ports[p as usize];
             if let Some(pkt) = rp.ctrl.pop_front() {
                 let size = self.pkts[pkt as usize].size();
                 rp.ctrl_bytes -= size as u64;
@@ -186,7 +228,7 @@ impl Sim {
                 return;
             }
         }
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.net.ports[p as usize];
         if let Some(voq) = &mut port.voq {
             // Input-buffered switch: the arbiter picks the next input; the packet leaves its input buffer,
             // so that buffer's credit goes back to the upstream port.
@@ -195,11 +237,11 @@ impl Sim {
             };
             if (size as u64) > port.credits {
                 self.absorb_credits(p);
-                if (size as u64) > self.ports[p as usize].credits {
+                if (size as u64) > self.net.ports[p as usize].credits {
                     return self.wait_credit(p, size as u64); // wait for credit from downstream
                 }
             }
-            let port = &mut self.ports[p as usize];
+            let port = &mut self.net.ports[p as usize];
             let voq = port.voq.as_mut().expect("checked above");
             let (pkt, size, upstream) = voq.pop(input);
             self.return_credit(upstream, size);
@@ -209,23 +251,22 @@ impl Sim {
         if port.credits != u64::MAX {
             let head = match port.egress.dev_head_size() {
                 Some(s) => Some(s),
-                None => self.next_message_size(p),
+                None => self.pull_size(p),
             };
             let Some(s) = head else { return };
-            if (s as u64) > self.ports[p as usize].credits {
+            if (s as u64) > self.net.ports[p as usize].credits {
                 self.absorb_credits(p);
-                if (s as u64) > self.ports[p as usize].credits {
+                if (s as u64) > self.net.ports[p as usize].credits {
                     return self.wait_credit(p, s as u64);
                 }
             }
         }
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.net.ports[p as usize];
         let next = match port.egress.dequeue(now) {
             Some(queued) => Some(queued),
-            None if self.roce && !self.roce_ports[p as usize].qps.is_empty() => self.pull_qp(p).map(|k| (k, self.pkts[k as usize].size())),
-            None => self.pull_message(p).map(|k| (k, self.pkts[k as usize].size())),
+            None => self.pull(p).map(|k| (k, self.pkts[k as usize].size())),
         };
-        if !self.ports[p as usize].egress.drops.is_empty() {
+        if !self.net.ports[p as usize].egress.drops.is_empty() {
             self.drain_drops(p);
         }
         if let Some((pkt, size)) = next {
@@ -239,10 +280,10 @@ impl Sim {
     pub(crate) fn start_tx(&mut self, p: u32, pkt: u32, size: u32) {
         let now = self.now;
         debug_assert_eq!(size, self.pkts[pkt as usize].size(), "the queued size is the packet's");
-        if self.roce {
+        if self.net.roce {
             self.on_dequeue(p, pkt);
         }
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.net.ports[p as usize];
         port.tx_packets += 1;
         port.tx_bytes += size as u64;
         if port.credits != u64::MAX {
@@ -268,22 +309,22 @@ impl Sim {
         let waiting = port.egress.len() > 0
             || !port.senders.is_empty()
             || port.voq.as_ref().is_some_and(|v| v.len > 0)
-            || (self.roce && {
-                let rp = &self.roce_ports[p as usize];
+            || (self.net.roce && {
+                let rp = &self.net.roce_ports[p as usize];
                 !rp.ctrl.is_empty() || !rp.qps.is_empty()
             });
         if waiting {
             port.pending = true;
             self.q.schedule(done, Ev::Port(p));
         }
-        if self.roce {
-            self.roce_ports[p as usize].tx_end = done;
+        if self.net.roce {
+            self.net.roce_ports[p as usize].tx_end = done;
         }
     }
 
     /// Queue a control packet (ACK, NACK) at port p, ahead of all data; start the transmitter if idle.
     pub(crate) fn enqueue_ctrl(&mut self, p: u32, pkt: u32) {
-        let rp = &mut self.roce_ports[p as usize];
+        let rp = &mut self.net.roce_ports[p as usize];
         rp.ctrl.push_back(pkt);
         rp.ctrl_bytes += self.pkts[pkt as usize].size() as u64;
         self.wake_port(p);
@@ -293,22 +334,23 @@ impl Sim {
     /// packet's ingress bytes (and may resume the upstream), marks ECN on the data queue left behind, and
     /// appends HPCC's INT record.
     fn on_dequeue(&mut self, p: u32, pkt: u32) {
-        self.tx_started += 1;
+        self.pfc.tx_started += 1;
         let pk = self.pkts[pkt as usize];
         if pk.class == crate::transport::rdma::CLASS_CONTROL {
             return;
         }
-        let v = self.topo.ports[p as usize].node;
-        if !self.topo.is_switch(v) {
+        let v = self.net.topo.ports[p as usize].node;
+        if !self.net.topo.is_switch(v) {
             return;
         }
-        if self.mmu_of[v as usize] != NONE {
+        if self.pfc.mmu_of[v as usize] != NONE {
             self.mmu_release(v, pkt);
         }
-        if self.roce_ports[p as usize].ecn.is_some() {
+        if self.net.roce_ports[p as usize].ecn.is_some() {
             self.ecn_mark(p, pkt);
         }
-        if self.hpcc_on && matches!(self.flows[pk.flow as usize].transport, crate::transport::Transport::Rdma(_)) {
+        let b = self.flows[pk.flow as usize].transport;
+        if self.rdma.hpcc_on && b.kind == TransportKind::Rdma && !b.ack {
             self.int_push(p, pkt);
         }
     }
@@ -316,15 +358,15 @@ impl Sim {
     /// The transmitter of port p is free (its serialisation ended) or its shaper or pacing allows the next start:
     /// it picks the next packet.
     pub(crate) fn on_port(&mut self, p: u32) {
-        if self.roce {
-            self.roce_ports[p as usize].wake = None;
+        if self.net.roce {
+            self.net.roce_ports[p as usize].wake = None;
         }
-        self.ports[p as usize].pending = false;
+        self.net.ports[p as usize].pending = false;
         self.try_start(p);
     }
 
     pub(crate) fn on_pipe(&mut self, p: u32) {
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.net.ports[p as usize];
         let (_, pkt) = port
             .pipe
             .pop_front()
@@ -333,9 +375,9 @@ impl Sim {
             self.q.schedule(t, Ev::Pipe(p));
         }
         let (v, to_switch) = (port.peer_node, port.peer_is_switch);
-        if self.faults {
-            let link = self.topo.ports[p as usize].link as usize;
-            if !self.link_up[link] || (self.link_ber[link] > 0.0 && self.bit_error(pkt, link, v)) {
+        if self.faults.any {
+            let link = self.net.topo.ports[p as usize].link as usize;
+            if !self.faults.link_up[link] || (self.faults.link_ber[link] > 0.0 && self.bit_error(pkt, link, v)) {
                 return self.lose_on_link(pkt, p);
             }
         }

@@ -124,24 +124,60 @@ impl Mmu {
     }
 }
 
+/// The shared-buffer switches and PFC: each switch's MMU (`mmu_of[node]` indexes `mmus`, or NONE), each packet's
+/// ingress port at its shared-buffer switch, PFC's switch and frame size, the deadlock watchdog (transmissions
+/// started, and at the last check; its period; whether it is pending; the cycle it found), and the log of PFC
+/// frames taking effect (time ps, port, pause?). Holds no absolute time but the log, which is history.
+pub(crate) struct Pfc {
+    pub(crate) mmus: Vec<Mmu>,
+    pub(crate) mmu_of: Vec<u32>,
+    pub(crate) in_port: Vec<u32>,
+    pub(crate) on: bool,
+    pub(crate) frame: u32,
+    pub(crate) tx_started: u64,
+    pub(crate) tx_at_watchdog: u64,
+    pub(crate) watchdog_every: Time,
+    pub(crate) watchdog_pending: bool,
+    pub(crate) deadlock: Option<String>,
+    pub(crate) log: (Vec<u64>, Vec<u32>, Vec<bool>),
+}
+
+impl Default for Pfc {
+    fn default() -> Pfc {
+        Pfc {
+            mmus: Vec::new(),
+            mmu_of: Vec::new(),
+            in_port: Vec::new(),
+            on: false,
+            frame: 0,
+            tx_started: 0,
+            tx_at_watchdog: 0,
+            watchdog_every: Time::MAX,
+            watchdog_pending: false,
+            deadlock: None,
+            log: Default::default(),
+        }
+    }
+}
+
 impl Sim {
     /// A data packet arrived at shared-buffer switch v through upstream port `from`: admit it (or drop it) and
     /// pause the upstream when the ingress crossed its threshold or headroom. Returns whether it was admitted.
     #[inline]
     pub(crate) fn mmu_admit(&mut self, v: u32, pkt: u32, from: u32) -> bool {
-        let rev = self.topo.ports[from as usize].peer_port;
-        let i = self.topo.ports[rev as usize].local as usize;
+        let rev = self.net.topo.ports[from as usize].peer_port;
+        let i = self.net.topo.ports[rev as usize].local as usize;
         let size = self.pkts[pkt as usize].size() as u64;
-        let m = self.mmu_of[v as usize] as usize;
-        if !self.mmus[m].admit(i, size) {
+        let m = self.pfc.mmu_of[v as usize] as usize;
+        if !self.pfc.mmus[m].admit(i, size) {
             return false;
         }
-        self.in_port[pkt as usize] = i as u32;
-        let held = self.mmus[m].held_by(i);
-        let rp = &mut self.roce_ports[rev as usize];
+        self.pfc.in_port[pkt as usize] = i as u32;
+        let held = self.pfc.mmus[m].held_by(i);
+        let rp = &mut self.net.roce_ports[rev as usize];
         rp.peak_ingress = rp.peak_ingress.max(held);
-        if self.pfc_on && self.mmus[m].should_pause(i) {
-            self.mmus[m].paused[i] = true;
+        if self.pfc.on && self.pfc.mmus[m].should_pause(i) {
+            self.pfc.mmus[m].paused[i] = true;
             self.send_pfc(rev, true);
         }
         true
@@ -150,13 +186,13 @@ impl Sim {
     /// A data packet left shared-buffer switch v: free its ingress bytes and resume the upstream if it may.
     #[inline]
     pub(crate) fn mmu_release(&mut self, v: u32, pkt: u32) {
-        let i = self.in_port[pkt as usize] as usize;
+        let i = self.pfc.in_port[pkt as usize] as usize;
         let size = self.pkts[pkt as usize].size() as u64;
-        let m = self.mmu_of[v as usize] as usize;
-        self.mmus[m].release(i, size);
-        if self.mmus[m].should_resume(i) {
-            self.mmus[m].paused[i] = false;
-            let rev = self.topo.port_start[v as usize] + i as u32;
+        let m = self.pfc.mmu_of[v as usize] as usize;
+        self.pfc.mmus[m].release(i, size);
+        if self.pfc.mmus[m].should_resume(i) {
+            self.pfc.mmus[m].paused[i] = false;
+            let rev = self.net.topo.port_start[v as usize] + i as u32;
             self.send_pfc(rev, false);
         }
     }
@@ -164,16 +200,16 @@ impl Sim {
     /// Send a PAUSE (or RESUME) out of switch port `rev` to the port feeding it: the frame waits for the packet
     /// being serialised, takes its own serialisation, then the link delay.
     fn send_pfc(&mut self, rev: u32, pause: bool) {
-        let up = self.topo.ports[rev as usize].peer_port;
-        let busy = self.now < self.ports[rev as usize].busy_until;
-        let rp = &mut self.roce_ports[rev as usize];
+        let up = self.net.topo.ports[rev as usize].peer_port;
+        let busy = self.now < self.net.ports[rev as usize].busy_until;
+        let rp = &mut self.net.roce_ports[rev as usize];
         if pause {
             rp.pause_tx += 1;
         }
         let start = if busy { rp.tx_end.max(self.now) } else { self.now };
-        let tp = &self.topo.ports[rev as usize];
-        let at = start + tp.rate.tx_time(self.pfc_frame as u64) + tp.delay;
-        let up_port = &mut self.roce_ports[up as usize];
+        let tp = &self.net.topo.ports[rev as usize];
+        let at = start + tp.rate.tx_time(self.pfc.frame as u64) + tp.delay;
+        let up_port = &mut self.net.roce_ports[up as usize];
         if up_port.pfc_pipe.is_empty() {
             self.q.schedule(at, Ev::Pfc(up));
         }
@@ -183,14 +219,14 @@ impl Sim {
     /// The head PFC frame travelling toward port u arrives: its data priority pauses or resumes.
     pub(crate) fn on_pfc(&mut self, u: u32) {
         let now = self.now;
-        let port = &mut self.roce_ports[u as usize];
+        let port = &mut self.net.roce_ports[u as usize];
         let (_, pause) = port.pfc_pipe.pop_front().expect("a PFC event implies a frame in flight");
         if let Some(&(t, _)) = port.pfc_pipe.front() {
             self.q.schedule(t, Ev::Pfc(u));
         }
-        self.pfc_log.0.push(now.0);
-        self.pfc_log.1.push(u);
-        self.pfc_log.2.push(pause);
+        self.pfc.log.0.push(now.0);
+        self.pfc.log.1.push(u);
+        self.pfc.log.2.push(pause);
         if pause {
             port.pause_rx += 1;
             if !port.paused {
@@ -207,29 +243,29 @@ impl Sim {
     /// Deadlock watchdog: if nothing was transmitted since the last check while packets wait behind paused
     /// ports, look for a cycle of paused ports; finding one ends the run with it named.
     pub(crate) fn watchdog(&mut self) {
-        self.watchdog_pending = false;
-        let moved = self.tx_started != self.tx_at_watchdog;
-        self.tx_at_watchdog = self.tx_started;
+        self.pfc.watchdog_pending = false;
+        let moved = self.pfc.tx_started != self.pfc.tx_at_watchdog;
+        self.pfc.tx_at_watchdog = self.pfc.tx_started;
         if !moved && self.live > 0 {
             if let Some(cycle) = self.paused_cycle() {
-                self.deadlock = Some(cycle);
+                self.pfc.deadlock = Some(cycle);
                 return;
             }
         }
         // Keep watching while work remains (packets in flight or messages to deliver), not merely while other
         // periodic events (queue samples) exist: those would keep each other alive forever.
-        if self.live > 0 || self.msgs_done < self.msgs.len() as u64 {
-            self.q.schedule(self.now + self.watchdog_every, Ev::Watchdog);
-            self.watchdog_pending = true;
+        if self.live > 0 || self.msg.done < self.msg.msgs.len() as u64 {
+            self.q.schedule(self.now + self.pfc.watchdog_every, Ev::Watchdog);
+            self.pfc.watchdog_pending = true;
         }
     }
 
     /// A cycle of paused ports holding data, each waiting on the next (the next is a port of the node the
     /// previous one feeds), named "node:port -> ... -> node:port"; `None` if there is none. O(ports).
     pub(crate) fn paused_cycle(&self) -> Option<String> {
-        let n = self.ports.len();
+        let n = self.net.ports.len();
         let blocked = |p: usize| {
-            let (s, r) = (&self.ports[p], &self.roce_ports[p]);
+            let (s, r) = (&self.net.ports[p], &self.net.roce_ports[p]);
             r.paused && (s.egress.len() > 0 || !r.qps.is_empty() || !s.senders.is_empty())
         };
         // Iterative DFS over blocked ports; colour 0 = new, 1 = on the stack, 2 = done.
@@ -238,7 +274,7 @@ impl Sim {
             if colour[root] != 0 {
                 continue;
             }
-            let mut stack: Vec<(usize, std::ops::Range<u32>)> = vec![(root, self.topo.ports_of(self.topo.ports[root].peer_node))];
+            let mut stack: Vec<(usize, std::ops::Range<u32>)> = vec![(root, self.net.topo.ports_of(self.net.topo.ports[root].peer_node))];
             colour[root] = 1;
             while let Some((p, next)) = stack.last_mut() {
                 let p = *p;
@@ -247,13 +283,13 @@ impl Sim {
                         let w = w as usize;
                         if colour[w] == 1 {
                             let start = stack.iter().position(|&(q, _)| q == w).expect("on the stack");
-                            let mut names: Vec<String> = stack[start..].iter().map(|&(q, _)| self.topo.port_name(q as u32)).collect();
-                            names.push(self.topo.port_name(w as u32));
+                            let mut names: Vec<String> = stack[start..].iter().map(|&(q, _)| self.net.topo.port_name(q as u32)).collect();
+                            names.push(self.net.topo.port_name(w as u32));
                             return Some(names.join(" -> "));
                         }
                         if colour[w] == 0 {
                             colour[w] = 1;
-                            stack.push((w, self.topo.ports_of(self.topo.ports[w].peer_node)));
+                            stack.push((w, self.net.topo.ports_of(self.net.topo.ports[w].peer_node)));
                         }
                     }
                     None => {

@@ -2,6 +2,7 @@
 
 use crate::events::Ev;
 use crate::sim::Sim;
+use crate::transport::{with_transport, TransportModel};
 use fabricsim_core::Time;
 
 /// A message in flight. Invariant: `received <= size`, `remaining <= size`.
@@ -16,25 +17,61 @@ pub(crate) struct MsgRt {
     pub(crate) complete: Option<Time>,
 }
 
+/// The workload's messages (message m is flow `n_src + m`), and how many were delivered (progress reports).
+#[derive(Default)]
+pub(crate) struct Messages {
+    pub(crate) msgs: Vec<MsgRt>,
+    pub(crate) done: u64,
+}
+
+impl TransportModel for Messages {
+    fn on_packet(sim: &mut Sim, m: u32, _ack: bool, pkt: u32) {
+        let payload = sim.pkts[pkt as usize].payload;
+        sim.msg_rx(m, payload);
+    }
+
+    /// Messages have no timers (their starts are the workload's `Ev::MsgStart`).
+    fn on_timer(_sim: &mut Sim, t: u8, _m: u32) {
+        debug_assert!(false, "messages have no timer {t}");
+    }
+
+    fn next_packet(sim: &mut Sim, p: u32) -> Option<u32> {
+        sim.pull_message(p)
+    }
+
+    fn next_size(sim: &Sim, p: u32) -> Option<u32> {
+        sim.next_message_size(p)
+    }
+
+    fn start(sim: &mut Sim, m: u32) {
+        let p = sim.flows[sim.msg.msgs[m as usize].flow as usize].src_port;
+        sim.net.ports[p as usize].senders.push_back(m);
+        sim.wake_port(p);
+    }
+
+    /// A message holds only its history (start and completion) and byte counts: nothing to move.
+    fn shift(&mut self, _dt: Time) {}
+}
+
 impl Sim {
     /// Wire size of the next packet the NIC would pull from its active messages.
     #[inline]
     pub(crate) fn next_message_size(&self, p: u32) -> Option<u32> {
-        let m = *self.ports[p as usize].senders.front()?;
-        let msg = &self.msgs[m as usize];
+        let m = *self.net.ports[p as usize].senders.front()?;
+        let msg = &self.msg.msgs[m as usize];
         Some((msg.payload as u64).min(msg.remaining) as u32 + msg.header)
     }
 
     /// Next packet of the NIC's active messages (round-robin), or None.
     #[inline]
     pub(crate) fn pull_message(&mut self, p: u32) -> Option<u32> {
-        let m = self.ports[p as usize].senders.pop_front()?;
-        let msg = &mut self.msgs[m as usize];
+        let m = self.net.ports[p as usize].senders.pop_front()?;
+        let msg = &mut self.msg.msgs[m as usize];
         let payload = (msg.payload as u64).min(msg.remaining) as u32;
         msg.remaining -= payload as u64;
         let (flow, header) = (msg.flow, msg.header);
         if msg.remaining > 0 {
-            self.ports[p as usize].senders.push_back(m);
+            self.net.ports[p as usize].senders.push_back(m);
         } else if self.dag.has_sent_dependents(m) {
             let mut out = std::mem::take(&mut self.dag_out);
             self.dag.sent(m, self.now, &mut out);
@@ -43,25 +80,16 @@ impl Sim {
         Some(self.new_packet(flow, payload, header))
     }
 
-    /// Message m becomes active: its NIC starts pulling it.
+    /// Message m becomes active: the run's pulled transport (messages, or RDMA queue pairs) starts it at its NIC.
     pub(crate) fn msg_start(&mut self, m: u32) {
-        let now = self.now;
-        let msg = &mut self.msgs[m as usize];
-        msg.started = Some(now);
-        if self.rdma.is_some() {
-            return self.qp_start(m);
-        }
-        let flow = msg.flow as usize;
-        let p = self.flows[flow].src_port;
-        let port = &mut self.ports[p as usize];
-        port.senders.push_back(m);
-        self.wake_port(p);
+        self.msg.msgs[m as usize].started = Some(self.now);
+        with_transport!(self.pulled, T => T::start(self, m));
     }
 
     /// Payload of message m arrived; the message completes with its last byte.
     #[inline]
     pub(crate) fn msg_rx(&mut self, m: u32, payload: u32) {
-        let msg = &mut self.msgs[m as usize];
+        let msg = &mut self.msg.msgs[m as usize];
         msg.received += payload as u64;
         if msg.received == msg.size {
             self.msg_complete(m);
@@ -70,8 +98,8 @@ impl Sim {
 
     pub(crate) fn msg_complete(&mut self, m: u32) {
         let now = self.now;
-        self.msgs[m as usize].complete = Some(now);
-        self.msgs_done += 1;
+        self.msg.msgs[m as usize].complete = Some(now);
+        self.msg.done += 1;
         let mut out = std::mem::take(&mut self.dag_out);
         self.dag.delivered(m, now, &mut out);
         self.start_released(&mut out);

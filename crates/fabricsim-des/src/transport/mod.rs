@@ -1,4 +1,10 @@
-//! Transports: a closed enum per flow, packet creation, and the receive path that dispatches on the flow's transport.
+//! Transports: the one interface every transport implements (`TransportModel`), the dispatch from a flow or a
+//! timer to its transport, packet creation, and the receive path.
+//!
+//! A transport is one file here: its state (a field of `Sim`, shifted with the rest), its timers (numbered by
+//! itself, carried by `Ev::Timer`), and `TransportModel`'s three entry points: a packet of one of its flows
+//! arrived, one of its timers fired, a NIC asks it for its next packet. Adding one takes that file, one
+//! `TransportKind` arm (with its `timer_base` and a line in `with_transport!`), and its spec section.
 
 pub(crate) mod message;
 pub(crate) mod rdma;
@@ -7,26 +13,92 @@ pub(crate) mod udp;
 
 use crate::packet::Packet;
 use crate::sim::Sim;
+use fabricsim_core::Time;
 
-/// Which transport owns a flow, and its index in that transport's state. A closed enum: dispatch is a match.
+/// The transports. `Ev::Timer` names one; a flow's `Binding` names one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TransportKind {
+    /// UDP sources with ns-3 OnOffApplication semantics (`udp.rs`).
+    Udp,
+    /// Workload messages pulled by their NIC, no retransmission (`message.rs`).
+    Message,
+    /// TCP NewReno/CUBIC with SACK (`tcp.rs`).
+    Tcp,
+    /// RoCEv2 queue pairs: DCQCN or HPCC, go-back-N (`rdma/`).
+    Rdma,
+}
+
+impl TransportKind {
+    /// The tie-key kind of the transport's timer 0 (`Ev::tie_key`); its timers take the kinds from there on.
+    #[inline]
+    pub fn timer_base(self) -> u64 {
+        match self {
+            TransportKind::Udp => 4,
+            TransportKind::Message => 9,
+            TransportKind::Tcp => 11,
+            TransportKind::Rdma => 15,
+        }
+    }
+}
+
+/// Call `$body` with `$T` bound to the state type of transport `$kind` (static dispatch, one arm a transport).
+macro_rules! with_transport {
+    ($kind:expr, $T:ident => $body:expr) => {
+        match $kind {
+            $crate::transport::TransportKind::Udp => {
+                type $T = $crate::transport::udp::Udp;
+                $body
+            }
+            $crate::transport::TransportKind::Message => {
+                type $T = $crate::transport::message::Messages;
+                $body
+            }
+            $crate::transport::TransportKind::Tcp => {
+                type $T = $crate::transport::tcp::Tcp;
+                $body
+            }
+            $crate::transport::TransportKind::Rdma => {
+                type $T = $crate::transport::rdma::Rdma;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_transport;
+
+/// What the engine asks of a transport. Its state is a field of `Sim`; the entry points take the simulation, so a
+/// transport can create packets (`Sim::new_packet`), hand them to a port (`Sim::enqueue`) and schedule its timers
+/// (`Ev::Timer`).
+pub(crate) trait TransportModel {
+    /// A packet of instance `idx`'s data (`ack` false) or reverse (`ack` true) flow reached its destination;
+    /// FlowMonitor has counted it, and its slot stays unchanged until this returns.
+    fn on_packet(sim: &mut Sim, idx: u32, ack: bool, pkt: u32);
+    /// Timer `timer` of instance `idx` fires.
+    fn on_timer(sim: &mut Sim, timer: u8, idx: u32);
+    /// The NIC of port p is free: the transport's next packet there (pulled transports), or None.
+    fn next_packet(_sim: &mut Sim, _p: u32) -> Option<u32> {
+        None
+    }
+    /// The wire size of the packet `next_packet` would give now, without taking it (lossless NICs check credit).
+    fn next_size(_sim: &Sim, _p: u32) -> Option<u32> {
+        None
+    }
+    /// Workload message `m` (this transport's instance m) becomes active at its NIC.
+    fn start(_sim: &mut Sim, _m: u32) {}
+    /// Move every absolute time the transport's state holds by `dt` (pending timers move with the event queue).
+    fn shift(&mut self, dt: Time);
+}
+
+/// A flow's transport, its direction (data, or the reverse flow of ACKs) and its instance in that transport.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Transport {
-    /// UDP source s (`Sim::srcs`).
-    Udp(u32),
-    /// Workload message m (`Sim::msgs`).
-    Message(u32),
-    /// The data direction of TCP connection c (`Sim::tcps`).
-    TcpData(u32),
-    /// The ACK direction of TCP connection c.
-    TcpAck(u32),
-    /// The data of RDMA queue pair q (message q's QP).
-    Rdma(u32),
-    /// The ACKs and NACKs of QP q.
-    RdmaAck(u32),
+pub(crate) struct Binding {
+    pub(crate) kind: TransportKind,
+    pub(crate) ack: bool,
+    pub(crate) idx: u32,
 }
 
 /// Per-flow routing state shared by every transport (flow id = source index, then messages, then TCP data and
-/// ACK flows; see `fabricsim_core::compile`).
+/// ACK flows, then RDMA ACK flows; see `fabricsim_core::compile`).
 pub(crate) struct FlowRt {
     pub(crate) src: u32,
     pub(crate) dst: u32,
@@ -35,7 +107,7 @@ pub(crate) struct FlowRt {
     pub(crate) path: u32,
     /// ECMP salt (per_flow: hash of id and seed; per_message: drawn from the RNG when the flow starts).
     pub(crate) salt: u64,
-    pub(crate) transport: Transport,
+    pub(crate) transport: Binding,
     /// When the flow last handed a packet to its NIC (ps; u64::MAX before the first), for flowlets.
     pub(crate) last_tx: u64,
 }
@@ -66,7 +138,7 @@ impl Sim {
             path: f.path,
             ..Packet::default()
         };
-        let st = &mut self.stats[flow as usize];
+        let st = &mut self.measure.stats[flow as usize];
         st.tx_packets += 1;
         st.tx_bytes += pkt.size() as u64;
         st.first_tx.get_or_insert(self.now.0);
@@ -80,7 +152,7 @@ impl Sim {
         let pk = self.pkts[pkt as usize];
         let now = self.now.0;
         let delay = now - pk.tx_time;
-        let st = &mut self.stats[pk.flow as usize];
+        let st = &mut self.measure.stats[pk.flow as usize];
         st.rx_packets += 1;
         st.rx_bytes += pk.size() as u64;
         st.rx_payload += pk.payload as u64;
@@ -88,28 +160,40 @@ impl Sim {
         st.last_rx = Some(now);
         st.delay_sum += delay;
         st.max_delay = st.max_delay.max(delay);
-        self.totals.rx += 1;
-        if let Some(b) = self.bin {
+        self.measure.totals.rx += 1;
+        if let Some(b) = self.measure.bin {
             let k = (now / b.0) as usize;
-            if self.rx_bins.len() <= k {
-                self.rx_bins.resize(k + 1, 0);
+            if self.measure.rx_bins.len() <= k {
+                self.measure.rx_bins.resize(k + 1, 0);
             }
-            self.rx_bins[k] += pk.payload as u64;
+            self.measure.rx_bins[k] += pk.payload as u64;
         }
         let h = pk.switches as usize;
-        if self.hops.len() <= h {
-            self.hops.resize(h + 1, 0);
+        if self.measure.hops.len() <= h {
+            self.measure.hops.resize(h + 1, 0);
         }
-        self.hops[h] += 1;
+        self.measure.hops[h] += 1;
         self.release(pkt);
-        match self.flows[pk.flow as usize].transport {
-            Transport::Udp(_) => {}
-            Transport::Message(m) => self.msg_rx(m, pk.payload),
-            Transport::TcpData(c) => self.tcp_rx_data(c as usize, self.hdrs[pkt as usize]),
-            Transport::TcpAck(c) => self.tcp_rx_ack(c as usize, self.hdrs[pkt as usize]),
-            // The slot was released above but nothing reuses it before these return (they read it first).
-            Transport::Rdma(q) => self.rdma_rx_data(q, pkt),
-            Transport::RdmaAck(q) => self.rdma_rx_ack(q, pkt),
-        }
+        // The slot was released above but nothing reuses it before the transport returns (it reads it first).
+        let b = self.flows[pk.flow as usize].transport;
+        with_transport!(b.kind, T => T::on_packet(self, b.idx, b.ack, pkt));
+    }
+
+    /// Transport timer `timer` of instance `idx` fires.
+    #[inline]
+    pub(crate) fn on_timer(&mut self, kind: TransportKind, timer: u8, idx: u32) {
+        with_transport!(kind, T => T::on_timer(self, timer, idx));
+    }
+
+    /// The next packet the NIC of port p pulls from the run's pulled transport, if any.
+    #[inline]
+    pub(crate) fn pull(&mut self, p: u32) -> Option<u32> {
+        with_transport!(self.pulled, T => T::next_packet(self, p))
+    }
+
+    /// The wire size of the packet `pull` would give now.
+    #[inline]
+    pub(crate) fn pull_size(&self, p: u32) -> Option<u32> {
+        with_transport!(self.pulled, T => T::next_size(self, p))
     }
 }

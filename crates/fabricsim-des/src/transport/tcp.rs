@@ -8,8 +8,68 @@
 
 use crate::events::{Ev, EventId};
 use crate::sim::Sim;
+use crate::transport::{TransportKind, TransportModel};
 use fabricsim_core::spec::{TcpCc, TcpSpec};
 use fabricsim_core::Time;
+
+/// The TCP connections (connection c's data flow is `conns[c].data_flow`, its ACK flow `conns[c].ack_flow`) and
+/// the TCP header of every packet id (meaningful only for packets of TCP flows).
+#[derive(Default)]
+pub(crate) struct Tcp {
+    pub(crate) conns: Vec<TcpConn>,
+    pub(crate) hdrs: Vec<TcpHdr>,
+}
+
+/// The TCP timers (`Ev::Timer(TransportKind::Tcp, timer, connection)`).
+pub(crate) const T_START: u8 = 0;
+pub(crate) const T_STOP: u8 = 1;
+pub(crate) const T_RTO: u8 = 2;
+pub(crate) const T_DELACK: u8 = 3;
+
+pub(crate) fn timer(t: u8, c: u32) -> Ev {
+    Ev::Timer(TransportKind::Tcp, t, c)
+}
+
+impl TransportModel for Tcp {
+    fn on_packet(sim: &mut Sim, c: u32, ack: bool, pkt: u32) {
+        let h = sim.tcp.hdrs[pkt as usize];
+        if ack {
+            sim.tcp_rx_ack(c as usize, h)
+        } else {
+            sim.tcp_rx_data(c as usize, h)
+        }
+    }
+
+    fn on_timer(sim: &mut Sim, t: u8, c: u32) {
+        match t {
+            T_START => sim.tcp_start(c),
+            T_STOP => sim.tcp_stop(c),
+            T_RTO => sim.tcp_rto(c),
+            T_DELACK => sim.tcp_delack(c),
+            other => debug_assert!(false, "TCP has no timer {other}"),
+        }
+    }
+
+    /// The timestamps in flight (every header's TSval/TSecr, the receivers' TS.Recent) and CUBIC's epoch, round
+    /// and last-ACK times; RTT estimates and the RTO are durations and stay.
+    fn shift(&mut self, dt: Time) {
+        for h in &mut self.hdrs {
+            h.ts_val += dt.0;
+            if h.ts_ecr != 0 {
+                h.ts_ecr += dt.0;
+            }
+        }
+        for c in &mut self.conns {
+            if c.ts_recent != 0 {
+                c.ts_recent += dt.0;
+            }
+            let cu = &mut c.cubic;
+            cu.epoch_start = cu.epoch_start.map(|t| t + dt);
+            cu.round_start = cu.round_start + dt;
+            cu.last_ack = cu.last_ack + dt;
+        }
+    }
+}
 
 pub(crate) const SYN: u8 = 1;
 pub(crate) const ACK: u8 = 2;
@@ -477,30 +537,30 @@ impl TcpConn {
 impl Sim {
     /// Send one TCP packet on `flow` from the connection's end; counts it as sent and enqueues it at the NIC.
     fn tcp_emit(&mut self, c: usize, flow: u32, hdr: TcpHdr) {
-        let conn = &self.tcps[c];
+        let conn = &self.tcp.conns[c];
         let mut header = conn.cfg.header_bytes as u32;
         if hdr.n_sack > 0 {
             header += (2 + 8 * hdr.n_sack as u32).div_ceil(4) * 4;
         }
         let pkt = self.new_packet(flow, hdr.len, header);
-        if self.hdrs.len() <= pkt as usize {
-            self.hdrs.resize(pkt as usize + 1, TcpHdr::default());
+        if self.tcp.hdrs.len() <= pkt as usize {
+            self.tcp.hdrs.resize(pkt as usize + 1, TcpHdr::default());
         }
-        self.hdrs[pkt as usize] = hdr;
+        self.tcp.hdrs[pkt as usize] = hdr;
         let port = self.flows[flow as usize].src_port;
         self.enqueue(port, pkt);
     }
 
     fn tcp_arm_rto(&mut self, c: usize) {
-        if let Some(id) = self.tcps[c].rto_ev.take() {
+        if let Some(id) = self.tcp.conns[c].rto_ev.take() {
             self.q.cancel(id);
         }
-        let at = self.now + self.tcps[c].rto;
-        self.tcps[c].rto_ev = Some(self.q.schedule(at, Ev::TcpRto(c as u32)));
+        let at = self.now + self.tcp.conns[c].rto;
+        self.tcp.conns[c].rto_ev = Some(self.q.schedule(at, timer(T_RTO, c as u32)));
     }
 
     fn tcp_cancel_rto(&mut self, c: usize) {
-        if let Some(id) = self.tcps[c].rto_ev.take() {
+        if let Some(id) = self.tcp.conns[c].rto_ev.take() {
             self.q.cancel(id);
         }
     }
@@ -508,7 +568,7 @@ impl Sim {
     pub(crate) fn tcp_start(&mut self, c: u32) {
         let c = c as usize;
         let now = self.now;
-        let conn = &mut self.tcps[c];
+        let conn = &mut self.tcp.conns[c];
         conn.phase = Phase::SynSent;
         conn.started = Some(now);
         self.tcp_send_syn(c);
@@ -516,7 +576,7 @@ impl Sim {
 
     /// Send (or resend) connection c's SYN and arm its retransmission timer.
     fn tcp_send_syn(&mut self, c: usize) {
-        let flow = self.tcps[c].data_flow;
+        let flow = self.tcp.conns[c].data_flow;
         let now = self.now;
         self.tcp_emit(
             c,
@@ -531,14 +591,14 @@ impl Sim {
     }
 
     pub(crate) fn tcp_stop(&mut self, c: u32) {
-        self.tcps[c as usize].stopped = true;
+        self.tcp.conns[c as usize].stopped = true;
     }
 
     /// Send what cwnd, the peer's window and the application allow: retransmissions of lost holes first.
     fn tcp_send(&mut self, c: usize) {
         let now = self.now;
         loop {
-            let conn = &mut self.tcps[c];
+            let conn = &mut self.tcp.conns[c];
             if conn.phase != Phase::Established {
                 return;
             }
@@ -600,7 +660,7 @@ impl Sim {
     pub(crate) fn tcp_rto(&mut self, c: u32) {
         let c = c as usize;
         let now = self.now;
-        let conn = &mut self.tcps[c];
+        let conn = &mut self.tcp.conns[c];
         conn.rto_ev = None;
         match conn.phase {
             Phase::SynSent => {
@@ -635,7 +695,7 @@ impl Sim {
     pub(crate) fn tcp_rx_data(&mut self, c: usize, h: TcpHdr) {
         let now = self.now;
         if h.flags & SYN != 0 {
-            let conn = &mut self.tcps[c];
+            let conn = &mut self.tcp.conns[c];
             conn.ts_recent = h.ts_val;
             let flow = conn.ack_flow;
             let rwnd = conn.cfg.rcv_buf_bytes;
@@ -655,7 +715,7 @@ impl Sim {
         if h.len == 0 {
             return; // the handshake's final ACK
         }
-        let conn = &mut self.tcps[c];
+        let conn = &mut self.tcp.conns[c];
         let (a, b) = (h.seq, h.seq + h.len as u64);
         let mut immediate = false;
         if b <= conn.rcv_nxt {
@@ -685,25 +745,25 @@ impl Sim {
             self.tcp_send_ack(c);
         } else if conn.delack_ev.is_none() {
             let at = now + Time(conn.cfg.delack_timeout_ps);
-            self.tcps[c].delack_ev = Some(self.q.schedule(at, Ev::TcpDelAck(c as u32)));
+            self.tcp.conns[c].delack_ev = Some(self.q.schedule(at, timer(T_DELACK, c as u32)));
         }
     }
 
     pub(crate) fn tcp_delack(&mut self, c: u32) {
         let c = c as usize;
-        self.tcps[c].delack_ev = None;
-        if self.tcps[c].unacked > 0 {
+        self.tcp.conns[c].delack_ev = None;
+        if self.tcp.conns[c].unacked > 0 {
             self.tcp_send_ack(c);
         }
     }
 
     fn tcp_send_ack(&mut self, c: usize) {
         let now = self.now;
-        let conn = &mut self.tcps[c];
+        let conn = &mut self.tcp.conns[c];
         if let Some(id) = conn.delack_ev.take() {
             self.q.cancel(id);
         }
-        let conn = &mut self.tcps[c];
+        let conn = &mut self.tcp.conns[c];
         conn.unacked = 0;
         let mut hdr = TcpHdr {
             ack: conn.rcv_nxt,
@@ -741,7 +801,7 @@ impl Sim {
     /// An ACK (or SYN-ACK) of connection c reached the sender.
     pub(crate) fn tcp_rx_ack(&mut self, c: usize, h: TcpHdr) {
         let now = self.now;
-        let conn = &mut self.tcps[c];
+        let conn = &mut self.tcp.conns[c];
         if h.flags & SYN != 0 {
             if conn.phase != Phase::SynSent {
                 return;
@@ -864,7 +924,7 @@ impl Sim {
                         // Limited transmit (RFC 3042): one new segment per early duplicate ACK.
                         conn.cwnd += conn.mss;
                         self.tcp_send(c);
-                        let conn = &mut self.tcps[c];
+                        let conn = &mut self.tcp.conns[c];
                         conn.cwnd -= conn.mss;
                         return;
                     }

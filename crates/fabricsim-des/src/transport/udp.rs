@@ -2,6 +2,7 @@
 
 use crate::events::{Ev, EventId};
 use crate::sim::Sim;
+use crate::transport::{TransportKind, TransportModel};
 use fabricsim_core::spec::SourceKind;
 use fabricsim_core::{Bps, Time};
 
@@ -22,47 +23,90 @@ pub(crate) struct SourceRt {
     pub(crate) toggle_ev: Option<EventId>,
 }
 
+/// The UDP sources (source s is flow s).
+#[derive(Default)]
+pub(crate) struct Udp {
+    pub(crate) srcs: Vec<SourceRt>,
+}
+
+/// The UDP timers (`Ev::Timer(TransportKind::Udp, timer, source)`).
+pub(crate) const SEND: u8 = 0;
+pub(crate) const ON: u8 = 1;
+pub(crate) const OFF: u8 = 2;
+pub(crate) const START: u8 = 3;
+pub(crate) const STOP: u8 = 4;
+
+fn timer(t: u8, s: u32) -> Ev {
+    Ev::Timer(TransportKind::Udp, t, s)
+}
+
+impl TransportModel for Udp {
+    /// UDP has no receiver state: FlowMonitor's counts are the whole of it.
+    fn on_packet(_sim: &mut Sim, _idx: u32, _ack: bool, _pkt: u32) {}
+
+    fn on_timer(sim: &mut Sim, t: u8, s: u32) {
+        match t {
+            SEND => sim.src_send(s),
+            ON => sim.src_on(s),
+            OFF => sim.src_off(s),
+            START => {
+                sim.src_cancel(s);
+                sim.src_schedule_on(s);
+            }
+            STOP => sim.src_cancel(s),
+            other => debug_assert!(false, "UDP has no timer {other}"),
+        }
+    }
+
+    /// The start of the current interval (residual bits are measured from it).
+    fn shift(&mut self, dt: Time) {
+        for s in &mut self.srcs {
+            s.last_start = s.last_start + dt;
+        }
+    }
+}
+
 impl Sim {
     /// ns-3 ScheduleStartEvent: the on period begins after an off period (zero for CBR).
     pub(crate) fn src_schedule_on(&mut self, s: u32) {
-        let src = &self.srcs[s as usize];
+        let src = &self.udp.srcs[s as usize];
         let off = if src.kind == SourceKind::Cbr {
             Time::ZERO
         } else {
             src.off
         };
-        let id = self.q.schedule(self.now + off, Ev::SrcOn(s));
-        self.srcs[s as usize].toggle_ev = Some(id);
+        let id = self.q.schedule(self.now + off, timer(ON, s));
+        self.udp.srcs[s as usize].toggle_ev = Some(id);
     }
 
     /// ns-3 StartSending: first packet after (packet bits − residual bits)/rate, then the on timer.
     pub(crate) fn src_on(&mut self, s: u32) {
         let now = self.now;
-        let src = &mut self.srcs[s as usize];
+        let src = &mut self.udp.srcs[s as usize];
         src.toggle_ev = None;
         src.last_start = now;
         self.src_next_tx(s);
-        let src = &mut self.srcs[s as usize];
+        let src = &mut self.udp.srcs[s as usize];
         if src.kind == SourceKind::Onoff {
-            let id = self.q.schedule(now + src.on, Ev::SrcOff(s));
-            self.srcs[s as usize].toggle_ev = Some(id);
+            let id = self.q.schedule(now + src.on, timer(OFF, s));
+            self.udp.srcs[s as usize].toggle_ev = Some(id);
         }
     }
 
     pub(crate) fn src_next_tx(&mut self, s: u32) {
-        let src = &self.srcs[s as usize];
+        let src = &self.udp.srcs[s as usize];
         if src.max_bytes.is_none_or(|m| src.tot_bytes < m) {
             let bits = (src.payload as u64 * 8).saturating_sub(src.residual_bits);
             let at = self.now + src.rate.bits_time_round(bits);
-            let id = self.q.schedule(at, Ev::SrcSend(s));
-            self.srcs[s as usize].send_ev = Some(id);
+            let id = self.q.schedule(at, timer(SEND, s));
+            self.udp.srcs[s as usize].send_ev = Some(id);
         } else {
             self.src_cancel(s);
         }
     }
 
     pub(crate) fn src_send(&mut self, s: u32) {
-        let src = &mut self.srcs[s as usize];
+        let src = &mut self.udp.srcs[s as usize];
         src.send_ev = None;
         let (flow, payload, header) = (src.flow, src.payload, src.header);
         src.tot_bytes += payload as u64;
@@ -75,7 +119,7 @@ impl Sim {
     }
 
     pub(crate) fn src_off(&mut self, s: u32) {
-        self.srcs[s as usize].toggle_ev = None;
+        self.udp.srcs[s as usize].toggle_ev = None;
         self.src_cancel(s);
         self.src_schedule_on(s);
     }
@@ -83,7 +127,7 @@ impl Sim {
     /// ns-3 CancelEvents: remember the bits accrued since the last packet, cancel send and toggle timers.
     pub(crate) fn src_cancel(&mut self, s: u32) {
         let now = self.now;
-        let src = &mut self.srcs[s as usize];
+        let src = &mut self.udp.srcs[s as usize];
         if let Some(id) = src.send_ev.take() {
             let dt = (now - src.last_start).0 as u128;
             let bits = (dt * src.rate.0 as u128 / Time::PS_PER_S as u128) as u64;

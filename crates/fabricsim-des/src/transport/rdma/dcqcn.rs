@@ -8,7 +8,7 @@
 //! additive increase (target += AI), then hyper increase (target += HAI), each followed by
 //! rate ← (rate + target)/2, the target capped at line rate. No byte counter (the peer has none).
 
-use crate::events::{Ev, EventId};
+use crate::events::EventId;
 use crate::sim::Sim;
 use fabricsim_core::Time;
 
@@ -44,10 +44,10 @@ impl State {
 impl Sim {
     /// An ACK of QP q carried a CNP.
     pub(crate) fn dcqcn_cnp(&mut self, q: u32) {
-        let cfg = &self.rdma.as_ref().expect("[rdma]").spec;
+        let cfg = &self.rdma.cfg.as_ref().expect("[rdma]").spec;
         let (t_alpha, t_dec) = (Time(cfg.alpha_resume_interval_ps), Time(cfg.rate_decrease_interval_ps));
         let now = self.now;
-        let st = &mut self.qps[q as usize].dcqcn;
+        let st = &mut self.rdma.qps[q as usize].dcqcn;
         st.alpha_cnp = true;
         st.decrease_cnp = true;
         if st.first_cnp {
@@ -55,31 +55,31 @@ impl Sim {
             st.alpha_cnp = false;
             st.first_cnp = false;
             // The peer adds 1 ns so that the first decrease check follows the α update of the same instant.
-            st.ev_alpha = Some(self.q.schedule(now + t_alpha, Ev::QpAlpha(q)));
-            st.ev_decrease = Some(self.q.schedule(now + t_dec + Time(1000), Ev::QpDecrease(q)));
-            let rate = self.qps[q as usize].rate;
-            self.qps[q as usize].dcqcn.target = rate;
+            st.ev_alpha = Some(self.q.schedule(now + t_alpha, super::timer(super::T_ALPHA, q)));
+            st.ev_decrease = Some(self.q.schedule(now + t_dec + Time(1000), super::timer(super::T_DECREASE, q)));
+            let rate = self.rdma.qps[q as usize].rate;
+            self.rdma.qps[q as usize].dcqcn.target = rate;
         }
     }
 
     /// The α timer of QP q.
     pub(crate) fn dcqcn_alpha(&mut self, q: u32) {
-        let cfg = &self.rdma.as_ref().expect("[rdma]").spec;
+        let cfg = &self.rdma.cfg.as_ref().expect("[rdma]").spec;
         let (g, t) = (cfg.g, Time(cfg.alpha_resume_interval_ps));
         let now = self.now;
-        let st = &mut self.qps[q as usize].dcqcn;
+        let st = &mut self.rdma.qps[q as usize].dcqcn;
         st.alpha = (1.0 - g) * st.alpha + if st.alpha_cnp { g } else { 0.0 };
         st.alpha_cnp = false;
-        st.ev_alpha = Some(self.q.schedule(now + t, Ev::QpAlpha(q)));
+        st.ev_alpha = Some(self.q.schedule(now + t, super::timer(super::T_ALPHA, q)));
     }
 
     /// The rate-decrease check of QP q.
     pub(crate) fn dcqcn_decrease(&mut self, q: u32) {
-        let cfg = &self.rdma.as_ref().expect("[rdma]").spec;
+        let cfg = &self.rdma.cfg.as_ref().expect("[rdma]").spec;
         let (t_dec, t_inc, clamp) = (Time(cfg.rate_decrease_interval_ps), Time(cfg.rp_timer_ps), cfg.clamp_target_rate);
         let now = self.now;
-        let qp = &mut self.qps[q as usize];
-        qp.dcqcn.ev_decrease = Some(self.q.schedule(now + t_dec, Ev::QpDecrease(q)));
+        let qp = &mut self.rdma.qps[q as usize];
+        qp.dcqcn.ev_decrease = Some(self.q.schedule(now + t_dec, super::timer(super::T_DECREASE, q)));
         if qp.dcqcn.decrease_cnp {
             if clamp || qp.dcqcn.stage != 0 {
                 qp.dcqcn.target = qp.rate;
@@ -90,18 +90,18 @@ impl Sim {
             if let Some(id) = qp.dcqcn.ev_increase.take() {
                 self.q.cancel(id);
             }
-            self.qps[q as usize].dcqcn.ev_increase = Some(self.q.schedule(now + t_inc, Ev::QpIncrease(q)));
+            self.rdma.qps[q as usize].dcqcn.ev_increase = Some(self.q.schedule(now + t_inc, super::timer(super::T_INCREASE, q)));
             self.set_rate(q, rate);
         }
     }
 
     /// The rate-increase timer of QP q: fast recovery, additive or hyper increase.
     pub(crate) fn dcqcn_increase(&mut self, q: u32) {
-        let cfg = &self.rdma.as_ref().expect("[rdma]").spec;
+        let cfg = &self.rdma.cfg.as_ref().expect("[rdma]").spec;
         let (t_inc, f, ai, hai) = (Time(cfg.rp_timer_ps), cfg.fast_recovery_times, cfg.rate_ai_bps as f64, cfg.rate_hai_bps as f64);
         let now = self.now;
-        let qp = &mut self.qps[q as usize];
-        qp.dcqcn.ev_increase = Some(self.q.schedule(now + t_inc, Ev::QpIncrease(q)));
+        let qp = &mut self.rdma.qps[q as usize];
+        qp.dcqcn.ev_increase = Some(self.q.schedule(now + t_inc, super::timer(super::T_INCREASE, q)));
         let st = &mut qp.dcqcn;
         if st.stage == f {
             st.target = (st.target + ai).min(qp.max_rate);
@@ -115,7 +115,7 @@ impl Sim {
 
     /// QP q finished: its timers stop.
     pub(crate) fn dcqcn_stop(&mut self, q: u32) {
-        let st = &mut self.qps[q as usize].dcqcn;
+        let st = &mut self.rdma.qps[q as usize].dcqcn;
         let evs = [st.ev_alpha.take(), st.ev_decrease.take(), st.ev_increase.take()];
         for id in evs.into_iter().flatten() {
             self.q.cancel(id);

@@ -25,14 +25,21 @@ impl State {
     pub(crate) fn new(line: f64) -> State {
         State { cur_rate: line, inc_stage: 0, last_update_seq: 0, u: 1.0, hops: [IntHop::default(); MAX_HOPS] }
     }
+
+    /// Move the INT snapshot times by `dt`.
+    pub(crate) fn shift(&mut self, dt: Time) {
+        for h in &mut self.hops {
+            h.ts += dt.0;
+        }
+    }
 }
 
 impl Sim {
     /// An ACK of QP q with INT stack `ints[ack]` reached the sender.
     pub(crate) fn hpcc_ack(&mut self, q: u32, ack: u32) {
-        let ack_seq = self.pkts[ack as usize].psn as u64 * self.qps[q as usize].mtu as u64;
-        let fast_react = self.rdma.as_ref().expect("[rdma]").spec.fast_react;
-        if ack_seq > self.qps[q as usize].hpcc.last_update_seq {
+        let ack_seq = self.pkts[ack as usize].psn as u64 * self.rdma.qps[q as usize].mtu as u64;
+        let fast_react = self.rdma.cfg.as_ref().expect("[rdma]").spec.fast_react;
+        if ack_seq > self.rdma.qps[q as usize].hpcc.last_update_seq {
             self.hpcc_update(q, ack, false);
         } else if fast_react {
             self.hpcc_update(q, ack, true);
@@ -40,11 +47,11 @@ impl Sim {
     }
 
     fn hpcc_update(&mut self, q: u32, ack: u32, fast: bool) {
-        let ints: IntStack = self.ints[ack as usize];
-        let cfg = self.rdma.as_ref().expect("[rdma]");
+        let ints: IntStack = self.rdma.ints[ack as usize];
+        let cfg = self.rdma.cfg.as_ref().expect("[rdma]");
         let (eta, max_stage, ai) = (cfg.spec.eta, cfg.spec.max_stage, cfg.spec.hpcc_rate_ai_bps as f64);
         let (t, w) = (cfg.base_rtt.0 as f64, cfg.bdp as f64);
-        let qp = &mut self.qps[q as usize];
+        let qp = &mut self.rdma.qps[q as usize];
         let next_seq = qp.snd_nxt;
         let n = ints.n as usize;
         if qp.hpcc.last_update_seq == 0 {
@@ -93,7 +100,7 @@ impl Sim {
             }
             self.set_rate(q, rate);
         }
-        let qp = &mut self.qps[q as usize];
+        let qp = &mut self.rdma.qps[q as usize];
         if !fast && next_seq > qp.hpcc.last_update_seq {
             qp.hpcc.last_update_seq = next_seq;
         }
@@ -102,9 +109,9 @@ impl Sim {
     /// A switch port p dequeues HPCC data packet `pkt`: append its INT record (before `tx_bytes` counts it).
     #[inline]
     pub(crate) fn int_push(&mut self, p: u32, pkt: u32) {
-        let port = &self.ports[p as usize];
-        let hop = IntHop { ts: self.now.0, tx_bytes: port.tx_bytes, qlen: port.egress.bytes() + self.roce_ports[p as usize].ctrl_bytes, rate: port.rate.0 };
-        let st = &mut self.ints[pkt as usize];
+        let port = &self.net.ports[p as usize];
+        let hop = IntHop { ts: self.now.0, tx_bytes: port.tx_bytes, qlen: port.egress.bytes() + self.net.roce_ports[p as usize].ctrl_bytes, rate: port.rate.0 };
+        let st = &mut self.rdma.ints[pkt as usize];
         if (st.n as usize) < MAX_HOPS {
             st.hops[st.n as usize] = hop;
             st.n += 1;

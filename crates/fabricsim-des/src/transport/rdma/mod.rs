@@ -9,9 +9,76 @@
 pub(crate) mod dcqcn;
 pub(crate) mod hpcc;
 
+use crate::events::Ev;
 use crate::sim::Sim;
+use crate::transport::{TransportKind, TransportModel};
 use fabricsim_core::spec::{RdmaCc, RdmaSpec};
 use fabricsim_core::Time;
+
+/// The RDMA state: the configuration (None without `[rdma]`), one QP per message, HPCC's INT stacks by packet id,
+/// the rate log and the CNPs received.
+#[derive(Default)]
+pub(crate) struct Rdma {
+    pub(crate) cfg: Option<RdmaCfg>,
+    pub(crate) qps: Vec<Qp>,
+    pub(crate) hpcc_on: bool,
+    pub(crate) ints: Vec<IntStack>,
+    pub(crate) rates: RateLog,
+    pub(crate) cnps: u64,
+}
+
+/// The DCQCN timers of a QP (`Ev::Timer(TransportKind::Rdma, timer, qp)`).
+pub(crate) const T_ALPHA: u8 = 0;
+pub(crate) const T_DECREASE: u8 = 1;
+pub(crate) const T_INCREASE: u8 = 2;
+
+pub(crate) fn timer(t: u8, q: u32) -> Ev {
+    Ev::Timer(TransportKind::Rdma, t, q)
+}
+
+impl TransportModel for Rdma {
+    fn on_packet(sim: &mut Sim, q: u32, ack: bool, pkt: u32) {
+        if ack {
+            sim.rdma_rx_ack(q, pkt)
+        } else {
+            sim.rdma_rx_data(q, pkt)
+        }
+    }
+
+    fn on_timer(sim: &mut Sim, t: u8, q: u32) {
+        match t {
+            T_ALPHA => sim.dcqcn_alpha(q),
+            T_DECREASE => sim.dcqcn_decrease(q),
+            T_INCREASE => sim.dcqcn_increase(q),
+            other => debug_assert!(false, "RDMA has no timer {other}"),
+        }
+    }
+
+    fn next_packet(sim: &mut Sim, p: u32) -> Option<u32> {
+        if sim.net.roce_ports[p as usize].qps.is_empty() {
+            return None;
+        }
+        sim.pull_qp(p)
+    }
+
+    fn start(sim: &mut Sim, m: u32) {
+        sim.qp_start(m)
+    }
+
+    /// Each QP's pacing time and NACK timer, HPCC's last update, and the INT timestamps of packets in flight.
+    fn shift(&mut self, dt: Time) {
+        for qp in &mut self.qps {
+            qp.next_avail = qp.next_avail + dt;
+            qp.nack_timer = qp.nack_timer + dt;
+            qp.hpcc.shift(dt);
+        }
+        for s in &mut self.ints {
+            for h in &mut s.hops[..s.n as usize] {
+                h.ts += dt.0;
+            }
+        }
+    }
+}
 
 /// Traffic class of ACKs and NACKs when `ack_high_priority` (strict priority, never paused, no buffer accounting).
 pub(crate) const CLASS_CONTROL: u8 = 1;
@@ -128,11 +195,11 @@ pub(crate) fn tx_ps(bytes: u32, rate: f64) -> u64 {
 impl Sim {
     /// QP q (message q) becomes active at its NIC.
     pub(crate) fn qp_start(&mut self, q: u32) {
-        let flow = self.qps[q as usize].flow;
-        self.qps[q as usize].next_avail = self.now;
+        let flow = self.rdma.qps[q as usize].flow;
+        self.rdma.qps[q as usize].next_avail = self.now;
         self.log_rate(q);
         let p = self.flows[flow as usize].src_port;
-        self.roce_ports[p as usize].qps.push_back(q);
+        self.net.roce_ports[p as usize].qps.push_back(q);
         self.kick(p);
     }
 
@@ -141,12 +208,12 @@ impl Sim {
     /// O(active QPs of the NIC).
     pub(crate) fn pull_qp(&mut self, p: u32) -> Option<u32> {
         let now = self.now;
-        let var = self.rdma.as_ref().is_some_and(|r| r.spec.var_window);
-        let n = self.roce_ports[p as usize].qps.len();
+        let var = self.rdma.cfg.as_ref().is_some_and(|r| r.spec.var_window);
+        let n = self.net.roce_ports[p as usize].qps.len();
         let mut wake = Time::MAX;
         for k in 0..n {
-            let q = self.roce_ports[p as usize].qps[k];
-            let qp = &self.qps[q as usize];
+            let q = self.net.roce_ports[p as usize].qps[k];
+            let qp = &self.rdma.qps[q as usize];
             if qp.snd_nxt >= qp.size {
                 continue;
             }
@@ -159,17 +226,17 @@ impl Sim {
                 continue;
             }
             // Serve q and move it behind the others (round-robin).
-            let rp = &mut self.roce_ports[p as usize];
+            let rp = &mut self.net.roce_ports[p as usize];
             rp.qps.remove(k);
             rp.qps.push_back(q);
             return Some(self.qp_packet(q));
         }
         if wake != Time::MAX {
-            let port = &mut self.ports[p as usize];
+            let port = &mut self.net.ports[p as usize];
             if !port.pending {
                 port.pending = true;
                 let id = self.q.schedule(wake, crate::events::Ev::Port(p));
-                self.roce_ports[p as usize].wake = Some(id);
+                self.net.roce_ports[p as usize].wake = Some(id);
             }
         }
         None
@@ -178,9 +245,9 @@ impl Sim {
     /// Let NIC port p send now if it is only waiting on a pacing wake-up (a window opened, a QP started or the
     /// port resumed): the wake-up is cancelled and the transmitter tried at once, as the peer's TriggerTransmit.
     pub(crate) fn kick(&mut self, p: u32) {
-        if let Some(id) = self.roce_ports[p as usize].wake.take() {
+        if let Some(id) = self.net.roce_ports[p as usize].wake.take() {
             self.q.cancel(id);
-            self.ports[p as usize].pending = false;
+            self.net.ports[p as usize].pending = false;
         }
         self.wake_port(p);
     }
@@ -189,7 +256,7 @@ impl Sim {
     /// serialisation at the QP's rate later.
     fn qp_packet(&mut self, q: u32) -> u32 {
         let now = self.now;
-        let qp = &mut self.qps[q as usize];
+        let qp = &mut self.rdma.qps[q as usize];
         let payload = (qp.mtu as u64).min(qp.size - qp.snd_nxt) as u32;
         let psn = (qp.snd_nxt / qp.mtu as u64) as u32;
         qp.snd_nxt += payload as u64;
@@ -199,8 +266,8 @@ impl Sim {
         let (flow, header) = (qp.flow, qp.header);
         let pkt = self.new_packet(flow, payload, header);
         self.pkts[pkt as usize].psn = psn;
-        if self.hpcc_on {
-            self.ints[pkt as usize] = IntStack::default();
+        if self.rdma.hpcc_on {
+            self.rdma.ints[pkt as usize] = IntStack::default();
         }
         pkt
     }
@@ -209,9 +276,9 @@ impl Sim {
     pub(crate) fn rdma_rx_data(&mut self, q: u32, pkt: u32) {
         let now = self.now;
         let pk = self.pkts[pkt as usize];
-        let cfg = &self.rdma.as_ref().expect("an RDMA flow implies [rdma]").spec;
+        let cfg = &self.rdma.cfg.as_ref().expect("an RDMA flow implies [rdma]").spec;
         let nack_interval = Time(cfg.nack_interval_ps);
-        let qp = &mut self.qps[q as usize];
+        let qp = &mut self.rdma.qps[q as usize];
         let seq = pk.psn as u64 * qp.mtu as u64;
         let nack = if seq == qp.expected {
             qp.expected += pk.payload as u64;
@@ -242,9 +309,9 @@ impl Sim {
     /// Send the ACK (or NACK) of QP q for data packet `data` from the receiver's NIC: control class or data
     /// class by `ack_high_priority`; HPCC copies the data packet's INT stack into it.
     fn send_ack(&mut self, q: u32, data: u32, psn: u32, flags: u8) {
-        let cfg = &self.rdma.as_ref().expect("[rdma]").spec;
+        let cfg = &self.rdma.cfg.as_ref().expect("[rdma]").spec;
         let (bytes, high) = (cfg.ack_bytes, cfg.ack_high_priority);
-        let flow = self.qps[q as usize].ack_flow;
+        let flow = self.rdma.qps[q as usize].ack_flow;
         let ack = self.new_packet(flow, 0, bytes);
         let pk = &mut self.pkts[ack as usize];
         pk.psn = psn;
@@ -252,8 +319,8 @@ impl Sim {
         if high {
             pk.class = CLASS_CONTROL;
         }
-        if self.hpcc_on {
-            self.ints[ack as usize] = self.ints[data as usize];
+        if self.rdma.hpcc_on {
+            self.rdma.ints[ack as usize] = self.rdma.ints[data as usize];
         }
         let port = self.flows[flow as usize].src_port;
         if high {
@@ -267,8 +334,8 @@ impl Sim {
     /// (DCQCN) or to the INT stack (HPCC), finish the QP once everything is acknowledged, and let the NIC send.
     pub(crate) fn rdma_rx_ack(&mut self, q: u32, pkt: u32) {
         let pk = self.pkts[pkt as usize];
-        let cc = self.rdma.as_ref().expect("[rdma]").spec.cc;
-        let qp = &mut self.qps[q as usize];
+        let cc = self.rdma.cfg.as_ref().expect("[rdma]").spec.cc;
+        let qp = &mut self.rdma.qps[q as usize];
         if qp.done {
             return;
         }
@@ -278,7 +345,7 @@ impl Sim {
             qp.snd_nxt = qp.snd_una;
         }
         if pk.ecn & FLAG_CNP != 0 {
-            self.cnps += 1;
+            self.rdma.cnps += 1;
             if cc == RdmaCc::Dcqcn {
                 self.dcqcn_cnp(q);
             }
@@ -286,12 +353,12 @@ impl Sim {
         if cc == RdmaCc::Hpcc {
             self.hpcc_ack(q, pkt);
         }
-        let qp = &mut self.qps[q as usize];
+        let qp = &mut self.rdma.qps[q as usize];
         let p = self.flows[qp.flow as usize].src_port;
         if qp.snd_una >= qp.size {
             qp.done = true;
             self.dcqcn_stop(q);
-            let rp = &mut self.roce_ports[p as usize];
+            let rp = &mut self.net.roce_ports[p as usize];
             if let Some(k) = rp.qps.iter().position(|&x| x == q) {
                 rp.qps.remove(k);
             }
@@ -301,8 +368,8 @@ impl Sim {
 
     /// Set QP q's rate (clamped to [min rate, line rate]) and log it.
     pub(crate) fn set_rate(&mut self, q: u32, rate: f64) {
-        let min = self.rdma.as_ref().expect("[rdma]").spec.min_rate_bps as f64;
-        let qp = &mut self.qps[q as usize];
+        let min = self.rdma.cfg.as_ref().expect("[rdma]").spec.min_rate_bps as f64;
+        let qp = &mut self.rdma.qps[q as usize];
         let r = rate.max(min).min(qp.max_rate);
         if r != qp.rate {
             qp.rate = r;
@@ -311,9 +378,9 @@ impl Sim {
     }
 
     pub(crate) fn log_rate(&mut self, q: u32) {
-        let qp = &self.qps[q as usize];
-        self.rates.t_ps.push(self.now.0);
-        self.rates.flow.push(qp.flow);
-        self.rates.rate_bps.push(qp.rate.round() as u64);
+        let qp = &self.rdma.qps[q as usize];
+        self.rdma.rates.t_ps.push(self.now.0);
+        self.rdma.rates.flow.push(qp.flow);
+        self.rdma.rates.rate_bps.push(qp.rate.round() as u64);
     }
 }
