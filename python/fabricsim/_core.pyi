@@ -3,7 +3,7 @@
 Errors are the package's own exceptions (fabricsim.errors): SpecError (with `field` and `reason`),
 ConservationError and SimulationError, all deriving from FabricsimError; they are re-exported here."""
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -47,6 +47,11 @@ def validate(header_json: str, columns: dict[str, Any] | None = None, fidelity: 
     """Compile without simulating (every check of `run`); returns the number of messages after collectives
     are expanded."""
 
+def compile_stats(header_json: str, columns: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Compile as `validate` does and report the cost (benchmarks): "compile_s" (wall seconds from the header
+    JSON and columns to the compiled scenario), "fib_bytes" (forwarding tables), "fib_groups" (attachment
+    switches) and "fib_classes" (base tables the groups share)."""
+
 def expand_collective(spec_json: str, msgs: int, barriers: int, compute: int) -> dict[str, Any]:
     """Columns of one collective (a CollectiveSpec as JSON) appended to a workload with the given counts;
     dependency references are absolute."""
@@ -84,3 +89,17 @@ def roce_presets() -> str:
 
 def version() -> str:
     """Version of the native engine."""
+
+def fast_cli(argv: list[str], progress: Callable[[int, int | None, int, int, int, float], object] | None = None
+             ) -> tuple[int, str, str] | None:
+    """The native start (`fabricsim._entry`): `argv` (without the program name) of the form `run FILE [--seed N]
+    [--fidelity packet|flow] [--quiet] --json` or `validate FILE`, read, resolved, checked and (for `run`)
+    simulated in Rust. Returns (exit code, stdout, stderr) exactly as the click CLI would produce them, or None
+    when the native front door is not sure (any other command or flag, a graph topology, a scenario Python rejects
+    or warns about, an engine error): the caller then runs the click CLI. `progress` is called as `run`'s; Ctrl-C
+    stops the run (exit 130)."""
+
+def native_scenario(path: str) -> tuple[bool, str]:
+    """What the native front door makes of a scenario file, for tests: (True, JSON of {"header", "rows", "columns"},
+    as Python's `Scenario.header()`, `Scenario.to_wire()` (small scenarios, else null) and `Workload.columns()`
+    (as lists, or null without workload rows)), or (False, why it declines)."""

@@ -76,8 +76,8 @@ impl Compiled {
 }
 
 /// Validate and compile. `columns` are appended after the spec's own message and barrier rows, then every
-/// `spec.collectives` entry is expanded and appended in order. O(nodes + links + workload + endpoints ×
-/// (nodes + ports)).
+/// `spec.collectives` entry is expanded and appended in order. O(nodes + links + workload + the forwarding
+/// tables' build: classes × (nodes + ports) plus each group's local region, see `Fib`).
 pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
     spec.validate()?;
     let mut wl = Workload::from_rows(&spec.messages, &spec.barriers);

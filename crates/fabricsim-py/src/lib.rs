@@ -1,10 +1,12 @@
 //! fabricsim._core: the private native module; thin functions over the Rust engines, numpy columns in and out, GIL released while simulating.
 
 mod error;
+mod fast;
 
 use fabricsim_core::compile::{compile, Compiled};
 use fabricsim_core::control::{Control, Halt, Observer, Progress};
 use fabricsim_core::record::RunRecord;
+use fabricsim_core::record_json::{flow_rows, FlowRowColumns};
 use fabricsim_core::spec::RunSpec;
 use fabricsim_core::workload::collectives::{expand, Base, CollectiveSpec};
 use fabricsim_core::workload::Workload;
@@ -193,9 +195,9 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
 /// Watches a run from inside the engine (which runs without the GIL): about every 50 ms of wall time it
 /// takes the GIL, runs Python's pending signal handlers (Ctrl-C raises KeyboardInterrupt there) and calls the
 /// optional progress callable. An exception from either stops the run; it is kept in `raised`.
-struct PyObserver {
-    progress: Option<Py<PyAny>>,
-    raised: Arc<Mutex<Option<PyErr>>>,
+pub(crate) struct PyObserver {
+    pub(crate) progress: Option<Py<PyAny>>,
+    pub(crate) raised: Arc<Mutex<Option<PyErr>>>,
 }
 
 impl Observer for PyObserver {
@@ -281,6 +283,28 @@ fn validate<'py>(py: Python<'py>, header_json: &str, columns: Option<&Bound<'py,
         }
         Ok(c.wl.n_msgs())
     })
+}
+
+/// Compile a scenario as `validate` does and report what that cost (benchmarks): `compile_s` (header JSON and
+/// workload columns → compiled scenario, wall seconds), the forwarding tables' `fib_bytes`, `fib_groups`
+/// (attachment switches) and `fib_classes` (base tables shared by groups).
+#[pyfunction]
+#[pyo3(signature = (header_json, columns = None))]
+fn compile_stats<'py>(py: Python<'py>, header_json: &str, columns: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyDict>> {
+    let wl = workload(py, columns)?;
+    let header = header_json.to_owned();
+    let (secs, bytes, groups, classes) = guarded(py, move || {
+        let t = std::time::Instant::now();
+        let c = compiled(&header, wl)?;
+        let secs = t.elapsed().as_secs_f64();
+        Ok((secs, c.fib.bytes(), c.fib.n_groups(), c.fib.n_classes()))
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("compile_s", secs)?;
+    d.set_item("fib_bytes", bytes)?;
+    d.set_item("fib_groups", groups)?;
+    d.set_item("fib_classes", classes)?;
+    Ok(d)
 }
 
 /// Max-min fair rates: `capacity[r]` per resource, `uses[f]` the (resource, weight) pairs of flow f, and
@@ -370,81 +394,18 @@ fn flow_rows_json(py: Python<'_>, cols: &Bound<'_, PyDict>, node_names: Vec<Stri
     let (txp, rxp, lost, txb, rxb) = (u64c("tx_packets")?, u64c("rx_packets")?, u64c("lost_packets")?, u64c("tx_bytes")?, u64c("rx_bytes")?);
     let (dsum, dmax, ftx, lrx, st, done) = (u64c("delay_sum_ps")?, u64c("max_delay_ps")?, u64c("first_tx_ps")?, u64c("last_rx_ps")?, u64c("start_ps")?, u64c("complete_ps")?);
     let n = name.len();
-    for (k, len) in [("src", src.len()), ("rx_bytes", rxb.len()), ("complete_ps", done.len())] {
+    for (k, len) in [("src", src.len()), ("dst", dst.len()), ("kind", kind.len()), ("tx_packets", txp.len()), ("rx_packets", rxp.len()),
+        ("lost_packets", lost.len()), ("tx_bytes", txb.len()), ("rx_bytes", rxb.len()), ("delay_sum_ps", dsum.len()),
+        ("max_delay_ps", dmax.len()), ("first_tx_ps", ftx.len()), ("last_rx_ps", lrx.len()), ("start_ps", st.len()), ("complete_ps", done.len())] {
         if len != n {
             return Err(spec_err(py, k, "flow columns differ in length"));
         }
     }
-    const KINDS: [&str; 6] = ["cbr", "onoff", "message", "tcp", "tcp-ack", "rdma-ack"];
-    const PS: f64 = 1e-12;
-    // Names JSON-escaped once each, then copied per row.
-    let quote = |pool: &[String]| -> Vec<String> { pool.iter().map(|v| serde_json::to_string(v).unwrap_or_else(|_| "\"\"".into())).collect() };
-    let (nodes_q, flows_q) = (quote(&node_names), quote(&flow_names));
-    fn text(i: u32, pool: &[String]) -> &str {
-        pool.get(i as usize).map_or("\"\"", String::as_str)
-    }
-    let secs = |out: &mut String, t: u64| {
-        if t == MISSING {
-            out.push_str("null");
-        } else {
-            fnum(out, t as f64 * PS);
-        }
+    let cols = FlowRowColumns {
+        name: &name, kind: &kind, src: &src, dst: &dst, tx_packets: &txp, rx_packets: &rxp, lost_packets: &lost, tx_bytes: &txb,
+        rx_bytes: &rxb, delay_sum_ps: &dsum, max_delay_ps: &dmax, first_tx_ps: &ftx, last_rx_ps: &lrx, start_ps: &st, complete_ps: &done,
     };
-    let mut out = String::with_capacity(n * 300 + 2);
-    let mut ints = itoa::Buffer::new();
-    let mut int = |out: &mut String, key: &str, v: u64| {
-        out.push_str(key);
-        out.push_str(ints.format(v));
-    };
-    out.push('[');
-    for i in 0..n {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        let span = if ftx[i] != MISSING && lrx[i] != MISSING { lrx[i] as i128 - ftx[i] as i128 } else { 0 };
-        let thr = if span > 0 { (rxb[i] * 8) as f64 / (span as f64 * PS) } else { 0.0 };
-        let rx = rxp[i];
-        out.push_str("{\"name\": ");
-        out.push_str(text(name[i], &flows_q));
-        out.push_str(", \"kind\": \"");
-        out.push_str(KINDS.get(kind[i] as usize).copied().unwrap_or("?"));
-        out.push_str("\", \"src\": ");
-        out.push_str(text(src[i], &nodes_q));
-        out.push_str(", \"dst\": ");
-        out.push_str(text(dst[i], &nodes_q));
-        int(&mut out, ", \"tx_packets\": ", txp[i]);
-        int(&mut out, ", \"rx_packets\": ", rx);
-        int(&mut out, ", \"lost_packets\": ", lost[i]);
-        int(&mut out, ", \"tx_bytes\": ", txb[i]);
-        int(&mut out, ", \"rx_bytes\": ", rxb[i]);
-        out.push_str(", \"throughput_bps\": ");
-        fnum(&mut out, thr);
-        out.push_str(", \"mean_delay_s\": ");
-        if rx > 0 { fnum(&mut out, dsum[i] as f64 * PS / rx as f64) } else { out.push_str("null") }
-        out.push_str(", \"max_delay_s\": ");
-        if rx > 0 { fnum(&mut out, dmax[i] as f64 * PS) } else { out.push_str("null") }
-        out.push_str(", \"first_tx_s\": ");
-        secs(&mut out, ftx[i]);
-        out.push_str(", \"last_rx_s\": ");
-        secs(&mut out, lrx[i]);
-        out.push_str(", \"start_s\": ");
-        secs(&mut out, st[i]);
-        out.push_str(", \"complete_s\": ");
-        secs(&mut out, done[i]);
-        out.push('}');
-    }
-    out.push(']');
-    Ok(out)
-}
-
-/// Append a float as JSON (shortest round-trip digits; integral values keep a ".0" as Python's json does;
-/// non-finite values become null).
-fn fnum(out: &mut String, x: f64) {
-    if x.is_finite() {
-        out.push_str(ryu::Buffer::new().format_finite(x));
-    } else {
-        out.push_str("null");
-    }
+    Ok(flow_rows(&cols, &node_names, &flow_names))
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -570,6 +531,7 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(compile_stats, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(maxmin, m)?)?;
     m.add_function(wrap_pyfunction!(roce_presets, m)?)?;
@@ -577,6 +539,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flow_rows_json, m)?)?;
     m.add_function(wrap_pyfunction!(read_chakra, m)?)?;
     m.add_function(wrap_pyfunction!(write_chakra, m)?)?;
+    m.add_function(wrap_pyfunction!(fast::fast_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(fast::native_scenario, m)?)?;
     let errors = m.py().import("fabricsim.errors")?;
     for name in ["SpecError", "ConservationError", "SimulationError"] {
         m.add(name, errors.getattr(name)?)?;

@@ -1,0 +1,359 @@
+//! The CLI's `--json` run record written natively, byte for byte as Python's `RunRecord.to_json()` writes it (json.dumps separators, float repr).
+//!
+//! `flow_rows` is the one writer of the per-flow rows (the binding's `flow_rows_json` calls it too); floats
+//! elsewhere are printed as Python's `repr` prints them (`py_repr`), `.6g` as Python formats it (`py_g6`).
+
+use crate::record::{FlowKind, RunRecord};
+
+/// A missing time in a u64 column.
+pub const MISSING: u64 = u64::MAX;
+const PS: f64 = 1e-12;
+const KINDS: [&str; 6] = ["cbr", "onoff", "message", "tcp", "tcp-ack", "rdma-ack"];
+
+/// The flow columns `flow_rows` reads (times in ps, `MISSING` for none; `kind` as the engine's codes).
+pub struct FlowRowColumns<'a> {
+    pub name: &'a [u32],
+    pub kind: &'a [u8],
+    pub src: &'a [u32],
+    pub dst: &'a [u32],
+    pub tx_packets: &'a [u64],
+    pub rx_packets: &'a [u64],
+    pub lost_packets: &'a [u64],
+    pub tx_bytes: &'a [u64],
+    pub rx_bytes: &'a [u64],
+    pub delay_sum_ps: &'a [u64],
+    pub max_delay_ps: &'a [u64],
+    pub first_tx_ps: &'a [u64],
+    pub last_rx_ps: &'a [u64],
+    pub start_ps: &'a [u64],
+    pub complete_ps: &'a [u64],
+}
+
+/// Append a float in Rust's shortest round-trip digits (ryu; integral values keep ".0"; non-finite → null).
+fn fnum(out: &mut String, x: f64) {
+    if x.is_finite() {
+        out.push_str(ryu::Buffer::new().format_finite(x));
+    } else {
+        out.push_str("null");
+    }
+}
+
+/// The `flows` rows of the `--json` record (as `RunRecord.flows()` builds them, SI units) as one JSON array.
+/// Invariant: every column has `name.len()` rows (the caller checks). O(flows).
+pub fn flow_rows(c: &FlowRowColumns, node_names: &[String], flow_names: &[String]) -> String {
+    let n = c.name.len();
+    let quote = |pool: &[String]| -> Vec<String> { pool.iter().map(|v| serde_json::to_string(v).unwrap_or_else(|_| "\"\"".into())).collect() };
+    let (nodes_q, flows_q) = (quote(node_names), quote(flow_names));
+    fn text(i: u32, pool: &[String]) -> &str {
+        pool.get(i as usize).map_or("\"\"", String::as_str)
+    }
+    let secs = |out: &mut String, t: u64| {
+        if t == MISSING {
+            out.push_str("null");
+        } else {
+            fnum(out, t as f64 * PS);
+        }
+    };
+    let mut out = String::with_capacity(n * 300 + 2);
+    let mut ints = itoa::Buffer::new();
+    let mut int = |out: &mut String, key: &str, v: u64| {
+        out.push_str(key);
+        out.push_str(ints.format(v));
+    };
+    out.push('[');
+    for i in 0..n {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let (ftx, lrx) = (c.first_tx_ps[i], c.last_rx_ps[i]);
+        let span = if ftx != MISSING && lrx != MISSING { lrx as i128 - ftx as i128 } else { 0 };
+        let thr = if span > 0 { (c.rx_bytes[i] * 8) as f64 / (span as f64 * PS) } else { 0.0 };
+        let rx = c.rx_packets[i];
+        out.push_str("{\"name\": ");
+        out.push_str(text(c.name[i], &flows_q));
+        out.push_str(", \"kind\": \"");
+        out.push_str(KINDS.get(c.kind[i] as usize).copied().unwrap_or("?"));
+        out.push_str("\", \"src\": ");
+        out.push_str(text(c.src[i], &nodes_q));
+        out.push_str(", \"dst\": ");
+        out.push_str(text(c.dst[i], &nodes_q));
+        int(&mut out, ", \"tx_packets\": ", c.tx_packets[i]);
+        int(&mut out, ", \"rx_packets\": ", rx);
+        int(&mut out, ", \"lost_packets\": ", c.lost_packets[i]);
+        int(&mut out, ", \"tx_bytes\": ", c.tx_bytes[i]);
+        int(&mut out, ", \"rx_bytes\": ", c.rx_bytes[i]);
+        out.push_str(", \"throughput_bps\": ");
+        fnum(&mut out, thr);
+        out.push_str(", \"mean_delay_s\": ");
+        if rx > 0 { fnum(&mut out, c.delay_sum_ps[i] as f64 * PS / rx as f64) } else { out.push_str("null") }
+        out.push_str(", \"max_delay_s\": ");
+        if rx > 0 { fnum(&mut out, c.max_delay_ps[i] as f64 * PS) } else { out.push_str("null") }
+        out.push_str(", \"first_tx_s\": ");
+        secs(&mut out, ftx);
+        out.push_str(", \"last_rx_s\": ");
+        secs(&mut out, lrx);
+        out.push_str(", \"start_s\": ");
+        secs(&mut out, c.start_ps[i]);
+        out.push_str(", \"complete_s\": ");
+        secs(&mut out, c.complete_ps[i]);
+        out.push('}');
+    }
+    out.push(']');
+    out
+}
+
+/// (digits, exponent) of `x`'s shortest round-trip decimal, x = 0.d1d2… × 10^(exponent + 1).
+fn shortest(x: f64) -> (String, i32) {
+    let s = format!("{:e}", x.abs());
+    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+    (m.replace('.', ""), e.parse().unwrap_or(0))
+}
+
+/// A float as Python's `repr` (and so `json.dumps`) writes it: shortest digits, fixed notation for
+/// exponents -4..16 with at least one decimal, else `d.ddde±XX`. Non-finite values as json.dumps writes them.
+pub fn py_repr(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    let sign = if x.is_sign_negative() { "-" } else { "" };
+    if x == 0.0 {
+        return format!("{sign}0.0");
+    }
+    let (d, e) = shortest(x);
+    let body = if (-4..16).contains(&e) {
+        if e < 0 {
+            format!("0.{}{d}", "0".repeat((-e - 1) as usize))
+        } else if (e as usize) + 1 >= d.len() {
+            format!("{d}{}.0", "0".repeat(e as usize + 1 - d.len()))
+        } else {
+            format!("{}.{}", &d[..e as usize + 1], &d[e as usize + 1..])
+        }
+    } else {
+        let m = if d.len() > 1 { format!("{}.{}", &d[..1], &d[1..]) } else { d.clone() };
+        format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+    };
+    format!("{sign}{body}")
+}
+
+/// Python's `format(x, ".6g")`.
+pub fn py_g6(x: f64) -> String {
+    if !x.is_finite() {
+        return if x.is_nan() { "nan".into() } else if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    let s = format!("{x:.5e}");
+    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+    let e: i32 = e.parse().unwrap_or(0);
+    let trim = |t: &str| if t.contains('.') { t.trim_end_matches('0').trim_end_matches('.').to_string() } else { t.to_string() };
+    if (-4..6).contains(&e) {
+        trim(&format!("{x:.*}", (5 - e) as usize))
+    } else {
+        format!("{}e{}{:02}", trim(m), if e < 0 { '-' } else { '+' }, e.abs())
+    }
+}
+
+/// An integer with thousands separators (Python's `f"{n:,}"`).
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+fn opt_f(out: &mut String, x: Option<f64>) {
+    match x {
+        Some(x) => out.push_str(&py_repr(x)),
+        None => out.push_str("null"),
+    }
+}
+
+/// Flow rows of `r` that are messages never delivered, in order.
+fn incomplete(r: &RunRecord) -> Vec<usize> {
+    (0..r.flows.kind.len()).filter(|&i| r.flows.kind[i] == FlowKind::Message && r.flows.complete_ps[i].is_none()).collect()
+}
+
+/// Whether the run completed (`RunRecord.complete`).
+pub fn complete(r: &RunRecord) -> bool {
+    r.halted.is_none() && r.deadlock.is_none() && incomplete(r).is_empty() && r.compute.end_ps.iter().all(Option::is_some)
+}
+
+/// Python's `RunRecord.incomplete_reason(stop_s)`: one sentence on why the run did not complete, or None.
+pub fn incomplete_reason(r: &RunRecord, stop_s: Option<f64>) -> Option<String> {
+    if complete(r) {
+        return None;
+    }
+    let rows = incomplete(r);
+    let n = rows.len();
+    let first_msg = r.flows.kind.iter().position(|k| *k == FlowKind::Message).unwrap_or(0);
+    let label = |i: usize| {
+        let k = r.flows.name[i] as usize;
+        r.flow_names.get(k).cloned().unwrap_or_else(|| format!("messages[{}]", i as i64 - first_msg as i64))
+    };
+    let names = rows.iter().take(3).map(|&i| label(i)).collect::<Vec<_>>().join(", ") + if n > 3 { ", ..." } else { "" };
+    let what = if n > 0 { format!("{} message(s) never delivered ({names})", thousands(n as u64)) } else { "compute steps never finished".into() };
+    let dropped = r.packets.dropped;
+    if let Some(d) = &r.deadlock {
+        return Some(format!("deadlock: a cycle of paused ports: {d}; {what}"));
+    }
+    let why = match r.halted {
+        Some(crate::control::Halt::Interrupted) => "the run was interrupted".to_string(),
+        Some(h) => format!("the run was stopped by its {} limit", h.as_str().replace('_', " ")),
+        None if dropped > 0 && r.flows.kind.contains(&FlowKind::RdmaAck) => format!(
+            "{} packet(s) were dropped and the RDMA transport resends only on a NACK (go-back-N, no retransmission timeout, as \
+             HPCC's model): a lost tail is never resent; use lossless switches (switch_model = \"shared_buffer\" with [pfc]) or \
+             longer queues",
+            thousands(dropped)
+        ),
+        None if dropped > 0 => format!(
+            "{} packet(s) were dropped (full queues, failed links or bit errors) and messages do not retransmit: use lossless \
+             switches (switch_model = \"input_buffered\") or longer queues, or [[tcp]] over failing links",
+            thousands(dropped)
+        ),
+        None if r.reached_stop => format!("the scenario's stop{} came first", stop_s.map(|s| format!(" ({} s)", py_g6(s))).unwrap_or_default()),
+        None => "no event was left with work outstanding: a lossless fabric deadlocked or a dependency was never met".into(),
+    };
+    Some(format!("the workload did not complete: {what}; {why}"))
+}
+
+/// The `--json` object of `fabricsim run` (Python's `RunRecord.to_json()`), without a trailing newline; a RoCE
+/// run adds pfc_pauses, pfc_paused_s, ecn_marks and cnps.
+pub fn run_json(r: &RunRecord) -> String {
+    let f = &r.flows;
+    let opt = |v: &[Option<u64>]| v.iter().map(|x| x.unwrap_or(MISSING)).collect::<Vec<u64>>();
+    let kind: Vec<u8> = f.kind.iter().map(|k| *k as u8).collect();
+    let (ftx, lrx, st, done) = (opt(&f.first_tx_ps), opt(&f.last_rx_ps), opt(&f.start_ps), opt(&f.complete_ps));
+    let rows = flow_rows(
+        &FlowRowColumns {
+            name: &f.name,
+            kind: &kind,
+            src: &f.src,
+            dst: &f.dst,
+            tx_packets: &f.tx_packets,
+            rx_packets: &f.rx_packets,
+            lost_packets: &f.lost_packets,
+            tx_bytes: &f.tx_bytes,
+            rx_bytes: &f.rx_bytes,
+            delay_sum_ps: &f.delay_sum_ps,
+            max_delay_ps: &f.max_delay_ps,
+            first_tx_ps: &ftx,
+            last_rx_ps: &lrx,
+            start_ps: &st,
+            complete_ps: &done,
+        },
+        &r.node_names,
+        &r.flow_names,
+    );
+    let mut o = String::with_capacity(rows.len() + 1024);
+    o.push_str(&format!("{{\"fidelity\": {}, \"seed\": {}, \"completion_time_s\": ", json_str(&r.fidelity), r.seed));
+    opt_f(&mut o, r.completion_ps.map(|c| c as f64 * PS));
+    o.push_str(", \"end_time_s\": ");
+    o.push_str(&py_repr(r.end_ps as f64 * PS));
+    let p = &r.packets;
+    o.push_str(&format!(", \"packets\": {{\"tx\": {}, \"rx\": {}, \"dropped\": {}, \"in_flight\": {}}}", p.tx, p.rx, p.dropped, p.in_flight));
+    let hops: Vec<String> = r.hops.iter().enumerate().filter(|(_, v)| **v != 0).map(|(k, v)| format!("\"{k}\": {v}")).collect();
+    o.push_str(&format!(", \"hops\": {{{}}}, \"flows\": ", hops.join(", ")));
+    o.push_str(&rows);
+    let q = &r.queues;
+    let queues: Vec<String> = (0..q.name.len())
+        .filter(|&i| q.tx_packets[i] != 0 || q.drops[i] != 0)
+        .map(|i| {
+            format!(
+                "{{\"name\": {}, \"tx_packets\": {}, \"tx_bytes\": {}, \"drops\": {}, \"peak_packets\": {}, \"peak_bytes\": {}}}",
+                json_str(&q.name[i]), q.tx_packets[i], q.tx_bytes[i], q.drops[i], q.peak_packets[i], q.peak_bytes[i]
+            )
+        })
+        .collect();
+    o.push_str(&format!(", \"queues\": [{}], \"events\": {}, \"wall_s\": ", queues.join(", "), r.events));
+    o.push_str(&py_repr(r.wall_s));
+    let halted = r.halted.map(|h| json_str(h.as_str())).unwrap_or_else(|| "null".into());
+    o.push_str(&format!(
+        ", \"complete\": {}, \"incomplete_messages\": {}, \"halted\": {halted}",
+        if complete(r) { "true" } else { "false" },
+        incomplete(r).len()
+    ));
+    if !r.hosts.node.is_empty() && !r.compute.host.is_empty() {
+        let h = &r.hosts;
+        let rows: Vec<String> = (0..h.node.len())
+            .map(|i| {
+                let name = r.node_names.get(h.node[i] as usize).map(|s| json_str(s)).unwrap_or_else(|| "\"\"".into());
+                format!(
+                    "{{\"host\": {name}, \"compute_s\": {}, \"comm_s\": {}, \"exposed_comm_s\": {}}}",
+                    py_repr(h.compute_ps[i] as f64 * PS), py_repr(h.comm_ps[i] as f64 * PS), py_repr(h.exposed_comm_ps[i] as f64 * PS)
+                )
+            })
+            .collect();
+        o.push_str(&format!(", \"hosts\": [{}]", rows.join(", ")));
+    }
+    if let Some(b) = r.bin_ps.filter(|b| *b != 0) {
+        let bin_s = b as f64 * 1e-12;
+        let gbps: Vec<String> = r
+            .rx_bins
+            .iter()
+            .map(|&x| {
+                let g = x as f64 * 8.0 / bin_s / 1e9;
+                // Python's round(x, 6): the correctly rounded 6-decimal value, read back as a float.
+                py_repr(format!("{g:.6}").parse::<f64>().unwrap_or(g))
+            })
+            .collect();
+        o.push_str(&format!(", \"throughput\": {{\"bin_s\": {}, \"gbps\": [{}]}}", py_repr(bin_s), gbps.join(", ")));
+    }
+    if let Some(x) = &r.roce {
+        let sum = |v: &[u64]| v.iter().map(|&a| a as u128).sum::<u128>();
+        o.push_str(&format!(
+            ", \"pfc_pauses\": {}, \"pfc_paused_s\": {}, \"ecn_marks\": {}, \"cnps\": {}",
+            sum(&x.pause_tx),
+            py_repr(sum(&x.paused_ps) as f64 * PS),
+            sum(&x.ecn_marks),
+            x.cnps
+        ));
+    }
+    o.push_str(", \"deadlock\": ");
+    o.push_str(&r.deadlock.as_deref().map(json_str).unwrap_or_else(|| "null".into()));
+    o.push('}');
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_repr_by_hand() {
+        assert_eq!(py_repr(1e-6), "1e-06");
+        assert_eq!(py_repr(1.5e-5), "1.5e-05");
+        assert_eq!(py_repr(0.0001), "0.0001");
+        assert_eq!(py_repr(12.553e-6), "1.2553e-05");
+        assert_eq!(py_repr(2.0), "2.0");
+        assert_eq!(py_repr(123456789.0), "123456789.0");
+        assert_eq!(py_repr(1e16), "1e+16");
+        assert_eq!(py_repr(0.1), "0.1");
+        assert_eq!(py_repr(0.0), "0.0");
+        assert_eq!(py_repr(1234.5), "1234.5");
+    }
+
+    #[test]
+    fn python_g6_and_thousands_by_hand() {
+        assert_eq!(py_g6(0.001), "0.001");
+        assert_eq!(py_g6(1.2553e-5), "1.2553e-05");
+        assert_eq!(py_g6(123456789.0), "1.23457e+08");
+        assert_eq!(py_g6(0.5), "0.5");
+        assert_eq!(py_g6(100.0), "100");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+    }
+}

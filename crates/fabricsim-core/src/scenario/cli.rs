@@ -1,0 +1,175 @@
+//! The commands the native front door takes, `run FILE [--seed N] [--fidelity packet|flow] --json` and `validate FILE`, prepared exactly as the Python CLI prepares them.
+//!
+//! `parse_argv` accepts only those shapes (anything else, such as `--figure`, `--partial`, `-q` or a run
+//! without `--json`, is None); `prepare` reads the file and builds the engine's RunSpec and workload as
+//! Python's `engine.run` / `engine.validate` build them, or declines.
+
+use super::{lower, wire, Decline, Scenario};
+use crate::compile::{compile, Compiled};
+use crate::spec::RunSpec;
+use crate::workload::Workload;
+
+/// A command the native front door may take.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// `quiet`: `--quiet`/`-q` (no progress bar).
+    Run { path: String, seed: Option<u64>, fidelity: Option<&'static str>, quiet: bool },
+    Validate { path: String },
+}
+
+impl Command {
+    pub fn path(&self) -> &str {
+        match self {
+            Command::Run { path, .. } | Command::Validate { path } => path,
+        }
+    }
+}
+
+/// `argv` (without the program name) as a command, or None for any other shape. Options are taken as click
+/// takes them (`--seed N` or `--seed=N`, in any order around the file); a repeated option, `--`, or a file
+/// name starting with '-' is None.
+pub fn parse_argv(argv: &[String]) -> Option<Command> {
+    let (cmd, rest) = argv.split_first()?;
+    let mut path: Option<String> = None;
+    let (mut seed, mut fidelity, mut json, mut quiet) = (None, None, false, false);
+    let mut i = 0;
+    while i < rest.len() {
+        let a = rest[i].as_str();
+        let (key, inline) = match a.split_once('=') {
+            Some((k, v)) if k.starts_with("--") => (k, Some(v.to_string())),
+            _ => (a, None),
+        };
+        let mut value = || -> Option<String> {
+            if let Some(v) = inline.clone() {
+                return Some(v);
+            }
+            i += 1;
+            rest.get(i).cloned()
+        };
+        match key {
+            "--seed" if cmd == "run" && seed.is_none() => {
+                let v = value()?;
+                if v.is_empty() || v.len() > 19 || !v.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                seed = Some(v.parse::<u64>().ok()?);
+            }
+            "--fidelity" if cmd == "run" && fidelity.is_none() => {
+                fidelity = Some(match value()?.as_str() {
+                    "packet" => "packet",
+                    "flow" => "flow",
+                    _ => return None,
+                });
+            }
+            "--json" if cmd == "run" && !json && inline.is_none() => json = true,
+            "--quiet" | "-q" if cmd == "run" && !quiet && inline.is_none() => quiet = true,
+            _ if !a.starts_with('-') && path.is_none() && !a.is_empty() => path = Some(a.to_string()),
+            _ => return None,
+        }
+        i += 1;
+    }
+    let path = path?;
+    match cmd.as_str() {
+        "run" if json => Some(Command::Run { path, seed, fidelity, quiet }),
+        "validate" => Some(Command::Validate { path }),
+        _ => None,
+    }
+}
+
+/// A scenario ready for the engine: compiled, with the fidelity to run it at and its stop time (ps).
+pub struct Prepared {
+    pub compiled: Compiled,
+    pub flow: bool,
+    pub stop_ps: Option<u64>,
+}
+
+/// Read and check the scenario file as Python's `load_scenario` does (the row form when it is small, else
+/// the header and the workload columns).
+pub fn load(path: &str) -> Result<Scenario, Decline> {
+    if path.ends_with(".json") {
+        return Err(Decline::new("a .json scenario is left to Python"));
+    }
+    let bytes = std::fs::read(path).map_err(|e| Decline::new(format!("cannot read: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| Decline::new("not UTF-8"))?;
+    Scenario::parse(&text)
+}
+
+/// The wire header, the full row-form wire (small scenarios only) and the workload columns of `sc`, as
+/// Python's `Scenario.header()`, `Scenario.to_wire()` and `scenario.workload().columns()`.
+pub struct Wire {
+    pub header: serde_json::Value,
+    pub rows: Option<serde_json::Value>,
+    pub workload: Option<Workload>,
+}
+
+pub fn wire_of(sc: &Scenario) -> Result<Wire, Decline> {
+    let header = wire::to_wire(sc, false)?;
+    let rows = if sc.row_form() { Some(wire::to_wire(sc, true)?) } else { None };
+    let resolved = wire::Resolved::new(&sc.network)?;
+    let workload = lower::workload(sc, &resolved)?;
+    Ok(Wire { header, rows, workload })
+}
+
+fn fidelity_of(sc: &Scenario, over: Option<&'static str>) -> Result<bool, Decline> {
+    let flow = over.unwrap_or(sc.fidelity) == "flow";
+    if flow && sc.transport == "rdma" {
+        return Err(Decline::new("the RDMA transport at flow fidelity: Python says why not"));
+    }
+    if flow && sc.measure.queue_interval.is_some() {
+        return Err(Decline::new("queue sampling at flow fidelity: Python warns"));
+    }
+    Ok(flow)
+}
+
+fn spec_of(v: serde_json::Value) -> Result<RunSpec, Decline> {
+    serde_json::from_value(v).map_err(|e| Decline::new(format!("wire spec: {e}")))
+}
+
+/// `fabricsim run`: the compiled scenario (header and columns, the seed overridden), as `engine.run`.
+pub fn prepare_run(path: &str, seed: Option<u64>, fidelity: Option<&'static str>) -> Result<Prepared, Decline> {
+    let mut sc = load(path)?;
+    let flow = fidelity_of(&sc, fidelity)?;
+    if let Some(s) = seed {
+        sc.seed = s;
+    }
+    let w = wire_of(&sc)?;
+    let compiled = compile(spec_of(w.header)?, w.workload.unwrap_or_default()).map_err(|e| Decline::new(format!("engine: {e}")))?;
+    Ok(Prepared { compiled, flow, stop_ps: sc.stop })
+}
+
+/// `fabricsim validate`: the compiled scenario as `engine.validate` checks it (the row form when small).
+pub fn prepare_validate(path: &str) -> Result<Prepared, Decline> {
+    let sc = load(path)?;
+    let flow = fidelity_of(&sc, None)?;
+    let w = wire_of(&sc)?;
+    let compiled = match w.rows {
+        Some(rows) => compile(spec_of(rows)?, Workload::default()),
+        None => compile(spec_of(w.header)?, w.workload.unwrap_or_default()),
+    }
+    .map_err(|e| Decline::new(format!("engine: {e}")))?;
+    Ok(Prepared { compiled, flow, stop_ps: sc.stop })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn argv_shapes() {
+        assert_eq!(parse_argv(&argv("run a.toml --json")), Some(Command::Run { path: "a.toml".into(), seed: None, fidelity: None, quiet: false }));
+        assert_eq!(
+            parse_argv(&argv("run --seed=7 a.toml --fidelity flow --json -q")),
+            Some(Command::Run { path: "a.toml".into(), seed: Some(7), fidelity: Some("flow"), quiet: true })
+        );
+        assert_eq!(parse_argv(&argv("validate a.toml")), Some(Command::Validate { path: "a.toml".into() }));
+        for other in ["run a.toml", "run a.toml --json --partial", "run a.toml --json --seed -3", "run a.toml b.toml --json",
+            "validate a.toml --json", "run a.toml --json --json", "run --json", "topology a.toml", "run a.toml --json -q -q",
+            "run a.toml --json --figure x.png", "run a.toml --json --max-events 5", "run a.toml --json --"] {
+            assert_eq!(parse_argv(&argv(other)), None, "{other}");
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! The topology families a scenario names by `kind`, one file each, built into nodes, links and a routing policy exactly as `fabricsim.topology` builds them.
+//!
+//! Invariant: for every family handled here, `network()` lists the same nodes and links in the same order,
+//! with the same values, as the Python builder; `graph` (a file import) declines.
+
+mod custom;
+mod dragonfly;
+mod dumbbell;
+mod fat_tree;
+mod fat_tree3;
+mod leaf_spine;
+mod rail_optimized;
+mod torus;
+
+use super::read::{self, Tab};
+use super::Decline;
+use toml::Value;
+
+pub const SWITCH_MODELS: &[&str] = &["output_queued", "input_buffered", "shared_buffer"];
+pub const ARBITERS: &[&str] = &["round_robin", "fifo"];
+/// Most nodes plus links a fabric built natively may have: beyond, the wire spec alone takes gigabytes as JSON,
+/// and Python's front door (no faster at that size) takes the scenario. Each family also refuses parameters that
+/// would allocate far more before building (a decline, never an allocation failure).
+pub const MAX_ELEMENTS: usize = 2_000_000;
+/// Default ingress buffer of an input-buffered switch port (128 KiB).
+pub const INPUT_BUFFER: u64 = 128 * 1024;
+
+/// A host or a switch (`NodeDef`).
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub name: String,
+    pub host: bool,
+    pub latency_ps: u64,
+    pub model: &'static str,
+    pub input_buffer: u64,
+    pub arbiter: &'static str,
+}
+
+impl Node {
+    pub fn host(name: String) -> Node {
+        Node { name, host: true, latency_ps: 0, model: "output_queued", input_buffer: INPUT_BUFFER, arbiter: "round_robin" }
+    }
+}
+
+/// A full-duplex link (`LinkDef`); weight 1..255.
+#[derive(Clone, Debug)]
+pub struct Link {
+    pub a: String,
+    pub b: String,
+    pub rate_bps: u64,
+    pub delay_ps: u64,
+    pub weight: u64,
+}
+
+pub fn link(a: impl Into<String>, b: impl Into<String>, rate_bps: u64, delay_ps: u64) -> Link {
+    Link { a: a.into(), b: b.into(), rate_bps, delay_ps, weight: 1 }
+}
+
+/// One rail-optimized server for the PXN policy: its NVSwitch, GPUs and their NICs.
+#[derive(Clone, Debug)]
+pub struct RailServer {
+    pub nvswitch: String,
+    pub gpus: Vec<String>,
+    pub nics: Vec<String>,
+}
+
+/// The routing policy a family imposes on top of least-cost ECMP.
+#[derive(Clone, Debug)]
+pub enum Policy {
+    DimensionOrder { dims: Vec<u64>, routers: Vec<String> },
+    Valiant { groups: Vec<Vec<String>> },
+    Pxn { servers: Vec<RailServer> },
+}
+
+/// A resolved network (`Network`).
+#[derive(Clone, Debug, Default)]
+pub struct Network {
+    pub nodes: Vec<Node>,
+    pub links: Vec<Link>,
+    pub policy: Option<Policy>,
+}
+
+/// The switch settings every built family shares (`BuiltTopology`).
+#[derive(Clone, Copy, Debug)]
+pub struct Switches {
+    pub latency_ps: u64,
+    pub model: &'static str,
+    pub input_buffer: u64,
+}
+
+impl Switches {
+    fn read(t: &mut Tab) -> Result<Switches, Decline> {
+        Ok(Switches {
+            latency_ps: t.or("switch_latency", 0, read::duration)?,
+            model: t.or("switch_model", "output_queued", read::literal(SWITCH_MODELS))?,
+            input_buffer: t.or("input_buffer", INPUT_BUFFER, read::pos_size)?,
+        })
+    }
+
+    /// A switch node with these settings (`latency` instead of `switch_latency` if given).
+    pub fn node(&self, name: impl Into<String>, latency: Option<u64>) -> Node {
+        Node {
+            name: name.into(),
+            host: false,
+            latency_ps: latency.unwrap_or(self.latency_ps),
+            model: self.model,
+            input_buffer: self.input_buffer,
+            arbiter: "round_robin",
+        }
+    }
+}
+
+/// The scenario's `[topology]`: its kind and its built network.
+pub fn build(v: &Value) -> Result<(&'static str, Network), Decline> {
+    let mut t = Tab::of(v, "topology")?;
+    let kind = t.req("kind", read::string)?;
+    let (kind, net) = match kind.as_str() {
+        "custom" => ("custom", custom::build(&mut t)?),
+        "leaf_spine" => ("leaf_spine", leaf_spine::build(&mut t)?),
+        "fat_tree" => ("fat_tree", fat_tree::build(&mut t)?),
+        "fat_tree3" => ("fat_tree3", fat_tree3::build(&mut t)?),
+        "dumbbell" => ("dumbbell", dumbbell::build(&mut t)?),
+        "rail_optimized" => ("rail_optimized", rail_optimized::build(&mut t)?),
+        "torus" => ("torus", torus::build(&mut t)?),
+        "dragonfly" => ("dragonfly", dragonfly::build(&mut t)?),
+        other => return Err(Decline::new(format!("topology kind '{other}' is not handled natively"))),
+    };
+    t.finish()?;
+    if net.nodes.len() + net.links.len() > MAX_ELEMENTS {
+        return Err(Decline::new(format!("topology: {} nodes and links: left to Python", net.nodes.len() + net.links.len())));
+    }
+    Ok((kind, net))
+}

@@ -1,0 +1,65 @@
+//! The `torus` family: a 2- or 3-dimensional torus of routers with wrap-around links, hosts on each router, dimension-order routing.
+
+use super::{link, Network, Node, Policy, Switches};
+use crate::scenario::read::{self, Tab};
+use crate::scenario::Decline;
+use toml::Value;
+
+/// Router names `r{x0}.{x1}[.{x2}]` in linear order, the first coordinate x0 fastest (Python's `router_names`).
+fn router_names(dims: &[u64]) -> Vec<String> {
+    let total: u64 = dims.iter().product();
+    (0..total)
+        .map(|i| {
+            let mut c = Vec::with_capacity(dims.len());
+            let mut rest = i;
+            for &d in dims {
+                c.push(rest % d);
+                rest /= d;
+            }
+            let parts: Vec<String> = c.iter().map(u64::to_string).collect();
+            format!("r{}", parts.join("."))
+        })
+        .collect()
+}
+
+/// Hosts (router by router), routers; host links, then per dimension each router's link to its next
+/// neighbour (size 2: from coordinate 0 only; size 1: none). O(nodes + links).
+pub fn build(t: &mut Tab) -> Result<Network, Decline> {
+    let dims = t.req("dims", |v: &Value| match v {
+        Value::Array(a) => a.iter().map(read::pos_int).collect::<Result<Vec<u64>, _>>(),
+        _ => Err(Decline::new("expected a list of sizes")),
+    })?;
+    let rate = t.req("rate", read::link_rate)?;
+    let delay = t.or("delay", 0, read::duration)?;
+    let hpr = t.or("hosts_per_router", 1, read::pos_int)?;
+    let sw = Switches::read(t)?;
+    if !(2..=3).contains(&dims.len()) || dims.iter().any(|&d| d > 4096) || dims.iter().product::<u64>().saturating_mul(hpr) > 1_000_000 {
+        return Err(Decline::new("topology.dims: declined"));
+    }
+    let names = router_names(&dims);
+    let mut net = Network::default();
+    for r in &names {
+        for i in 0..hpr {
+            net.nodes.push(Node::host(format!("{r}.h{i}")));
+        }
+    }
+    net.nodes.extend(names.iter().map(|r| sw.node(r.clone(), None)));
+    for r in &names {
+        for i in 0..hpr {
+            net.links.push(link(format!("{r}.h{i}"), r.clone(), rate, delay));
+        }
+    }
+    let mut stride = 1u64;
+    for &d in &dims {
+        for (i, r) in names.iter().enumerate() {
+            let x = (i as u64 / stride) % d;
+            if d >= 3 || (d == 2 && x == 0) {
+                let j = (i as i64 + (((x + 1) % d) as i64 - x as i64) * stride as i64) as usize;
+                net.links.push(link(r.clone(), names[j].clone(), rate, delay));
+            }
+        }
+        stride *= d;
+    }
+    net.policy = Some(Policy::DimensionOrder { dims, routers: names });
+    Ok(net)
+}

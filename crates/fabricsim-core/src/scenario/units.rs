@@ -1,0 +1,284 @@
+//! User quantities to integers, exactly as `fabricsim.units` reads them: durations to ps, rates to bit/s, sizes to bytes.
+//!
+//! A quantity is a TOML integer (in the base unit: seconds, bit/s, bytes), a float (its shortest decimal
+//! form, as Python's `Decimal(repr(x))`) or a string `"<number><unit>"`. The value is the exact decimal
+//! times the unit's factor, rounded half to even (Python's `round(Decimal)`). Anything Python would reject
+//! or warn about, and anything this port is unsure of (non-ASCII text, numbers beyond 38 digits), is a
+//! `Decline`: the caller falls back to the Python front door, which reports it.
+
+use super::Decline;
+use toml::Value;
+
+/// Longest duration Python accepts: 10^7 s in ps.
+pub const MAX_DURATION_PS: u128 = 10_000_000 * 1_000_000_000_000;
+/// Fastest rate: 1 Pb/s.
+pub const MAX_RATE_BPS: u128 = 1_000_000_000_000_000;
+/// Largest size: 1 PiB.
+pub const MAX_SIZE_BYTES: u128 = 1 << 50;
+/// A link rate below this (1 Mb/s) makes Python warn (a missing unit): declined.
+pub const FABRIC_RATE_FLOOR_BPS: u64 = 1_000_000;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Duration,
+    Rate,
+    Size,
+}
+
+/// The factor of `unit` for `kind`, or None for a unit Python rejects (time units are case-sensitive, rate
+/// and size units are not; a byte unit in a rate or a bit unit in a size is rejected).
+fn factor(kind: Kind, unit: &str) -> Option<u128> {
+    match kind {
+        Kind::Duration => Some(match unit {
+            "ps" => 1,
+            "ns" => 1_000,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000_000,
+            "ms" => 1_000_000_000,
+            "s" | "" => 1_000_000_000_000,
+            _ => return None,
+        }),
+        Kind::Rate => {
+            if unit.contains('B') || !unit.is_ascii() {
+                return None;
+            }
+            Some(match unit.to_ascii_lowercase().as_str() {
+                "bps" | "b/s" | "" => 1,
+                "kbps" | "kb/s" => 1_000,
+                "mbps" | "mb/s" => 1_000_000,
+                "gbps" | "gb/s" => 1_000_000_000,
+                "tbps" | "tb/s" => 1_000_000_000_000,
+                _ => return None,
+            })
+        }
+        Kind::Size => {
+            if (unit.ends_with('b') && !unit.ends_with("ib")) || !unit.is_ascii() {
+                return None;
+            }
+            Some(match unit.to_ascii_lowercase().as_str() {
+                "b" | "" | "byte" | "bytes" => 1,
+                "kb" => 1_000,
+                "mb" => 1_000_000,
+                "gb" => 1_000_000_000,
+                "tb" => 1_000_000_000_000,
+                "pb" => 1_000_000_000_000_000,
+                "kib" => 1 << 10,
+                "mib" => 1 << 20,
+                "gib" => 1 << 30,
+                "tib" => 1 << 40,
+                "pib" => 1 << 50,
+                _ => return None,
+            })
+        }
+    }
+}
+
+/// An exact non-negative decimal: `digits` × 10^`exp`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Decimal {
+    digits: u128,
+    exp: i32,
+}
+
+/// Parse Python's number pattern `[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?` in full; None if `s` is not one or has
+/// more than 38 significant digits.
+fn decimal(s: &str) -> Option<Decimal> {
+    let (mant, exp_part) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let (int, frac) = match mant.find('.') {
+        Some(i) => (&mant[..i], &mant[i + 1..]),
+        None => ("", mant),
+    };
+    // `[0-9]*\.?[0-9]+`: the part after the dot (or the whole, without a dot) must have a digit.
+    if frac.is_empty() || !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (int, frac) = if mant.contains('.') { (int, frac) } else { (frac, "") };
+    let mut exp: i64 = -(frac.len() as i64);
+    if let Some(e) = exp_part {
+        let body = e.strip_prefix(['+', '-']).unwrap_or(e);
+        if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) || body.len() > 6 {
+            return None;
+        }
+        let v: i64 = body.parse().ok()?;
+        exp += if e.starts_with('-') { -v } else { v };
+    }
+    let all = format!("{int}{frac}");
+    let sig = all.trim_start_matches('0');
+    if sig.len() > 38 {
+        return None;
+    }
+    let digits: u128 = if sig.is_empty() { 0 } else { sig.parse().ok()? };
+    Some(Decimal { digits, exp: i32::try_from(exp).ok()? })
+}
+
+/// round_half_even(d × factor) as an integer, or None when it exceeds u128 (far beyond every limit).
+fn scaled(d: Decimal, factor: u128) -> Option<u128> {
+    let n = d.digits.checked_mul(factor)?;
+    if n == 0 {
+        return Some(0);
+    }
+    if d.exp >= 0 {
+        return n.checked_mul(10u128.checked_pow(d.exp as u32)?);
+    }
+    let k = (-d.exp) as u32;
+    if k > 38 {
+        // n < 10^77 / 10^39: below one half, rounds to 0 unless n is huge (then decline).
+        return if n < 10u128.pow(38) && k >= 39 { Some(0) } else { None };
+    }
+    let den = 10u128.pow(k);
+    let (q, r) = (n / den, n % den);
+    let twice = r.checked_mul(2)?;
+    Some(if twice > den || (twice == den && q % 2 == 1) { q + 1 } else { q })
+}
+
+/// The shortest decimal that reads back as `x` (Python's `repr`, Rust's `{:e}`).
+fn float_decimal(x: f64) -> Option<Decimal> {
+    let s = format!("{x:e}");
+    decimal(&s)
+}
+
+/// Split a quantity string into (number, unit) as Python's `_RE` does: optional blanks, the number, optional
+/// blanks, unit letters (`A-Za-z`, `/`, `µ`, `μ`), optional blanks. Only ASCII blanks (space, tab) are
+/// taken; any other whitespace or character declines.
+fn split(s: &str) -> Option<(&str, &str)> {
+    let t = s.trim_matches([' ', '\t']);
+    let end = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'))
+        .unwrap_or(t.len());
+    // The number may end in an exponent ("1e3"); a unit never starts with e/E here except "ebit"-like units
+    // which no table has, so a trailing e/E belongs to a failed parse either way.
+    let (num, rest) = t.split_at(end);
+    let unit = rest.trim_start_matches([' ', '\t']);
+    if !unit.chars().all(|c| c.is_ascii_alphabetic() || c == '/' || c == '\u{b5}' || c == '\u{3bc}') {
+        return None;
+    }
+    Some((num, unit))
+}
+
+fn parse(v: &Value, kind: Kind, limit: u128) -> Result<u64, Decline> {
+    let bad = || Decline::new(format!("cannot read {v} as a quantity"));
+    let n = match v {
+        Value::Integer(i) if *i >= 0 => (*i as u128).checked_mul(factor(kind, "").ok_or_else(bad)?).ok_or_else(bad)?,
+        Value::Float(x) if x.is_finite() && !x.is_sign_negative() => {
+            scaled(float_decimal(*x).ok_or_else(bad)?, factor(kind, "").ok_or_else(bad)?).ok_or_else(bad)?
+        }
+        Value::String(s) => {
+            let (num, unit) = split(s).ok_or_else(bad)?;
+            // Python's regex backtracks a number such as "1e" into number "1" and unit "e": no table has
+            // such a unit, so both reject; a number this port cannot read declines too.
+            let d = decimal(num).ok_or_else(bad)?;
+            scaled(d, factor(kind, unit).ok_or_else(bad)?).ok_or_else(bad)?
+        }
+        _ => return Err(bad()),
+    };
+    if n > limit {
+        return Err(Decline::new(format!("{v} exceeds the limit")));
+    }
+    Ok(n as u64)
+}
+
+/// A duration in ps (numbers are seconds; strings take ps, ns, us, µs, μs, ms, s). At most 10^7 s.
+pub fn duration_ps(v: &Value) -> Result<u64, Decline> {
+    parse(v, Kind::Duration, MAX_DURATION_PS)
+}
+
+/// A rate in bit/s (numbers are bit/s; strings take bps … Tbps and the b/s forms, any case). At most 1 Pb/s.
+pub fn rate_bps(v: &Value) -> Result<u64, Decline> {
+    parse(v, Kind::Rate, MAX_RATE_BPS)
+}
+
+/// A size in bytes (numbers are bytes; strings take B, kB … PB and KiB … PiB, any case). At most 1 PiB.
+pub fn size_bytes(v: &Value) -> Result<u64, Decline> {
+    parse(v, Kind::Size, MAX_SIZE_BYTES)
+}
+
+/// A link or port rate: as `rate_bps`, and declined below 1 Mb/s (Python warns: a missing unit).
+pub fn fabric_rate_bps(v: &Value) -> Result<u64, Decline> {
+    let r = rate_bps(v)?;
+    if r > 0 && r < FABRIC_RATE_FLOOR_BPS {
+        return Err(Decline::new(format!("implausible rate {v} (Python warns)")));
+    }
+    Ok(r)
+}
+
+/// Whether a size written as `v` is exactly below one byte (it rounds to 1 only from 0.5 up): Python's
+/// `_exact_bytes(v) < 1`. None when it cannot be read.
+fn below_one_byte(v: &Value) -> Option<bool> {
+    let (d, f) = match v {
+        Value::Float(x) => (float_decimal(*x)?, 1),
+        Value::String(s) => {
+            let (num, unit) = split(s)?;
+            (decimal(num)?, factor(Kind::Size, unit)?)
+        }
+        _ => return None,
+    };
+    let n = d.digits.checked_mul(f)?;
+    Some(d.exp < 0 && n < 10u128.checked_pow((-d.exp) as u32)?)
+}
+
+/// A message or packet size: as `size_bytes`, and declined when a non-integer below one byte rounds to 1 byte
+/// (Python warns: a missing unit).
+pub fn fabric_size_bytes(v: &Value) -> Result<u64, Decline> {
+    let n = size_bytes(v)?;
+    if n == 1 && !matches!(v, Value::Integer(_)) && below_one_byte(v) != Some(false) {
+        return Err(Decline::new(format!("implausible size {v} (Python warns)")));
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(x: &str) -> Value {
+        Value::String(x.into())
+    }
+
+    #[test]
+    fn sizes_by_hand() {
+        assert_eq!(size_bytes(&s("10MiB")).unwrap(), 10 * 1_048_576);
+        assert_eq!(size_bytes(&s("1KiB")).unwrap(), 1024);
+        assert_eq!(size_bytes(&s("1.5kB")).unwrap(), 1500);
+        assert_eq!(size_bytes(&s(" 2 GB ")).unwrap(), 2_000_000_000);
+        assert_eq!(size_bytes(&s("64")).unwrap(), 64);
+        assert_eq!(size_bytes(&Value::Integer(4096)).unwrap(), 4096);
+        // 2.5 B rounds half to even: 2; 3.5 B to 4.
+        assert_eq!(size_bytes(&s("2.5")).unwrap(), 2);
+        assert_eq!(size_bytes(&s("3.5B")).unwrap(), 4);
+        assert!(size_bytes(&s("10Mb")).is_err(), "a bit unit is not a size");
+        assert!(size_bytes(&s("2PiB")).is_err(), "above 1 PiB");
+        assert!(size_bytes(&s("-1")).is_err());
+        assert!(size_bytes(&Value::Boolean(true)).is_err());
+    }
+
+    #[test]
+    fn rates_by_hand() {
+        assert_eq!(rate_bps(&s("100Gbps")).unwrap(), 100_000_000_000);
+        assert_eq!(rate_bps(&s("0.9Gbps")).unwrap(), 900_000_000);
+        assert_eq!(rate_bps(&s("25 Gb/s")).unwrap(), 25_000_000_000);
+        assert_eq!(rate_bps(&s("100mbps")).unwrap(), 100_000_000);
+        assert_eq!(rate_bps(&Value::Float(1.5e9)).unwrap(), 1_500_000_000);
+        assert!(rate_bps(&s("10GBps")).is_err(), "a byte unit is not a rate");
+        assert!(fabric_rate_bps(&Value::Integer(100)).is_err(), "100 bit/s is implausible");
+        assert!(fabric_size_bytes(&s("0.75")).is_err(), "0.75 B rounds to 1 B: implausible");
+        assert_eq!(fabric_size_bytes(&s("1 B")).unwrap(), 1);
+        assert_eq!(fabric_size_bytes(&Value::Float(1.0)).unwrap(), 1);
+    }
+
+    #[test]
+    fn durations_by_hand() {
+        assert_eq!(duration_ps(&s("1us")).unwrap(), 1_000_000);
+        assert_eq!(duration_ps(&s("1\u{b5}s")).unwrap(), 1_000_000);
+        assert_eq!(duration_ps(&s("500ns")).unwrap(), 500_000);
+        assert_eq!(duration_ps(&s("5ms")).unwrap(), 5_000_000_000);
+        assert_eq!(duration_ps(&s("2.5e-3")).unwrap(), 2_500_000_000);
+        assert_eq!(duration_ps(&Value::Integer(2)).unwrap(), 2_000_000_000_000);
+        // 0.1 s is exactly 10^11 ps through its shortest decimal, not through the binary float.
+        assert_eq!(duration_ps(&Value::Float(0.1)).unwrap(), 100_000_000_000);
+        assert_eq!(duration_ps(&s("0.0000005ps")).unwrap(), 0);
+        assert!(duration_ps(&s("1US")).is_err(), "time units are case-sensitive");
+        assert!(duration_ps(&s("1.")).is_err());
+        assert!(duration_ps(&s("1e8")).is_err(), "above 10^7 s");
+    }
+}
