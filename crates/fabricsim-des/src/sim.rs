@@ -224,7 +224,7 @@ impl Sim {
             stop: spec.stop_ps.map(Time),
             q: EventQueue::default(),
             rngs: (0..n_nodes as u64)
-                .map(|v| Pcg64Mcg::seed_from_u64(mix64(spec.seed ^ mix64(v ^ 0x5EED_0F_A0DE))))
+                .map(|v| Pcg64Mcg::seed_from_u64(mix64(spec.seed ^ mix64(v ^ 0x5E_ED0F_A0DE))))
                 .collect(),
             seed: spec.seed,
             ecmp: spec.routing.ecmp,
