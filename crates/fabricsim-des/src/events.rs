@@ -266,6 +266,21 @@ impl EventQueue {
         }
     }
 
+    /// The time of the next pending entry (a cancelled one included), without popping it. It may move the
+    /// queue's floor (`last`) up to that time, so the caller schedules nothing before it until it has popped:
+    /// the engine only peeks right before a pop. None when nothing is pending.
+    pub fn peek_time(&mut self) -> Option<Time> {
+        if !self.late.is_empty() {
+            return Some(Time(self.last));
+        }
+        if self.head == self.now.len() {
+            self.now.clear();
+            self.head = 0;
+            self.refill()?;
+        }
+        Some(Time(self.now[self.head].time))
+    }
+
     /// Pop the next live event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Ev)> {

@@ -332,6 +332,13 @@ impl Sim {
         Some((t, ev))
     }
 
+    /// The time of the next pending event, without carrying it out (for tools that stop a run before a given time:
+    /// pause it there with `shift`, or bound a jump). The next thing the caller does with the queue must be to pop
+    /// (`step`, `run`) or `shift`.
+    pub fn peek_time(&mut self) -> Option<Time> {
+        self.q.peek_time()
+    }
+
     /// The node whose state event `ev` changes: the transmitting node of a port event, the receiving node of a
     /// pipe event, the sending host of a source or message event; None for events of the whole network
     /// (samples, network events, the watchdog) and for TCP and RDMA timers. O(1).

@@ -34,6 +34,19 @@ fn check_shift(spec: &RunSpec) {
     }
 }
 
+/// As `check_shift`, with the pause after the last event before `at_ps` (`Sim::peek_time`).
+fn check_shift_at(spec: &RunSpec, at_ps: u64) {
+    let base = run(spec);
+    let mut sim = Sim::new(spec).expect("valid spec");
+    let mut at = 0;
+    while sim.peek_time().expect("events remain").0 < at_ps {
+        at = sim.step().expect("events remain").0 .0;
+    }
+    sim.shift(Time(DELTA));
+    let shifted = sim.run().expect("run succeeds");
+    assert_same_but_later(&base, &shifted, at);
+}
+
 fn assert_same_but_later(a: &RunRecord, b: &RunRecord, paused_at: u64) {
     assert_eq!(a.events, b.events, "same events");
     assert_eq!(a.packets, b.packets, "packet totals");
@@ -201,3 +214,20 @@ fn rdma_dcqcn_and_hpcc_incasts_resume_delta_later() {
         check_shift(&spec);
     }
 }
+
+/// A pause in the last packet interval of an on period: the bits the source accrues before its off toggle are
+/// counted from its interval start, which must move with the pause (ns-3 OnOff's residual bits). The source is
+/// off for its first 20 ms (OnOff starts off), on until 50 ms, one 1000 B packet every 106.67 us at 75 Mb/s, so
+/// the last packet of the period leaves at 49.973 ms and the pause falls between it and the toggle.
+#[test]
+fn udp_interval_start_moves_with_the_pause() {
+    let (n, s, rx) = dumbbell(1);
+    let mut spec = n.spec(1);
+    let mut src = source("u", SourceKind::Onoff, s[0], rx, 75_000_000, 1000);
+    src.on_ps = 30 * MS;
+    src.off_ps = 20 * MS;
+    src.stop_ps = Some(200 * MS);
+    spec.sources = vec![src];
+    check_shift_at(&spec, 50 * MS - 25 * US);
+}
+
