@@ -216,23 +216,7 @@ def test_progress_starts_when_the_python_cli_starts_it():
     assert _entry._scenario_arg(["run", "--seed", "3", "a.toml", "--json"]) == "a.toml"
 
 
-LONG = """seed = 1
-stop = "20s"
-[topology]
-kind = "dumbbell"
-senders = 2
-access_rate = "10Gbps"
-access_delay = "1us"
-bottleneck_rate = "10Gbps"
-bottleneck_delay = "1us"
-[[sources]]
-name = "a"
-kind = "cbr"
-src = "sender0"
-dst = "receiver"
-rate = "9Gbps"
-packet_size = 1000
-"""
+from test_run_control import LONG  # noqa: E402  (the 20 s CBR run the Python path's Ctrl-C test uses)
 
 
 def test_ctrl_c_stops_a_native_run_within_a_second(tmp_path):

@@ -130,6 +130,22 @@ impl Graph {
         Graph { peer, weight, buckets: vec![Vec::new(); wmax + 1] }
     }
 
+    /// Give node v the distance d if that improves on its label and stays below its bound (appending it to `order`
+    /// the first time it is labelled) and queue it in d's bucket; whether it did. O(1).
+    #[inline]
+    fn label(&mut self, v: u32, d: u64, bound: Option<&[u64]>, dist: &mut [u64], order: &mut Vec<u32>) -> bool {
+        if d >= dist[v as usize] || bound.is_some_and(|b| d >= b[v as usize]) {
+            return false;
+        }
+        if dist[v as usize] == u64::MAX {
+            order.push(v);
+        }
+        dist[v as usize] = d;
+        let nb = self.buckets.len() as u64;
+        self.buckets[(d % nb) as usize].push(v);
+        true
+    }
+
     /// Least-cost search from `seeds` (node, starting distance ≤ the largest weight) with Dial's bucket ring
     /// (weights are small integers). A node gets a distance only if it is below `bound[node]`; every node given
     /// one is appended to `order` once. `dist` must be u64::MAX wherever the caller wants a fresh label.
@@ -138,14 +154,7 @@ impl Graph {
         let nb = self.buckets.len() as u64;
         let mut pending = 0usize;
         for &(v, d0) in seeds {
-            if d0 < dist[v as usize] && bound.is_none_or(|b| d0 < b[v as usize]) {
-                if dist[v as usize] == u64::MAX {
-                    order.push(v);
-                }
-                dist[v as usize] = d0;
-                self.buckets[(d0 % nb) as usize].push(v);
-                pending += 1;
-            }
+            pending += self.label(v, d0, bound, dist, order) as usize;
         }
         let mut d = 0u64;
         while pending > 0 {
@@ -162,14 +171,7 @@ impl Graph {
                         continue;
                     }
                     let nd = d + self.weight[p as usize];
-                    if nd < dist[w as usize] && bound.is_none_or(|b| nd < b[w as usize]) {
-                        if dist[w as usize] == u64::MAX {
-                            order.push(w);
-                        }
-                        dist[w as usize] = nd;
-                        self.buckets[(nd % nb) as usize].push(w);
-                        pending += 1;
-                    }
+                    pending += self.label(w, nd, bound, dist, order) as usize;
                 }
             }
             bucket.clear();

@@ -17,6 +17,17 @@ fn examples() -> std::path::PathBuf {
     shared.join("data/chakra/astra-sim-examples")
 }
 
+/// Return from the test, saying so on stderr, when the shared/ folder with ASTRA-sim's traces is absent (a clone
+/// with no shared/ beside it): the reader's own tests below still run on traces built here.
+macro_rules! needs_shared_traces {
+    () => {
+        if !examples().is_dir() {
+            eprintln!("skipped: ASTRA-sim's example traces are not at {} (set FABRICSIM_SHARED to the shared/ folder)", examples().display());
+            return;
+        }
+    };
+}
+
 const COLLECTIVES: [(&str, i32); 4] =
     [("all_reduce", comm_type::ALL_REDUCE), ("all_gather", comm_type::ALL_GATHER), ("reduce_scatter", comm_type::REDUCE_SCATTER), ("all_to_all", comm_type::ALL_TO_ALL)];
 
@@ -55,6 +66,7 @@ fn spec_err(r: fabricsim_core::Result<Trace>) -> (String, String) {
 
 #[test]
 fn first_file_matches_the_readme() {
+    needs_shared_traces!();
     let (_, t) = read(&file("all_reduce", 4, 0));
     assert_eq!(t.version, "0.0.4");
     assert_eq!(t.len(), 1);
@@ -72,6 +84,7 @@ fn first_file_matches_the_readme() {
 
 #[test]
 fn every_collective_example_parses() {
+    needs_shared_traces!();
     for (coll, ct) in COLLECTIVES {
         for npus in [4usize, 8] {
             for rank in 0..npus {
@@ -88,6 +101,7 @@ fn every_collective_example_parses() {
 
 #[test]
 fn custom_ring_has_sends_receives_and_consistent_deps() {
+    needs_shared_traces!();
     for rank in 0..8 {
         let (_, t) = read(&ring(rank));
         assert_eq!(t.version, "", "the ring traces carry their version in a `schema` attribute");
@@ -115,6 +129,7 @@ fn custom_ring_has_sends_receives_and_consistent_deps() {
 
 #[test]
 fn round_trip_is_exact() {
+    needs_shared_traces!();
     for path in all_files() {
         let (bytes, t) = read(&path);
         let w1 = write_trace(&t);
@@ -128,6 +143,7 @@ fn round_trip_is_exact() {
 
 #[test]
 fn gzip_input_reads_the_same() {
+    needs_shared_traces!();
     for path in [file("all_to_all", 8, 3), ring(5)] {
         let (bytes, t) = read(&path);
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -143,6 +159,7 @@ fn gzip_input_reads_the_same() {
 
 #[test]
 fn truncated_and_garbage_files_are_spec_errors_naming_the_file() {
+    needs_shared_traces!();
     let path = ring(0);
     let (bytes, _) = read(&path);
     let name = path.display().to_string();
@@ -166,6 +183,7 @@ fn truncated_and_garbage_files_are_spec_errors_naming_the_file() {
 
 #[test]
 fn a_file_without_global_metadata_is_named_as_such() {
+    needs_shared_traces!();
     let (bytes, _) = read(&ring(0));
     let meta_len = prost::encoding::decode_varint(&mut &bytes[..]).unwrap() as usize;
     let pos = prost::encoding::encoded_len_varint(meta_len as u64) + meta_len;
@@ -271,6 +289,7 @@ fn attributes_in_any_integer_variant_and_other_fields_survive() {
 
 #[test]
 fn duplicate_node_ids_are_rejected() {
+    needs_shared_traces!();
     let (bytes, _) = read(&ring(2));
     let meta_len = prost::encoding::decode_varint(&mut &bytes[..]).unwrap() as usize;
     let first_node = prost::encoding::encoded_len_varint(meta_len as u64) + meta_len;

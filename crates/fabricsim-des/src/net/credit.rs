@@ -41,6 +41,21 @@ impl Sim {
         }
     }
 
+    /// Whether port u has credit for a packet of `need` bytes, absorbing the returns that have landed first; if not,
+    /// the port waits for it (`wait_credit`). O(1) when the credit is there.
+    #[inline]
+    pub(crate) fn has_credit(&mut self, u: u32, need: u64) -> bool {
+        if need <= self.net.ports[u as usize].credits {
+            return true;
+        }
+        self.absorb_credits(u);
+        if need <= self.net.ports[u as usize].credits {
+            return true;
+        }
+        self.wait_credit(u, need);
+        false
+    }
+
     /// Port u cannot send its next packet of `need` bytes for want of credit (arrived credit is absorbed): wake it
     /// when enough returns will have landed, or, if not enough are on their way, when `return_credit` sends the
     /// one that makes up the difference. O(returns in flight).

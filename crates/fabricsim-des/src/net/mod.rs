@@ -195,6 +195,17 @@ impl Sim {
         }
     }
 
+    /// Whether port p has something queued to send: an egress packet, a message to pull, a virtual output queue's
+    /// packet or a control packet (a NIC's queue pairs are the caller's to add). O(1).
+    #[inline]
+    fn has_work(&self, p: u32) -> bool {
+        let port = &self.net.ports[p as usize];
+        port.egress.len() > 0
+            || !port.senders.is_empty()
+            || port.voq.as_ref().is_some_and(|v| v.len > 0)
+            || (self.net.roce && !self.net.roce_ports[p as usize].ctrl.is_empty())
+    }
+
     /// Start serialising the next packet if the transmitter is idle and the shaper allows.
     /// Precondition: no `Ev::Port(p)` pending and nothing in serialisation.
     #[inline]
@@ -206,11 +217,8 @@ impl Sim {
             "try_start on a busy port {p}"
         );
         if port.cap.is_some() && now < port.next_start {
-            if port.egress.len() > 0
-                || !port.senders.is_empty()
-                || port.voq.as_ref().is_some_and(|v| v.len > 0)
-                || (self.net.roce && !self.net.roce_ports[p as usize].ctrl.is_empty())
-            {
+            if self.has_work(p) {
+                let port = &mut self.net.ports[p as usize];
                 port.pending = true;
                 let at = port.next_start;
                 self.q.schedule(at, Ev::Port(p));
@@ -235,11 +243,8 @@ impl Sim {
             let Some((input, size)) = voq.peek() else {
                 return;
             };
-            if (size as u64) > port.credits {
-                self.absorb_credits(p);
-                if (size as u64) > self.net.ports[p as usize].credits {
-                    return self.wait_credit(p, size as u64); // wait for credit from downstream
-                }
+            if !self.has_credit(p, size as u64) {
+                return; // it waits for credit from downstream
             }
             let port = &mut self.net.ports[p as usize];
             let voq = port.voq.as_mut().expect("checked above");
@@ -254,11 +259,8 @@ impl Sim {
                 None => self.pull_size(p),
             };
             let Some(s) = head else { return };
-            if (s as u64) > self.net.ports[p as usize].credits {
-                self.absorb_credits(p);
-                if (s as u64) > self.net.ports[p as usize].credits {
-                    return self.wait_credit(p, s as u64);
-                }
+            if !self.has_credit(p, s as u64) {
+                return;
             }
         }
         let port = &mut self.net.ports[p as usize];
@@ -306,13 +308,8 @@ impl Sim {
         port.pipe.push_back((at, pkt));
         // The transmitter decides again at `done` only if something waits to be sent: a queued packet, a message
         // or queue pair to pull, a control packet.
-        let waiting = port.egress.len() > 0
-            || !port.senders.is_empty()
-            || port.voq.as_ref().is_some_and(|v| v.len > 0)
-            || (self.net.roce && {
-                let rp = &self.net.roce_ports[p as usize];
-                !rp.ctrl.is_empty() || !rp.qps.is_empty()
-            });
+        let waiting = self.has_work(p) || (self.net.roce && !self.net.roce_ports[p as usize].qps.is_empty());
+        let port = &mut self.net.ports[p as usize];
         if waiting {
             port.pending = true;
             self.q.schedule(done, Ev::Port(p));
