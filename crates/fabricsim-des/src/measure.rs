@@ -55,7 +55,8 @@ impl Sim {
         }
         let now = self.now.0;
         for &p in &self.measure.sample_ports {
-            let port = &self.net.ports[p as usize];
+            let port = &mut self.net.ports[p as usize];
+            port.settle_if_commits(self.now); // a sample is the last event of its picosecond
             let (vl, vb) = port.voq.as_ref().map_or((0, 0), |v| (v.len, v.bytes));
             self.measure.samples.t_ps.push(now);
             self.measure.samples.port.push(p);

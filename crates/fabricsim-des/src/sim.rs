@@ -64,8 +64,10 @@ pub struct Sim {
     pub(crate) dag: Dag,
     pub(crate) dag_out: Vec<(u32, Time)>,
     pub(crate) comp_host: Vec<u32>,
-    /// Events carried out so far.
+    /// Events carried out so far, and the tie key of the last one (`Ev::tie_key`; 0 before the first): committing
+    /// ports (`net::commit`) settle a pause point or a halt by it.
     pub(crate) events: u64,
+    pub(crate) last_key: u64,
     /// Set when a run must stop with an error (checked only where it can be set).
     pub(crate) failure: Option<Error>,
     /// The transport the NICs pull messages from: `Message`, or `Rdma` when the scenario has `[rdma]`.
@@ -117,6 +119,10 @@ impl Sim {
                 egress: Egress::from_spec(&p.queue, mix64(spec.seed ^ 0xF0C0_DE1A)),
                 busy_until: Time::ZERO,
                 pending: false,
+                commits: false,
+                head_start: Time::ZERO,
+                pulls_ahead: false,
+                ahead: None,
                 next_start: Time::ZERO,
                 pipe: VecDeque::new(),
                 senders: VecDeque::new(),
@@ -240,6 +246,7 @@ impl Sim {
             dag_out: Vec::new(),
             comp_host: wl.compute_host.clone(),
             events: 0,
+            last_key: 0,
             failure: None,
             pulled,
             net: Net { topo, fib, paths, ports, roce: false, roce_ports: Vec::new() },
@@ -261,6 +268,17 @@ impl Sim {
             },
         };
         sim.setup_roce(&spec, &wl, n_tcp);
+        if !sim.net.roce {
+            for (p, port) in sim.net.ports.iter_mut().enumerate() {
+                port.commits = sim.net.topo.is_switch(sim.net.topo.ports[p].node)
+                    && port.egress.qdisc.is_none()
+                    && port.cap.is_none()
+                    && port.voq.is_none()
+                    && port.credits == u64::MAX
+                    && port.drop_list.is_empty();
+            }
+            sim.mark_pulls_ahead();
+        }
         for (i, e) in spec.events.iter().enumerate() {
             sim.q.schedule(Time(e.at_ps), Ev::Net(i as u32));
         }
@@ -294,6 +312,7 @@ impl Sim {
     /// clock).
     #[inline(always)]
     fn dispatch(&mut self, ev: Ev) {
+        self.last_key = ev.tie_key();
         match ev {
             Ev::Port(p) => self.on_port(p),
             Ev::Pipe(p) => self.on_pipe(p),
@@ -370,6 +389,13 @@ impl Sim {
     /// ports + packets + flows + workload). Issue 30's fast-forward jumps a steady interval with it.
     pub fn shift(&mut self, dt: Time) {
         let now = self.now;
+        // Committing ports: the packets that started at the pause leave their queue before it moves.
+        for (p, port) in self.net.ports.iter_mut().enumerate() {
+            if port.commits {
+                port.settle(now, Ev::Port(p as u32).tie_key() <= self.last_key);
+            }
+        }
+        self.shift_ahead(dt);
         self.q.shift(dt);
         self.net.shift(dt);
         self.udp.shift(dt);
@@ -452,6 +478,7 @@ impl Sim {
             // The events ran out with packets held: a cycle of paused ports is the usual reason.
             self.pfc.deadlock = self.paused_cycle();
         }
+        self.settle_ports(reached_stop);
         let wall_s = wall.elapsed().as_secs_f64();
         ctl.finish(self.progress(wall_s));
         let mut rec = self.finish(wall_s, halted)?;

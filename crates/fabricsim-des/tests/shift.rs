@@ -61,6 +61,8 @@ fn assert_same_but_later(a: &RunRecord, b: &RunRecord, paused_at: u64) {
     let later = |t: Option<u64>| t.map(|t| if t > paused_at { t + DELTA } else { t });
     let expect: Vec<Option<u64>> = fa.last_rx_ps.iter().map(|&t| later(t)).collect();
     assert_eq!(expect, fb.last_rx_ps, "last arrivals after the pause are Δ later");
+    let expect: Vec<Option<u64>> = fa.last_tx_ps.iter().map(|&t| later(t)).collect();
+    assert_eq!(expect, fb.last_tx_ps, "last sends after the pause are Δ later");
     let expect: Vec<Option<u64>> = fa.complete_ps.iter().map(|&t| later(t)).collect();
     assert_eq!(expect, fb.complete_ps, "completions after the pause are Δ later");
     assert_eq!(later(a.completion_ps), b.completion_ps, "completion");
@@ -103,6 +105,34 @@ fn messages_with_dependencies_resume_delta_later() {
     gated.start_ps = 300 * MS;
     spec.messages.push(gated);
     check_shift(&spec);
+}
+
+/// Messages joining NICs that stream at line rate (pulled one packet ahead, `net::ahead`), one released when
+/// another is fully sent, over switch ports that commit each departure at arrival (`net::commit`) with a small
+/// DropTail queue, paused at event counts and at a time between a NIC's pull ahead and the pull it stands for.
+#[test]
+fn messages_joining_busy_nics_over_committing_ports_resume_delta_later() {
+    let (n, s, rx) = dumbbell(3);
+    let mut spec = n.spec(5);
+    spec.network.default_queue.limit_packets = Some(20);
+    spec.messages = s.iter().map(|&h| msg(&format!("m{h}"), h, rx, 300_000, 1000, 40)).collect();
+    for (i, &h) in s.iter().enumerate() {
+        let mut j = msg(&format!("j{h}"), h, rx, 7_000 + 1_000 * i as u64, 1000, 40);
+        j.start_ps = 3 * MS + 4_100_000 * i as u64 + 1_234;
+        spec.messages.push(j);
+    }
+    let mut sent = msg("after_sent", s[1], rx, 20_000, 500, 40);
+    sent.sent_deps = vec![0];
+    spec.messages.push(sent);
+    check_shift(&spec);
+    // 1 Gb/s, 1040 B: a NIC starts packets every 8.32 us from its start; pause 3.1 us into one.
+    check_shift_at(&spec, 3 * MS + 8_320_000 * 5 + 3_100_000);
+    // A message of 4 packets, every 8.32 us: the NIC pulls the second and the fourth ahead, the fourth (the flow's
+    // last send, at 24.96 us) when the third starts; the pause at 20 us comes before the pull it stands for.
+    let (n, s, rx) = dumbbell(1);
+    let mut spec = n.spec(5);
+    spec.messages = vec![msg("four", s[0], rx, 4_000, 1000, 40)];
+    check_shift_at(&spec, 20_000_000);
 }
 
 /// UDP on/off sources into an FQ-CoDel bottleneck: residual bits, toggles and CoDel's clock move together.

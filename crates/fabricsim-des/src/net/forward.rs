@@ -20,6 +20,10 @@ impl Sim {
             let (path, hop, dst) = (pk.path, pk.hop as u32, self.flows[pk.flow as usize].dst_ep);
             let pref = self.net.paths.hop_ports(path, hop)[0];
             let cands = self.net.fib.next_hops(v, dst);
+            let now = self.now;
+            for &c in std::iter::once(&pref).chain(cands) {
+                self.net.ports[c as usize].settle_if_commits(now);
+            }
             let load = |p: u32| {
                 let port = &self.net.ports[p as usize];
                 port.egress.bytes() + port.voq.as_ref().map_or(0, |q| q.bytes)
@@ -57,6 +61,10 @@ impl Sim {
                 EcmpMode::PerPacket => cands[(self.rngs[v as usize].next_u64() % n as u64) as usize],
                 EcmpMode::Adaptive => {
                     let first = ecmp_index(self.flows[pk.flow as usize].salt, v, n);
+                    let now = self.now;
+                    for &c in cands {
+                        self.net.ports[c as usize].settle_if_commits(now);
+                    }
                     let load = |p: u32| {
                         let port = &self.net.ports[p as usize];
                         port.egress.bytes() + port.voq.as_ref().map_or(0, |q| q.bytes)

@@ -1,5 +1,7 @@
 //! Ports: egress buffer, transmitter (serialisation and shaper) and pipe (propagation) of each directed link end.
 
+pub(crate) mod ahead;
+pub(crate) mod commit;
 pub(crate) mod credit;
 pub(crate) mod ecn;
 pub(crate) mod faults;
@@ -35,6 +37,7 @@ impl Net {
     pub(crate) fn shift(&mut self, dt: Time) {
         for p in &mut self.ports {
             p.busy_until = p.busy_until + dt;
+            p.head_start = p.head_start + dt;
             p.next_start = p.next_start + dt;
             for e in p.pipe.iter_mut() {
                 e.0 = e.0 + dt;
@@ -77,6 +80,18 @@ pub(crate) struct PortState {
     /// to be sent, a shaper or pacing wake-up). A port with nothing waiting schedules none when it starts a
     /// packet: the packet is in its pipe already, and a later arrival wakes the port (`wake_port`).
     pub(crate) pending: bool,
+    /// Whether the port commits each packet's departure when it is queued (`net::commit`: a switch port with a
+    /// plain DropTail FIFO, no shaper, VOQ, credit or drop list, in a non-RoCE scenario). Such a port never has an
+    /// `Ev::Port` but the rare wake-up for nothing after a drop (`Sim::commit`); its egress FIFO holds the
+    /// committed packets not yet started (once settled), the first starting at `head_start`, each of the others
+    /// when the one before it ends, the last ending at `busy_until`; all of them are in the pipe already.
+    pub(crate) commits: bool,
+    pub(crate) head_start: Time,
+    /// Whether the NIC pulls its next packet one serialisation ahead (`net::ahead`: a host port that only pulls
+    /// workload messages, in a non-RoCE scenario without flowlets, shaper or credit), and the packet it pulled
+    /// ahead last: (its start, its flow, whether its message went back to `senders`, as the last one).
+    pub(crate) pulls_ahead: bool,
+    pub(crate) ahead: Option<(Time, u32, bool)>,
     /// Shaper: earliest start of the next serialisation.
     pub(crate) next_start: Time,
     pub(crate) pipe: VecDeque<(Time, u32)>,
@@ -151,6 +166,9 @@ impl Sim {
             let pk = &self.pkts[pkt as usize];
             (pk.size(), pk.flow)
         };
+        if self.net.ports[p as usize].commits {
+            return self.commit(p, pkt, size);
+        }
         let now = self.now;
         let port = &mut self.net.ports[p as usize];
         if !port.drop_list.is_empty() {
@@ -280,6 +298,31 @@ impl Sim {
     /// caller passes the size its queue kept, so the packet itself is not read here.
     #[inline]
     pub(crate) fn start_tx(&mut self, p: u32, pkt: u32, size: u32) {
+        let done = self.begin_tx(p, pkt, size);
+        // The transmitter decides again at `done` only if something waits to be sent: a queued packet, a message
+        // or queue pair to pull, a control packet.
+        let waiting = self.has_work(p) || (self.net.roce && !self.net.roce_ports[p as usize].qps.is_empty());
+        let port = &mut self.net.ports[p as usize];
+        if port.pulls_ahead {
+            port.ahead = None;
+            if waiting && self.pull_ahead(p, done) {
+                return; // the decision at `done` is taken (`net::ahead`)
+            }
+        }
+        let port = &mut self.net.ports[p as usize];
+        if waiting {
+            port.pending = true;
+            self.q.schedule(done, Ev::Port(p));
+        }
+        if self.net.roce {
+            self.net.roce_ports[p as usize].tx_end = done;
+        }
+    }
+
+    /// `start_tx` without the transmitter's next decision: count the packet, occupy the transmitter and put the
+    /// packet in the pipe. Returns the end of its serialisation.
+    #[inline]
+    pub(crate) fn begin_tx(&mut self, p: u32, pkt: u32, size: u32) -> Time {
         let now = self.now;
         debug_assert_eq!(size, self.pkts[pkt as usize].size(), "the queued size is the packet's");
         if self.net.roce {
@@ -294,10 +337,7 @@ impl Sim {
         if let Some(cap) = port.cap {
             port.next_start = now + cap.tx_time(size as u64);
         }
-        if port.ser.0 != size {
-            port.ser = (size, port.rate.tx_time(size as u64));
-        }
-        let done = now + port.ser.1;
+        let done = now + port.ser_time(size);
         port.busy_until = done;
         // The packet enters the pipe now, arriving one serialisation, the link delay and the peer's latency
         // later; the pipe schedules its head alone (arrivals are in start order).
@@ -306,17 +346,7 @@ impl Sim {
             self.q.schedule(at, Ev::Pipe(p));
         }
         port.pipe.push_back((at, pkt));
-        // The transmitter decides again at `done` only if something waits to be sent: a queued packet, a message
-        // or queue pair to pull, a control packet.
-        let waiting = self.has_work(p) || (self.net.roce && !self.net.roce_ports[p as usize].qps.is_empty());
-        let port = &mut self.net.ports[p as usize];
-        if waiting {
-            port.pending = true;
-            self.q.schedule(done, Ev::Port(p));
-        }
-        if self.net.roce {
-            self.net.roce_ports[p as usize].tx_end = done;
-        }
+        done
     }
 
     /// Queue a control packet (ACK, NACK) at port p, ahead of all data; start the transmitter if idle.
@@ -358,7 +388,11 @@ impl Sim {
         if self.net.roce {
             self.net.roce_ports[p as usize].wake = None;
         }
-        self.net.ports[p as usize].pending = false;
+        let port = &mut self.net.ports[p as usize];
+        port.pending = false;
+        if port.commits {
+            return; // the wake-up for nothing after a drop (`Sim::commit`): its packets are committed already
+        }
         self.try_start(p);
     }
 

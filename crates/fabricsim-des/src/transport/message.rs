@@ -45,7 +45,7 @@ impl TransportModel for Messages {
 
     fn start(sim: &mut Sim, m: u32) {
         let p = sim.flows[sim.msg.msgs[m as usize].flow as usize].src_port;
-        sim.net.ports[p as usize].senders.push_back(m);
+        sim.join(p, m);
         sim.wake_port(p);
     }
 
