@@ -798,6 +798,16 @@ def bench_fors() -> str:
             f"study's Gurobi ILP took 27–37 s on 8 threads).\n" + stamp())
 
 
+def hybrid_error() -> str:
+    """benchmarks/hybrid_error.py: every corpus scenario at packet and at hybrid fidelity (issue 30's error and
+    speed-up), as its Markdown table and summary lines."""
+    import hybrid_error as he
+
+    results = he.run_corpus(he.corpus(), echo=None)
+    lines = "\n".join(f"- {line}" for line in he.summary_lines(results))
+    return f"{he.markdown(results)}\n\n{lines}\n\n{stamp()}"
+
+
 def bench_sweep() -> str:
     """benchmarks/bench_sweep.py: runs/s of a trivial scenario inline, on local processes and on Dask."""
     import bench_sweep as bs
@@ -890,6 +900,7 @@ GENERATORS: dict[str, Generator] = {
     "chakra-speed": Generator(chakra_speed, deterministic=False, seconds=100),
     "astra": Generator(astra, deterministic=True, seconds=1),
     "bench-engine": Generator(bench_engine, deterministic=False, seconds=90),
+    "hybrid-error": Generator(hybrid_error, deterministic=False, seconds=40),
     "bench-flow": Generator(bench_flow, deterministic=False, seconds=5),
     "bench-fors": Generator(bench_fors, deterministic=False, seconds=25),
     "bench-sweep": Generator(bench_sweep, deterministic=False, seconds=30),

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .spec import Scenario
     from .workload import Workload
 
-FIDELITIES = ("packet", "flow")
+FIDELITIES = ("packet", "flow", "hybrid")
 
 _USER_FIELDS = {
     "size_bytes": "size", "packet_bytes": "packet_size", "header_bytes": "header", "start_ps": "start",
@@ -70,7 +70,7 @@ def _user_field(field: str, scenario: Scenario | None = None) -> str:
 def _fidelity(scenario: Scenario, fidelity: str | None) -> str:
     f = fidelity or scenario.fidelity
     if f not in FIDELITIES:
-        raise ScenarioError(scenario.source, "fidelity", f"must be 'packet' or 'flow', not {f!r}")
+        raise ScenarioError(scenario.source, "fidelity", f"must be 'packet', 'flow' or 'hybrid', not {f!r}")
     if f == "flow" and scenario.transport == "rdma":
         from .spec.roce import FLOW_REFUSES_RDMA
 
@@ -150,7 +150,15 @@ def run(scenario: Scenario, seed: int | None = None, fidelity: str | None = None
     rec = RunRecord(scalars, columns)
     if rec.halted == "interrupted":
         raise RunInterrupted(rec)
+    _say_packet_by_packet(scenario, rec)
     return rec
+
+
+def _say_packet_by_packet(scenario: Scenario, rec: "RunRecord") -> None:
+    """A hybrid run that a feature of its scenario kept packet by packet says so (one FabricsimWarning line)."""
+    ff = rec.fast_forward
+    if ff is not None and ff["note"]:
+        warnings.warn(f"{scenario.source or 'scenario'}: {ff['note']}", FabricsimWarning, stacklevel=3)
 
 
 class Prepared:

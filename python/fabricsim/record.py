@@ -68,6 +68,19 @@ class RunRecord:
         return self.scalars["events"]
 
     @property
+    def fast_forward(self) -> dict[str, Any] | None:
+        """What a hybrid run's steady-state jumps skipped (None at packet and flow fidelity): `jumps`,
+        `skipped_s` (simulated seconds jumped), `skipped_packets` (packets delivered inside jumps, their counts
+        *extrapolated* from the steady windows before each jump, not simulated), `window_s` (the detector's
+        window) and `note` (why the run went packet by packet, when it had to). Per flow:
+        `columns["flows.skipped_packets"]`."""
+        ff = self.scalars.get("fast_forward")
+        if ff is None:
+            return None
+        return {"window_s": ff["window_ps"] * PS, "jumps": ff["jumps"], "skipped_s": ff["skipped_ps"] * PS,
+                "skipped_packets": ff["skipped_packets"], "note": ff["note"]}
+
+    @property
     def wall_s(self) -> float:
         """Engine wall-clock seconds (the only field that differs between identical runs)."""
         return self.scalars["wall_s"]
@@ -464,6 +477,9 @@ class RunRecord:
             out.update(pfc_pauses=self.pfc_pauses, pfc_paused_s=self.pfc_paused_s, ecn_marks=self.ecn_marks,
                        cnps=self.cnps)
         out["deadlock"] = self.deadlock
+        if self.fast_forward is not None:
+            out["fast_forward"] = {**self.fast_forward, "extrapolated": "counts inside jumps are extrapolated from "
+                                   "the steady windows before each jump, not simulated"}
         return out
 
     def to_json(self) -> str:

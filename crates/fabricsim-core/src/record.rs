@@ -295,6 +295,29 @@ pub struct RunRecord {
     /// A cycle of paused ports that stopped the run ("node:port -> ... -> node:port").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadlock: Option<String>,
+    /// What hybrid fidelity's steady-state jumps skipped (hybrid runs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast_forward: Option<FastForward>,
+}
+
+/// What a hybrid run skipped: its steady-state jumps, the simulated time they covered and the packets they
+/// delivered without simulating them. Every count in the record that a jump advanced (flows' packets, bytes and
+/// delays, ports' counters, pauses, ECN marks, CNPs, hops, throughput bins, queue samples inside a jump) is
+/// *extrapolated* from the steady windows before it, not simulated; `flow_skipped_packets` says how many of each
+/// flow's delivered packets were.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct FastForward {
+    /// The detector's window (ps).
+    pub window_ps: u64,
+    pub jumps: u64,
+    pub skipped_ps: u64,
+    /// Packets delivered inside jumps (all flows).
+    pub skipped_packets: u64,
+    /// Per flow (record order): delivered packets extrapolated by jumps.
+    pub flow_skipped_packets: Vec<u64>,
+    /// Why the run went packet by packet, when a feature of the scenario allows no jumps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// RoCE counters: per port (rows as `QueueColumns`) PAUSE frames sent upstream and received, paused time of

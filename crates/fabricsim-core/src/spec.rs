@@ -47,6 +47,57 @@ pub struct RunSpec {
     /// When present, every message (and collective) runs over the RDMA transport, one QP per message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdma: Option<RdmaSpec>,
+    /// The steady-state detector of `fidelity = "hybrid"` (ignored at packet and flow fidelity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<HybridSpec>,
+}
+
+/// The knobs of hybrid fidelity's steady-state fast-forward (issue 30). The network is steady when, over
+/// `windows` consecutive windows of `window_ps`, the same flows were active, each flow's packets sent and
+/// delivered per window stayed within `tolerance` of their mean (or within 2 packets, whichever is larger), and
+/// every port's queue at the window boundaries stayed within `tolerance` of its largest value plus two packets.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HybridSpec {
+    /// Window length in ps; `None` = automatic: 4 × the longest base round trip of the workload's routes
+    /// (at least 1 µs), and with DCQCN at least 2 × its alpha-update and rate-decrease periods.
+    #[serde(default)]
+    pub window_ps: Option<u64>,
+    /// Relative tolerance of "held steady" (default 0.02).
+    #[serde(default = "HybridSpec::default_tolerance")]
+    pub tolerance: f64,
+    /// Consecutive steady windows before a jump (default 3).
+    #[serde(default = "HybridSpec::default_windows")]
+    pub windows: u32,
+}
+
+impl HybridSpec {
+    fn default_tolerance() -> f64 {
+        0.02
+    }
+    fn default_windows() -> u32 {
+        3
+    }
+
+    /// Check the knobs: a window of at least 1 ns, a tolerance in (0, 1), 2 to 64 windows.
+    pub fn validate(&self) -> Result<()> {
+        if self.window_ps.is_some_and(|w| w < 1_000) {
+            return Err(Error::spec("hybrid.window_ps", "must be at least 1 ns"));
+        }
+        if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
+            return Err(Error::spec("hybrid.tolerance", format!("must be in (0, 1), not {}", self.tolerance)));
+        }
+        if !(2..=64).contains(&self.windows) {
+            return Err(Error::spec("hybrid.windows", format!("must be 2 to 64, not {}", self.windows)));
+        }
+        Ok(())
+    }
+}
+
+impl Default for HybridSpec {
+    fn default() -> Self {
+        HybridSpec { window_ps: None, tolerance: Self::default_tolerance(), windows: Self::default_windows() }
+    }
 }
 
 /// A change of the network at `at_ps`: `links` go down or up, or get a bit error rate `ber` (0 clears it).
@@ -547,6 +598,7 @@ impl RunSpec {
             pfc: None,
             ecn: None,
             rdma: None,
+            hybrid: None,
         }
     }
 
@@ -686,6 +738,9 @@ impl RunSpec {
         }
         if let Some(e) = &self.ecn {
             e.validate()?;
+        }
+        if let Some(h) = &self.hybrid {
+            h.validate()?;
         }
         if let Some(r) = &self.rdma {
             r.validate()?;

@@ -32,6 +32,8 @@ pub enum Ev {
     Sample,
     /// The deadlock watchdog (scenarios with PFC).
     Watchdog,
+    /// The end of a steady-state detector window (hybrid fidelity only; `hybrid.rs`).
+    Window,
 }
 
 impl Ev {
@@ -42,7 +44,8 @@ impl Ev {
     /// picosecond every transmitter decides (`Port`) before any packet, credit or frame lands, so departures
     /// at t come before arrivals at t, and a queue sample sees every event of its picosecond. Kinds: Port 0, Pipe
     /// 1, Credit 2, Pfc 3, then each transport's timers from its `timer_base` (UDP 4–8, TCP 11–14, RDMA 15–17),
-    /// MsgStart 9, ComputeDone 10, Net 18, Reroute 19, Sample 20, Watchdog 21. O(1).
+    /// MsgStart 9, ComputeDone 10, Net 18, Reroute 19, Sample 20, Watchdog 21, Window 22 (last: a detector window
+    /// sees every event of its picosecond). O(1).
     #[inline]
     pub fn tie_key(self) -> u64 {
         let (id, kind) = match self {
@@ -57,6 +60,7 @@ impl Ev {
             Ev::Reroute(e) => (e, 19),
             Ev::Sample => (0, 20),
             Ev::Watchdog => (0, 21),
+            Ev::Window => (0, 22),
         };
         kind << 32 | id as u64
     }
@@ -264,6 +268,45 @@ impl EventQueue {
             e.time += dt.0;
             self.file(e);
         }
+    }
+
+    /// Give every pending entry the time `f(event, time)` (order among equal new times: tie key, then insertion,
+    /// as ever). Precondition: every new time is ≥ the old one (so ≥ the last popped time). A fast-forward jump
+    /// moves the network's events and keeps the workload's where they are. O(pending).
+    pub fn retime(&mut self, mut f: impl FnMut(Ev, u64) -> u64) {
+        let mut all: Vec<Entry> = self.now.drain(self.head..).collect();
+        self.now.clear();
+        self.head = 0;
+        all.extend(std::mem::take(&mut self.late).into_iter().map(|l| l.0));
+        for b in self.buckets.iter_mut() {
+            all.append(b);
+        }
+        self.mask = 0;
+        for mut e in all {
+            let t = f(e.ev, e.time);
+            debug_assert!(t >= e.time, "retime moves events later only");
+            e.time = t;
+            if t == self.last {
+                self.now.push(e);
+            } else {
+                self.file(e);
+            }
+        }
+        if self.now.len() > 1 {
+            sort_ties(&mut self.now);
+        }
+    }
+
+    /// The earliest time of a live pending event for which `pred` holds (None: none). O(pending).
+    pub fn earliest(&self, mut pred: impl FnMut(Ev) -> bool) -> Option<u64> {
+        let live = |e: &Entry| self.cancelled.is_empty() || !self.cancelled.contains(&e.seq);
+        self.now[self.head..]
+            .iter()
+            .chain(self.late.iter().map(|l| &l.0))
+            .chain(self.buckets.iter().flatten())
+            .filter(|e| live(e) && pred(e.ev))
+            .map(|e| e.time)
+            .min()
     }
 
     /// The time of the next pending entry (a cancelled one included), without popping it. It may move the

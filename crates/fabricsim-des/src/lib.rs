@@ -2,6 +2,7 @@
 
 pub mod codel;
 pub mod events;
+mod hybrid;
 mod measure;
 mod net;
 mod packet;
@@ -33,6 +34,16 @@ pub fn run_compiled(c: Compiled) -> Result<RunRecord> {
 /// Simulate a compiled scenario under `ctl`'s limits and observer (see `fabricsim_core::control`).
 pub fn run_compiled_with(c: Compiled, ctl: Control) -> Result<RunRecord> {
     Sim::new_compiled(c)?.run_with(ctl)
+}
+
+/// Simulate a compiled scenario at hybrid fidelity (the packet engine with steady-state jumps, `hybrid.rs`; the
+/// knobs are the spec's `hybrid`) under `ctl`. The record's `fast_forward` says what the jumps skipped, and its
+/// `note` why a run went packet by packet.
+pub fn run_compiled_hybrid_with(c: Compiled, ctl: Control) -> Result<RunRecord> {
+    let knobs = c.spec.hybrid.clone();
+    let mut sim = Sim::new_compiled(c)?;
+    sim.enable_hybrid(knobs.as_ref());
+    sim.run_with(ctl)
 }
 
 /// Validate `spec` completely (fields, topology, reachability, paths) without simulating.

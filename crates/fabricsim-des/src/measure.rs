@@ -35,6 +35,8 @@ pub(crate) struct Measure {
     pub(crate) samples: SampleColumns,
     pub(crate) bin: Option<Time>,
     pub(crate) rx_bins: Vec<u64>,
+    /// Whether an `Ev::Sample` is pending.
+    pub(crate) sample_pending: bool,
 }
 
 /// Most queue-sample rows one run may record (about 1.6 GB of columns).
@@ -63,10 +65,12 @@ impl Sim {
             self.measure.samples.packets.push(port.egress.len() + vl);
             self.measure.samples.bytes.push(port.egress.bytes() + vb);
         }
-        // Sample while anything but the deadlock watchdog (which only observes) is pending.
-        if self.q.live() > self.pfc.watchdog_pending as usize {
+        // Sample while anything but the deadlock watchdog and the hybrid detector (which only observe) is pending.
+        self.measure.sample_pending = false;
+        if self.q.live() > self.observers_pending() {
             let dt = self.measure.sample_every.expect("sampling is configured");
             self.q.schedule(self.now + dt, Ev::Sample);
+            self.measure.sample_pending = true;
         }
     }
 
@@ -186,6 +190,7 @@ impl Sim {
             bin_ps: self.measure.bin.map(|b| b.0),
             roce,
             deadlock: self.pfc.deadlock,
+            fast_forward: None,
         })
     }
 }

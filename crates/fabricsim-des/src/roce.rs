@@ -90,7 +90,7 @@ impl Sim {
 
     /// One-way propagation delay, payload serialisation summed over the hops, and the slowest rate on flow f's
     /// route (its explicit path, or the tables' walk with its salt).
-    fn path_figures(&self, f: usize, payload: u32) -> (u64, u64, u64) {
+    pub(crate) fn path_figures(&self, f: usize, payload: u32) -> (u64, u64, u64) {
         let fl = &self.flows[f];
         let mut port = fl.src_port;
         let (mut delay, mut tx, mut bw) = (0u64, 0u64, u64::MAX);

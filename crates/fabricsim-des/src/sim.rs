@@ -81,6 +81,8 @@ pub struct Sim {
     pub(crate) tcp: Tcp,
     pub(crate) rdma: Rdma,
     pub(crate) measure: Measure,
+    /// Hybrid fidelity's steady-state detector (None at packet fidelity; `hybrid.rs`).
+    pub(crate) hybrid: Option<Box<crate::hybrid::Hybrid>>,
 }
 
 impl Sim {
@@ -265,7 +267,9 @@ impl Sim {
                 samples: SampleColumns::default(),
                 bin: spec.measure.throughput_bin_ps.map(Time),
                 rx_bins: Vec::new(),
+                sample_pending: false,
             },
+            hybrid: None,
         };
         sim.setup_roce(&spec, &wl, n_tcp);
         if !sim.net.roce {
@@ -299,6 +303,7 @@ impl Sim {
         sim.start_released(&mut out);
         if let Some(dt) = sim.measure.sample_every {
             sim.q.schedule(Time::ZERO + dt, Ev::Sample);
+            sim.measure.sample_pending = true;
         }
         Ok(sim)
     }
@@ -328,6 +333,7 @@ impl Sim {
             Ev::Reroute(e) => self.reroute(e),
             Ev::Pfc(p) => self.on_pfc(p),
             Ev::Sample => self.sample(),
+            Ev::Window => self.on_window(),
             Ev::Watchdog => unreachable!("the callers handle the watchdog"),
         }
     }
@@ -414,6 +420,15 @@ impl Sim {
         self.now = now + dt;
     }
 
+    /// Pending events that only observe the run (the deadlock watchdog, queue sampling, the hybrid detector's
+    /// window), apart from the one being carried out: a periodic observer keeps going only while more than these
+    /// are pending, so that observers never keep each other alive.
+    pub(crate) fn observers_pending(&self) -> usize {
+        self.pfc.watchdog_pending as usize
+            + self.measure.sample_pending as usize
+            + self.hybrid.as_ref().is_some_and(|h| h.window_pending) as usize
+    }
+
     /// Where the run stands, for the run's observer.
     fn progress(&self, wall_s: f64) -> Progress {
         Progress {
@@ -464,6 +479,15 @@ impl Sim {
                 }
                 continue;
             }
+            if ev == Ev::Window {
+                if let Some(h) = self.hybrid.as_mut() {
+                    h.window_pending = false;
+                }
+                if self.q.live() <= self.observers_pending() {
+                    // Only observers are left: the detector stops, without moving the record's end time.
+                    continue;
+                }
+            }
             self.now = t;
             self.events += 1;
             self.dispatch(ev);
@@ -481,8 +505,13 @@ impl Sim {
         self.settle_ports(reached_stop);
         let wall_s = wall.elapsed().as_secs_f64();
         ctl.finish(self.progress(wall_s));
+        let ff = self.settle_hybrid();
         let mut rec = self.finish(wall_s, halted)?;
         rec.reached_stop = reached_stop;
+        if ff.is_some() {
+            rec.fidelity = "hybrid".into();
+            rec.fast_forward = ff;
+        }
         Ok(rec)
     }
 }

@@ -546,6 +546,7 @@ impl FlowSim {
             bin_ps: None,
             roce: None,
             deadlock: None,
+            fast_forward: None,
         }
     }
 }

@@ -30,12 +30,32 @@ fn spec_err(py: Python<'_>, field: impl Into<String>, reason: impl Into<String>)
     error::to_py(py, fabricsim_core::Error::spec(field, reason))
 }
 
-/// Which engine: "packet" (the discrete-event engine) or "flow" (max-min fluid flows).
-fn flow_fidelity(py: Python<'_>, fidelity: &str) -> PyResult<bool> {
+/// Which engine: the discrete-event engine ("packet"), max-min fluid flows ("flow"), or the packet engine with
+/// steady-state jumps ("hybrid").
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Engine {
+    Packet,
+    Flow,
+    Hybrid,
+}
+
+impl Engine {
+    /// Run a compiled scenario on this engine.
+    pub(crate) fn run(self, c: Compiled, ctl: Control) -> fabricsim_core::Result<RunRecord> {
+        match self {
+            Engine::Packet => fabricsim_des::run_compiled_with(c, ctl),
+            Engine::Flow => fabricsim_flow::run_compiled_with(c, ctl),
+            Engine::Hybrid => fabricsim_des::run_compiled_hybrid_with(c, ctl),
+        }
+    }
+}
+
+fn engine_of(py: Python<'_>, fidelity: &str) -> PyResult<Engine> {
     match fidelity {
-        "packet" => Ok(false),
-        "flow" => Ok(true),
-        other => Err(spec_err(py, "fidelity", format!("must be 'packet' or 'flow', not '{other}'"))),
+        "packet" => Ok(Engine::Packet),
+        "flow" => Ok(Engine::Flow),
+        "hybrid" => Ok(Engine::Hybrid),
+        other => Err(spec_err(py, "fidelity", format!("must be 'packet', 'flow' or 'hybrid', not '{other}'"))),
     }
 }
 
@@ -175,6 +195,16 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
     c.set_item("hosts.comm_ps", arr(py, r.hosts.comm_ps))?;
     c.set_item("hosts.exposed_comm_ps", arr(py, r.hosts.exposed_comm_ps))?;
     s.set_item("deadlock", r.deadlock)?;
+    if let Some(ff) = r.fast_forward {
+        let d = PyDict::new(py);
+        d.set_item("window_ps", ff.window_ps)?;
+        d.set_item("jumps", ff.jumps)?;
+        d.set_item("skipped_ps", ff.skipped_ps)?;
+        d.set_item("skipped_packets", ff.skipped_packets)?;
+        d.set_item("note", ff.note)?;
+        s.set_item("fast_forward", d)?;
+        c.set_item("flows.skipped_packets", arr(py, ff.flow_skipped_packets))?;
+    }
     if let Some(x) = r.roce {
         s.set_item("cnps", x.cnps)?;
         c.set_item("roce.pause_tx", arr(py, x.pause_tx))?;
@@ -235,7 +265,7 @@ fn run<'py>(
     max_wall_s: Option<f64>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
-    let flow = flow_fidelity(py, fidelity)?;
+    let engine = engine_of(py, fidelity)?;
     let max_wall = match max_wall_s {
         Some(w) if !(w.is_finite() && w > 0.0) => return Err(spec_err(py, "max_wall", format!("must be > 0 seconds, not {w}"))),
         Some(w) => Some(Duration::from_secs_f64(w)),
@@ -250,12 +280,7 @@ fn run<'py>(
     let observer = PyObserver { progress, raised: Arc::clone(&raised) };
     let ctl = Control::new(max_events, max_wall, Some(Box::new(observer)));
     let record = guarded(py, move || {
-        let c = compiled(&header, wl)?;
-        if flow {
-            fabricsim_flow::run_compiled_with(c, ctl)
-        } else {
-            fabricsim_des::run_compiled_with(c, ctl)
-        }
+        engine.run(compiled(&header, wl)?, ctl)
     })?;
     let stopped_by = raised.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(e) = stopped_by {
@@ -273,7 +298,7 @@ fn run<'py>(
 #[pyfunction]
 #[pyo3(signature = (header_json, columns = None, fidelity = "packet"))]
 fn validate<'py>(py: Python<'py>, header_json: &str, columns: Option<&Bound<'py, PyDict>>, fidelity: &str) -> PyResult<usize> {
-    let flow = flow_fidelity(py, fidelity)?;
+    let flow = engine_of(py, fidelity)? == Engine::Flow;
     let wl = workload(py, columns)?;
     let header = header_json.to_owned();
     guarded(py, move || {

@@ -25,9 +25,11 @@ PROGRESS_AFTER_S = 2.0
 
 T = TypeVar("T")
 
-FIDELITY = click.option("--fidelity", type=click.Choice(["packet", "flow"]), default=None,
-                        help="Engine: packet (discrete events: queues, loss, TCP) or flow (max-min fair fluid flows on "
-                             "the same routes: much faster, lossless, no queues). Default: the scenario's (packet).")
+FIDELITY = click.option("--fidelity", type=click.Choice(["packet", "flow", "hybrid"]), default=None,
+                        help="Engine: packet (discrete events: queues, loss, TCP), flow (max-min fair fluid flows on "
+                             "the same routes: much faster, lossless, no queues) or hybrid (the packet engine jumping "
+                             "over steady states; the record's fast_forward says what it skipped). Default: the "
+                             "scenario's (packet).")
 """The --fidelity option of every command that simulates a scenario (None = the scenario's own)."""
 
 

@@ -19,7 +19,7 @@ from .base import NonNegativeInt, SpecProblem, _Model
 from .network import NetEventDef, PortDef, QueueDef, RoutingDef
 from .roce import EcnDef, PfcDef, RdmaDef, roce_wire
 from .base import Name, PositiveInt
-from .traffic import BarrierDef, CollectiveDef, ComputeDef, MeasureDef, MessageDef, SourceDef, TcpDef
+from .traffic import BarrierDef, CollectiveDef, ComputeDef, HybridDef, MeasureDef, MessageDef, SourceDef, TcpDef
 
 MAX_PACKET_BYTES = 65_536
 MAX_MESSAGE_BYTES = 1 << 40
@@ -34,9 +34,10 @@ class Scenario(_Model):
 
     seed: NonNegativeInt = 1
     stop: Duration | None = None
-    fidelity: Literal["packet", "flow"] = "packet"
-    """Which engine simulates: "packet" (discrete events, queues, loss, TCP) or "flow" (max-min fair fluid
-    flows on the same routes: fast at scale, lossless, no queues or transport dynamics)."""
+    fidelity: Literal["packet", "flow", "hybrid"] = "packet"
+    """Which engine simulates: "packet" (discrete events, queues, loss, TCP), "flow" (max-min fair fluid
+    flows on the same routes: fast at scale, lossless, no queues or transport dynamics) or "hybrid" (the packet
+    engine jumping over steady states, see [hybrid] and docs/guide/hybrid.md)."""
     topology: TopologyDef
     queue: QueueDef = QueueDef()
     ports: list[PortDef] = []
@@ -62,6 +63,8 @@ class Scenario(_Model):
     rdma: RdmaDef | None = None
     """The RDMA transport's congestion control and parameters (needs `transport = "rdma"`; without this table
     the RDMA transport runs DCQCN with the "hpcc" preset)."""
+    hybrid: HybridDef | None = None
+    """The steady-state detector's window and tolerance at `fidelity = "hybrid"` (ignored otherwise)."""
 
     _source: str = PrivateAttr(default="<scenario>")
     _workload: object = PrivateAttr(default=None)
@@ -427,6 +430,8 @@ def _to_wire(sc: Scenario, rows: bool = True, cycles: bool = True) -> dict:
         out["events"] = events
         out["routing"]["detection_delay_ps"] = sc.routing.detection_delay
     out.update(roce_wire(sc))
+    if sc.hybrid is not None:
+        out["hybrid"] = sc.hybrid.wire()
     if not rows:
         del out["messages"], out["barriers"]
     return out

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from ..units import Duration, Size
 from .base import MessageSize, Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveRate, PositiveSize, _Model
 
@@ -144,6 +146,24 @@ class TcpDef(_Model):
     dupack_threshold: PositiveInt = 3
     sack: bool = True
     path: list[Name] | None = None
+
+
+class HybridDef(_Model):
+    """The steady-state detector of `fidelity = "hybrid"` (docs/guide/hybrid.md). The network is steady when, over
+    `windows` consecutive windows, the same flows were active, each flow's packets per window stayed within
+    `tolerance` of their mean (or 2 packets), and every queue stayed within `tolerance` of its largest value plus
+    two packets; the run then jumps whole windows to just before the next change."""
+
+    window: PositiveDuration | None = None
+    """Detector window (a duration such as "20us"); default: 4 × the longest base round trip of the workload's
+    routes, at least 1 us (with DCQCN at least twice its alpha-update and rate-decrease periods)."""
+    tolerance: float = Field(default=0.02, gt=0, lt=1)
+    """Relative tolerance of "held steady" (a fraction, default 0.02)."""
+    windows: int = Field(default=3, ge=2, le=64)
+    """Consecutive steady windows before a jump (default 3)."""
+
+    def wire(self) -> dict:
+        return {"window_ps": self.window, "tolerance": self.tolerance, "windows": self.windows}
 
 
 class MeasureDef(_Model):

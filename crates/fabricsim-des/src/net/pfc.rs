@@ -253,8 +253,9 @@ impl Sim {
             }
         }
         // Keep watching while work remains (packets in flight or messages to deliver), not merely while other
-        // periodic events (queue samples) exist: those would keep each other alive forever.
-        if self.live > 0 || self.msg.done < self.msg.msgs.len() as u64 {
+        // periodic events (queue samples) exist: those would keep each other alive forever; and never alone (work
+        // left with no event to do it is a stuck run, which the end of the run reports).
+        if (self.live > 0 || self.msg.done < self.msg.msgs.len() as u64) && self.q.live() > 0 {
             self.q.schedule(self.now + self.pfc.watchdog_every, Ev::Watchdog);
             self.pfc.watchdog_pending = true;
         }

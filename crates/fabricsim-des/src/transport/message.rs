@@ -51,6 +51,22 @@ impl TransportModel for Messages {
 
     /// A message holds only its history (start and completion) and byte counts: nothing to move.
     fn shift(&mut self, _dt: Time) {}
+
+    /// Full packets left to pull (the last, partial one included).
+    fn remaining(sim: &Sim, m: u32, _ack: bool) -> Option<u64> {
+        let msg = &sim.msg.msgs[m as usize];
+        Some(msg.remaining.div_ceil(msg.payload as u64))
+    }
+
+    /// `tx` full packets pulled, `rx` delivered (a jump stops short of the last packets, so all are full).
+    fn skip(sim: &mut Sim, m: u32, _ack: bool, tx: u64, rx: u64) -> u64 {
+        let msg = &mut sim.msg.msgs[m as usize];
+        let p = msg.payload as u64;
+        debug_assert!(tx * p < msg.remaining && msg.received + rx * p < msg.size, "a jump ends before the message");
+        msg.remaining -= (tx * p).min(msg.remaining.saturating_sub(1));
+        msg.received += (rx * p).min(msg.size - msg.received - 1);
+        0
+    }
 }
 
 impl Sim {

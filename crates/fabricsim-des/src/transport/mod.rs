@@ -87,6 +87,24 @@ pub(crate) trait TransportModel {
     fn start(_sim: &mut Sim, _m: u32) {}
     /// Move every absolute time the transport's state holds by `dt` (pending timers move with the event queue).
     fn shift(&mut self, dt: Time);
+    /// Packets instance `idx`'s flow (data, or the reverse flow when `ack`) still has to hand to its NIC, for a
+    /// hybrid jump to stop short of it (None: no end the transport knows, such as an ACK flow or an endless
+    /// source).
+    fn remaining(_sim: &Sim, _idx: u32, _ack: bool) -> Option<u64> {
+        None
+    }
+    /// A hybrid jump advanced the flow by `tx` packets sent and `rx` delivered (its FlowMonitor counters are
+    /// done): move the transport's own sequence state by as much. Returns how far the sequence numbers carried
+    /// by the flow's packets in flight must move (0: they carry none).
+    fn skip(_sim: &mut Sim, _idx: u32, _ack: bool, _tx: u64, _rx: u64) -> u64 {
+        0
+    }
+    /// The state the transport's congestion control holds now, as up to three positive numbers on a scale where
+    /// a relative tolerance means something (DCQCN: rate, target rate, α + 1/16), for the hybrid detector to check
+    /// that it held steady (None: the transport has none; its rate is what the network gives it).
+    fn cc_state(_sim: &Sim, _idx: u32, _ack: bool) -> Option<[f64; 3]> {
+        None
+    }
 }
 
 /// A flow's transport, its direction (data, or the reverse flow of ACKs) and its instance in that transport.
@@ -138,6 +156,9 @@ impl Sim {
             path: f.path,
             ..Packet::default()
         };
+        if let Some(h) = self.hybrid.as_mut() {
+            h.touch(flow);
+        }
         let st = &mut self.measure.stats[flow as usize];
         st.tx_packets += 1;
         st.tx_bytes += pkt.size() as u64;
@@ -152,6 +173,9 @@ impl Sim {
         let pk = self.pkts[pkt as usize];
         let now = self.now.0;
         let delay = now - pk.tx_time;
+        if let Some(h) = self.hybrid.as_mut() {
+            h.touch(pk.flow);
+        }
         let st = &mut self.measure.stats[pk.flow as usize];
         st.rx_packets += 1;
         st.rx_bytes += pk.size() as u64;

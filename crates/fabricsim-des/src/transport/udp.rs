@@ -64,6 +64,19 @@ impl TransportModel for Udp {
             s.last_start = s.last_start + dt;
         }
     }
+
+    /// Packets left before `max_bytes` (None: no limit).
+    fn remaining(sim: &Sim, s: u32, _ack: bool) -> Option<u64> {
+        let src = &sim.udp.srcs[s as usize];
+        src.max_bytes.map(|m| m.saturating_sub(src.tot_bytes) / src.payload.max(1) as u64)
+    }
+
+    /// `tx` packets sent count toward `max_bytes`.
+    fn skip(sim: &mut Sim, s: u32, _ack: bool, tx: u64, _rx: u64) -> u64 {
+        let src = &mut sim.udp.srcs[s as usize];
+        src.tot_bytes += tx * src.payload as u64;
+        0
+    }
 }
 
 impl Sim {

@@ -65,6 +65,37 @@ impl TransportModel for Rdma {
         sim.qp_start(m)
     }
 
+    /// Packets of the QP's message not yet sent (the ACK flow: none of its own).
+    fn remaining(sim: &Sim, q: u32, ack: bool) -> Option<u64> {
+        let qp = &sim.rdma.qps[q as usize];
+        (!ack).then(|| (qp.size - qp.snd_nxt).div_ceil(qp.mtu as u64))
+    }
+
+    /// The data flow moves the sender's next and acknowledged bytes and the receiver's expected byte by `tx`
+    /// packets (a steady QP loses none, so `rx == tx`); the packets in flight of both directions carry PSNs
+    /// (packet indices), which move by as many.
+    fn skip(sim: &mut Sim, q: u32, ack: bool, tx: u64, _rx: u64) -> u64 {
+        let qp = &mut sim.rdma.qps[q as usize];
+        if ack {
+            return qp.skipped;
+        }
+        let b = tx * qp.mtu as u64;
+        qp.snd_nxt += b;
+        qp.snd_una += b;
+        qp.expected += b;
+        qp.skipped = tx;
+        // The message layer counts delivered bytes too (it completes the message).
+        sim.msg.msgs[q as usize].received += b;
+        tx
+    }
+
+    /// The QP's rate, DCQCN's target rate and α (offset by 1/16, so that a small α's relative noise does not
+    /// count), or HPCC's rate and window; line rate alone without congestion control.
+    fn cc_state(sim: &Sim, q: u32, ack: bool) -> Option<[f64; 3]> {
+        let qp = &sim.rdma.qps[q as usize];
+        (!ack).then(|| [qp.rate, qp.dcqcn.target, qp.dcqcn.alpha + 0.0625])
+    }
+
     /// Each QP's pacing time and NACK timer, HPCC's last update, and the INT timestamps of packets in flight.
     fn shift(&mut self, dt: Time) {
         for qp in &mut self.qps {
@@ -129,6 +160,8 @@ pub(crate) struct Qp {
     pub(crate) nack_timer: Time,
     pub(crate) last_nack: u64,
     pub(crate) done: bool,
+    /// Packets the last hybrid jump advanced the QP by (its ACK flow's in-flight PSNs move by as many).
+    pub(crate) skipped: u64,
     pub(crate) dcqcn: dcqcn::State,
     pub(crate) hpcc: hpcc::State,
 }
@@ -152,6 +185,7 @@ impl Qp {
             nack_timer: Time::ZERO,
             last_nack: u64::MAX,
             done: false,
+            skipped: 0,
             dcqcn: dcqcn::State::new(line),
             hpcc: hpcc::State::new(line),
         }
