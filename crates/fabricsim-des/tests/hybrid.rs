@@ -22,18 +22,6 @@ fn hybrid(spec: &RunSpec) -> RunRecord {
     fabricsim_des::run_compiled_hybrid_with(c, Control::default()).expect("run succeeds")
 }
 
-/// Senders and a receiver on one switch, every link 100 Gb/s with 1 µs of delay.
-fn star(n: u32, model: SwitchModel) -> (Net, Vec<u32>, u32) {
-    let mut net = Net::new();
-    let sw = net.switch("sw", 0);
-    net.nodes[sw as usize].model = model;
-    let senders: Vec<u32> = (0..n).map(|i| net.host(&format!("s{i}"))).collect();
-    let rx = net.host("rx");
-    for &h in senders.iter().chain([rx].iter()) {
-        net.link(h, sw, 100 * GBPS, US);
-    }
-    (net, senders, rx)
-}
 
 /// One message of N = 20,000 packets alone on s0 -> sw -> rx: the NIC sends back to back, so the last packet
 /// starts at (N − 1)·T, reaches the switch at N·T + d, leaves at N·T + d (store and forward, an idle port) and

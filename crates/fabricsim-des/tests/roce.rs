@@ -10,18 +10,6 @@ use fabricsim_core::spec::*;
 /// Serialisation of a 1048 B data packet (1000 B payload + 48 B headers) at 100 Gb/s: 83.84 ns.
 const T_PKT: u64 = 83_840;
 
-/// A star: senders, then the receiver, all on one switch of `model`, every link 100 Gb/s with 1 µs delay.
-fn star(n: u32, model: SwitchModel) -> (Net, Vec<u32>, u32) {
-    let mut net = Net::new();
-    let sw = net.switch("sw", 0);
-    net.nodes[sw as usize].model = model;
-    let senders: Vec<u32> = (0..n).map(|i| net.host(&format!("s{i}"))).collect();
-    let rx = net.host("rx");
-    for &h in senders.iter().chain([rx].iter()) {
-        net.link(h, sw, 100 * GBPS, US);
-    }
-    (net, senders, rx)
-}
 
 fn rdma(cc: RdmaCc) -> RdmaSpec {
     RdmaSpec::preset("hpcc", cc).expect("preset")

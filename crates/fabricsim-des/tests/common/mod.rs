@@ -102,3 +102,16 @@ pub fn dumbbell(k: usize) -> (Net, Vec<u32>, u32) {
     n.link(spine, rx, GBPS, 2 * MS);
     (n, senders, rx)
 }
+
+/// Senders and a receiver on one switch of `model`, every link 100 Gb/s with 1 µs of delay: (net, senders, rx).
+pub fn star(n: u32, model: SwitchModel) -> (Net, Vec<u32>, u32) {
+    let mut net = Net::new();
+    let sw = net.switch("sw", 0);
+    net.nodes[sw as usize].model = model;
+    let senders: Vec<u32> = (0..n).map(|i| net.host(&format!("s{i}"))).collect();
+    let rx = net.host("rx");
+    for &h in senders.iter().chain([rx].iter()) {
+        net.link(h, sw, 100 * GBPS, US);
+    }
+    (net, senders, rx)
+}
