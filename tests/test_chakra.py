@@ -1,7 +1,6 @@
 """Chakra traces lowered onto fabrics: ASTRA-sim's example traces run at both fidelities, closed forms on an ideal
 star, the send/recv ring equals the native ring, and malformed traces name the file and the node."""
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +11,10 @@ from fabricsim import ScenarioError
 from fabricsim.chakra import info, load, lower
 from fabricsim.chakra.lower import summarize
 
-SHARED = Path(os.environ.get("FABRICSIM_SHARED") or Path(__file__).resolve().parents[2] / "shared")
-"""The project's shared/ folder: beside the checkout (as in CI), or where FABRICSIM_SHARED says (the Makefile
-sets it for a clone elsewhere)."""
-DATA = SHARED / "data" / "chakra" / "astra-sim-examples"
+from conftest import CHAKRA_TRACES
+
+DATA = CHAKRA_TRACES / "astra-sim-examples"
+"""ASTRA-sim's example traces; tests that read them are marked `shared` (skipped, with the reason, without them)."""
 S = 1 << 20  # every example moves a 1 MiB buffer (comm_size 1048576)
 P = 1024  # packet payload; links carry 1 byte per ns, so a packet takes 1024 ns
 
@@ -43,6 +42,7 @@ def run_trace(pfx, n, fidelity="packet", **kw):
 CASES = [(k, n) for k in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all") for n in (4, 8)]
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("fidelity", ["packet", "flow"])
 @pytest.mark.parametrize("kind,n", CASES, ids=[f"{k}-{n}" for k, n in CASES])
 def test_examples_match_the_closed_forms(kind, n, fidelity):
@@ -61,6 +61,7 @@ def test_examples_match_the_closed_forms(kind, n, fidelity):
     assert len(s["collectives"]) == 1 and s["collectives"][0]["bytes"] == S
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("fidelity", ["packet", "flow"])
 @pytest.mark.parametrize("n", [4, 8])
 def test_direct_all_to_all_matches_its_closed_form(n, fidelity):
@@ -71,6 +72,7 @@ def test_direct_all_to_all_matches_its_closed_form(n, fidelity):
     assert rec.completion_time_s * 1e9 == pytest.approx((n - 1) * (S // n) + P, rel=0.01)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("fidelity", ["packet", "flow"])
 def test_send_recv_ring_equals_the_native_ring(fidelity):
     # The send/recv trace is the same ring (14 steps of S/8 to the right neighbour, each waiting for the
@@ -83,6 +85,7 @@ def test_send_recv_ring_equals_the_native_ring(fidelity):
     assert all(r["compute_s"] == pytest.approx(49e-6) for r in busy)
 
 
+@pytest.mark.shared
 def test_info_counts_nodes_and_bytes():
     out = info(load(prefix("all_reduce", 4)))
     assert out["ranks"] == 4 and out["nodes"] == {"COMM_COLL_NODE": 4}
@@ -102,6 +105,7 @@ def write_copy(tmp_path, src_prefix, n, edit):
     return out
 
 
+@pytest.mark.shared
 def test_malformed_traces_name_file_and_node(tmp_path):
     ring = DATA / "custom_ring_allreduce" / "8npus_1MB" / "custom_allreduce"
 
@@ -130,6 +134,7 @@ def test_malformed_traces_name_file_and_node(tmp_path):
         lower(load(ring), star(4))
 
 
+@pytest.mark.shared
 def test_cycles_and_the_cli(tmp_path, capsys):
     import json
 
@@ -184,6 +189,7 @@ def test_synth_then_run_from_the_cli(tmp_path, capsys):
     assert {c["group"] for c in res["collectives"]} == {"tp0", "tp1", "dp0", "dp1"}
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("n", [4, 8])
 def test_ring_all_gather_agrees_with_astra_sim(n):
     # ASTRA-sim's own finish time (shared/data/chakra/astra-sim-results.json, analytical backend, Ring_4chunks:
@@ -197,7 +203,7 @@ def test_ring_all_gather_agrees_with_astra_sim(n):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from astra_sim_compare import GIB, ring_fabric
 
-    peer = json.loads((SHARED / "data" / "chakra" / "astra-sim-results.json").read_text())
+    peer = json.loads((CHAKRA_TRACES / "astra-sim-results.json").read_text())
     want = next(r["finish_ns"] for r in peer if (r["workload"], r["npus"], r["config"], r["backend"])
                 == ("all_gather", n, "Ring_4chunks", "congestion_aware"))
     sc = ring_fabric(n, GIB)

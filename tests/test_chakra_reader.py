@@ -10,6 +10,8 @@ from fabricsim import _core
 from fabricsim.errors import SpecError
 
 from test_chakra import DATA as EXAMPLES
+
+pytestmark = pytest.mark.shared  # every test reads ASTRA-sim's example traces
 COLLECTIVES = {"all_reduce": 0, "all_gather": 2, "reduce_scatter": 7, "all_to_all": 6}
 COMM_COLL_NODE, COMP_NODE, COMM_SEND_NODE, COMM_RECV_NODE = 7, 4, 5, 6
 

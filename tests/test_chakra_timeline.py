@@ -35,6 +35,7 @@ def ring(request):
     return run_trace(RING, 8, request.param)
 
 
+@pytest.mark.shared
 def test_critical_path_runs_through_every_reduction(ring):
     low, rec = ring
     path = critical_path(low, rec)
@@ -52,6 +53,7 @@ def test_critical_path_runs_through_every_reduction(ring):
     assert sum(it["end_s"] - it["start_s"] for it in path) == pytest.approx(rec.completion_time_s, rel=1e-9)
 
 
+@pytest.mark.shared
 def test_perfetto_json(ring, tmp_path):
     low, rec = ring
     out = tmp_path / "ring.json"
@@ -80,6 +82,7 @@ def test_perfetto_json(ring, tmp_path):
     assert max(e["ts"] + e["dur"] for e in xs) == pytest.approx(rec.completion_time_s * 1e6, rel=1e-12)
 
 
+@pytest.mark.shared
 def test_perfetto_collectives_track(tmp_path):
     low, rec = run_trace(prefix("all_reduce", 8), 8, "packet")
     doc = perfetto(low, rec, tmp_path / "ar.json")
@@ -89,6 +92,7 @@ def test_perfetto_collectives_track(tmp_path):
     assert len([e for e in doc["traceEvents"] if e["ph"] == "X" and e["cat"] == "critical_path"]) == 14
 
 
+@pytest.mark.shared
 def test_gantt_writes_a_png(ring, tmp_path):
     low, rec = ring
     out = gantt(low, rec, tmp_path / "ring.png", title="custom ring all-reduce")
@@ -98,6 +102,7 @@ def test_gantt_writes_a_png(ring, tmp_path):
     assert 1200 <= width <= 1600
 
 
+@pytest.mark.shared
 def test_gantt_other_formats_and_rank_limit(tmp_path):
     low, rec = run_trace(prefix("all_reduce", 8), 8, "flow")
     svg = gantt(low, rec, tmp_path / "ar.svg", max_ranks=4)

@@ -4,16 +4,13 @@ one line with exit code 2."""
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
+from conftest import CHAKRA_TRACES
 from fabricsim.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("FABRICSIM_SHARED") or ROOT.parent / "shared")
-TRACE = SHARED / "data" / "chakra" / "astra-sim-examples" / "all_reduce" / "4npus_1MB" / "all_reduce"
+TRACE = CHAKRA_TRACES / "astra-sim-examples" / "all_reduce" / "4npus_1MB" / "all_reduce"
 
 
 def test_json_ranks_placements_best_first(capsys):
@@ -49,7 +46,7 @@ def test_background_job_on_the_command_line(tmp_path, capsys):
     assert "beside 1 background job" in out["why"]
 
 
-@pytest.mark.skipif(not TRACE.with_name("all_reduce.0.et").exists(), reason="needs ../shared/data/chakra (ASTRA-sim's traces)")
+@pytest.mark.shared
 def test_a_chakra_trace_sets_the_nodes(capsys):
     assert main(["place", "--trace", str(TRACE), "--no-confirm", "--evals", "20", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -60,7 +57,7 @@ def test_a_chakra_trace_sets_the_nodes(capsys):
     (["--nodes", "25", "--per-server", "1"], "fabricsim place: --nodes: 25 nodes of 1 NIC(s) do not fit"),
     (["--nodes", "4", "--fabric", "nope"], "fabricsim place: --fabric: unknown fabric 'nope'"),
     (["--nodes", "4", "--scenario", "missing.toml"], "missing.toml"),
-    (["--nodes", "4", "--interfaces", "2", "--trace", str(TRACE)], "--interfaces"),
+    pytest.param(["--nodes", "4", "--interfaces", "2", "--trace", str(TRACE)], "--interfaces", marks=pytest.mark.shared),
     (["--nodes", "4", "--figure", "x.nope"], "--figure"),
 ])
 def test_bad_input_is_one_line_exit_2(capsys, args, words):

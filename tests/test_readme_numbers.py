@@ -38,7 +38,12 @@ def test_every_generator_has_its_region():
     assert sorted(rn.regions(rn.README.read_text())) == sorted(rn.GENERATORS)
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if rn.GENERATORS[n].seconds > 5 else [])
+NEEDS_SHARED = {"astra"}
+"""Regions generated from ASTRA-sim's traces in the project's shared/ folder."""
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=([pytest.mark.slow] if rn.GENERATORS[n].seconds > 5 else [])
+                                               + ([pytest.mark.shared] if n in NEEDS_SHARED else []))
                                   for n in DET])
 def test_region_matches_a_fresh_run(name):
     have = rn.regions(rn.README.read_text())[name]

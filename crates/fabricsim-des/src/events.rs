@@ -251,23 +251,7 @@ impl EventQueue {
     /// Move every pending event, and the clock the queue keeps, `dt` later (order unchanged). O(pending).
     pub fn shift(&mut self, dt: Time) {
         self.last += dt.0;
-        for e in self.now[self.head..].iter_mut() {
-            e.time += dt.0;
-        }
-        let late: Vec<Late> = std::mem::take(&mut self.late).into_iter().map(|mut l| {
-            l.0.time += dt.0;
-            l
-        }).collect();
-        self.late = late.into();
-        let mut all = Vec::new();
-        for b in self.buckets.iter_mut() {
-            all.append(b);
-        }
-        self.mask = 0;
-        for mut e in all {
-            e.time += dt.0;
-            self.file(e);
-        }
+        self.retime(|_, t| t + dt.0);
     }
 
     /// Give every pending entry the time `f(event, time)` (order among equal new times: tie key, then insertion,

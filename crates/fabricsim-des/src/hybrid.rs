@@ -274,13 +274,9 @@ impl Sim {
             }
         }
         for p in 0..self.net.ports.len() {
-            let (sp, _) = spread((0..=k).map(|w| h.hist[w].queued[p] as f64));
-            if sp == 0.0 {
-                continue;
-            }
-            let hi = (0..=k).map(|w| h.hist[w].queued[p]).max().unwrap_or(0) as f64;
+            let (lo, hi) = (0..=k).fold((u64::MAX, 0), |(lo, hi), w| (lo.min(h.hist[w].queued[p]), hi.max(h.hist[w].queued[p])));
             let pkt = self.net.ports[p].ser.0.max(64) as f64;
-            if sp > tol * hi + 2.0 * pkt {
+            if (hi - lo) as f64 > tol * hi as f64 + 2.0 * pkt {
                 return None;
             }
         }
@@ -393,12 +389,11 @@ impl Sim {
             let mut given = 0u64;
             let mut k = (t0 / b.0) as usize;
             while k <= last {
-                let lo = (k as u64 * b.0).max(t0);
+                // Payload delivered by the end of bin k's share of the jump, minus what earlier bins took.
                 let hi = ((k as u64 + 1) * b.0).min(t1);
                 let upto = ((hi - t0) as u128 * payload as u128 / dt.0 as u128) as u64;
                 self.measure.rx_bins[k] += upto - given;
                 given = upto;
-                let _ = lo;
                 k += 1;
             }
         }
@@ -408,14 +403,7 @@ impl Sim {
                     if self.measure.samples.t_ps.len() + self.measure.sample_ports.len() > crate::MAX_SAMPLE_ROWS {
                         break; // the next real sample reports the limit
                     }
-                    for &p in &self.measure.sample_ports {
-                        let port = &self.net.ports[p as usize];
-                        let (vl, vb) = port.voq.as_ref().map_or((0, 0), |v| (v.len, v.bytes));
-                        self.measure.samples.t_ps.push(ts);
-                        self.measure.samples.port.push(p);
-                        self.measure.samples.packets.push(port.egress.len() + vl);
-                        self.measure.samples.bytes.push(port.egress.bytes() + vb);
-                    }
+                    self.sample_rows(ts);
                     ts += every.0;
                 }
                 self.q.retime(|ev, t| if ev == Ev::Sample { ts.max(t) } else { t });
@@ -423,25 +411,12 @@ impl Sim {
         }
     }
 
-    /// Move the network dt later and the clock with it: the network's pending events and every absolute time
-    /// of the ports, transports and packets in flight (the workload, its pending events and the run's stop time
-    /// stay where they are).
+    /// Move the network dt later and the clock with it: the network's pending events, and every absolute time of
+    /// the ports, transports and packets in flight (`Sim::shift_network`); the workload, its pending events and
+    /// the run's stop time stay where they are.
     fn jump_clock(&mut self, dt: Time, slow: u8) {
         self.q.retime(|ev, t| if moves_with_network(ev, slow) { t + dt.0 } else { t });
-        self.shift_ahead(dt);
-        self.net.shift(dt);
-        self.udp.shift(dt);
-        self.msg.shift(dt);
-        self.rdma.shift(dt);
-        for p in &mut self.pkts {
-            p.tx_time += dt.0;
-        }
-        for f in &mut self.flows {
-            if f.last_tx != u64::MAX {
-                f.last_tx += dt.0;
-            }
-        }
-        self.now = self.now + dt;
+        self.shift_network(dt);
     }
 
     /// At the end of a hybrid run: the counters the jumps extrapolated join the ports' own, and the record's

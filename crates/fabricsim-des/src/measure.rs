@@ -55,22 +55,27 @@ impl Sim {
             ));
             return;
         }
-        let now = self.now.0;
-        for &p in &self.measure.sample_ports {
-            let port = &mut self.net.ports[p as usize];
-            port.settle_if_commits(self.now); // a sample is the last event of its picosecond
-            let (vl, vb) = port.voq.as_ref().map_or((0, 0), |v| (v.len, v.bytes));
-            self.measure.samples.t_ps.push(now);
-            self.measure.samples.port.push(p);
-            self.measure.samples.packets.push(port.egress.len() + vl);
-            self.measure.samples.bytes.push(port.egress.bytes() + vb);
-        }
+        self.sample_rows(self.now.0);
         // Sample while anything but the deadlock watchdog and the hybrid detector (which only observe) is pending.
         self.measure.sample_pending = false;
         if self.q.live() > self.observers_pending() {
             let dt = self.measure.sample_every.expect("sampling is configured");
             self.q.schedule(self.now + dt, Ev::Sample);
             self.measure.sample_pending = true;
+        }
+    }
+
+    /// One queue-sample row per sampled port, stamped `t_ps`, with the queues as they stand now (a hybrid jump
+    /// repeats them at the sample times it skips).
+    pub(crate) fn sample_rows(&mut self, t_ps: u64) {
+        for &p in &self.measure.sample_ports {
+            let port = &mut self.net.ports[p as usize];
+            port.settle_if_commits(self.now); // a sample is the last event of its picosecond
+            let (vl, vb) = port.voq.as_ref().map_or((0, 0), |v| (v.len, v.bytes));
+            self.measure.samples.t_ps.push(t_ps);
+            self.measure.samples.port.push(p);
+            self.measure.samples.packets.push(port.egress.len() + vl);
+            self.measure.samples.bytes.push(port.egress.bytes() + vb);
         }
     }
 

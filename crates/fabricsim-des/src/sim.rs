@@ -394,6 +394,15 @@ impl Sim {
     /// the run's stop time. Afterwards the run unfolds exactly as it would have, `dt` later. O(pending events +
     /// ports + packets + flows + workload). Issue 30's fast-forward jumps a steady interval with it.
     pub fn shift(&mut self, dt: Time) {
+        self.q.shift(dt);
+        self.dag.shift(self.now, dt);
+        self.shift_network(dt);
+    }
+
+    /// The network's part of `shift` (everything but the event queue and the workload): every absolute time the
+    /// ports, transports and packets in flight hold, and the clock. A hybrid jump (`hybrid.rs`) moves the
+    /// network's pending events itself and leaves the workload where it is.
+    pub(crate) fn shift_network(&mut self, dt: Time) {
         let now = self.now;
         // Committing ports: the packets that started at the pause leave their queue before it moves.
         for (p, port) in self.net.ports.iter_mut().enumerate() {
@@ -402,13 +411,11 @@ impl Sim {
             }
         }
         self.shift_ahead(dt);
-        self.q.shift(dt);
         self.net.shift(dt);
         self.udp.shift(dt);
         self.msg.shift(dt);
         self.tcp.shift(dt);
         self.rdma.shift(dt);
-        self.dag.shift(now, dt);
         for p in &mut self.pkts {
             p.tx_time += dt.0;
         }

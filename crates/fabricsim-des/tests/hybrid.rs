@@ -103,31 +103,7 @@ fn hybrid_runs_are_reproducible() {
 fn tcp_runs_packet_by_packet_and_says_so() {
     let (net, s, rx) = star(1, SwitchModel::OutputQueued);
     let mut spec = net.spec(1);
-    spec.tcp = vec![TcpSpec {
-        name: "t".into(),
-        src: s[0],
-        src_nic: 0,
-        dst: rx,
-        dst_nic: 0,
-        cc: TcpCc::NewReno,
-        start_ps: 0,
-        stop_ps: None,
-        max_bytes: Some(2_000_000),
-        mss_bytes: 1000,
-        header_bytes: 40,
-        initial_cwnd: 10,
-        min_rto_ps: 200 * MS,
-        initial_rto_ps: 1_000 * MS,
-        clock_granularity_ps: MS,
-        delack_count: 2,
-        delack_timeout_ps: 200 * MS,
-        rcv_buf_bytes: 131_072,
-        snd_buf_bytes: 131_072,
-        app_write_bytes: 1000,
-        dupack_threshold: 3,
-        sack: true,
-        path: None,
-    }];
+    spec.tcp = vec![tcp_spec("t", s[0], rx, TcpCc::NewReno, 2_000_000)];
     let p = run(&spec);
     let h = hybrid(&spec);
     let ff = h.fast_forward.as_ref().expect("hybrid");

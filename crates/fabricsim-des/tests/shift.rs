@@ -178,29 +178,10 @@ fn tcp_through_a_lossy_bottleneck_resumes_delta_later() {
     let mut spec = n.spec(7);
     for (i, (&h, cc)) in s.iter().zip([TcpCc::Cubic, TcpCc::NewReno]).enumerate() {
         spec.tcp.push(TcpSpec {
-            name: format!("t{i}"),
-            src: h,
-            src_nic: 0,
-            dst: rx,
-            dst_nic: 0,
-            cc,
             start_ps: i as u64 * 5 * MS,
-            stop_ps: None,
-            max_bytes: Some(2_000_000),
-            mss_bytes: 1000,
-            header_bytes: 40,
-            initial_cwnd: 10,
-            min_rto_ps: 200 * MS,
-            initial_rto_ps: 1_000 * MS,
-            clock_granularity_ps: MS,
-            delack_count: 2,
-            delack_timeout_ps: 200 * MS,
             rcv_buf_bytes: 4_000_000,
             snd_buf_bytes: 4_000_000,
-            app_write_bytes: 1000,
-            dupack_threshold: 3,
-            sack: true,
-            path: None,
+            ..tcp_spec(&format!("t{i}"), h, rx, cc, 2_000_000)
         });
     }
     check_shift(&spec);

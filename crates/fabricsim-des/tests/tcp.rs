@@ -9,31 +9,7 @@ use fabricsim_core::spec::*;
 const MSS: u64 = 1000;
 
 fn tcp(src: u32, dst: u32, cc: TcpCc, segments: u64) -> TcpSpec {
-    TcpSpec {
-        name: "t".into(),
-        src,
-        src_nic: 0,
-        dst,
-        dst_nic: 0,
-        cc,
-        start_ps: 0,
-        stop_ps: None,
-        max_bytes: Some(segments * MSS),
-        mss_bytes: MSS,
-        header_bytes: 40,
-        initial_cwnd: 10,
-        min_rto_ps: 1_000 * MS,
-        initial_rto_ps: 1_000 * MS,
-        clock_granularity_ps: MS,
-        delack_count: 2,
-        delack_timeout_ps: 200 * MS,
-        rcv_buf_bytes: 131_072,
-        snd_buf_bytes: 131_072,
-        app_write_bytes: MSS,
-        dupack_threshold: 3,
-        sack: true,
-        path: None,
-    }
+    TcpSpec { min_rto_ps: 1_000 * MS, ..tcp_spec("t", src, dst, cc, segments * MSS) }
 }
 
 /// a -(10 Gb/s, 10 us)- s -(1 Gb/s, 10 us)- b with unlimited queues; `drops` are arrival indices at s -> b

@@ -100,13 +100,7 @@ impl Sim {
             port.egress.dev.push(pkt, size);
             port.busy_until
         };
-        let done = start + port.ser_time(size);
-        port.busy_until = done;
-        let at = done + port.arrive;
-        if port.pipe.is_empty() {
-            self.q.schedule(at, Ev::Pipe(p));
-        }
-        port.pipe.push_back((at, pkt));
+        self.into_pipe(p, pkt, start, size);
     }
 
     /// Settle every committing port at the end of a run: at the stop time when the run reached it (every event

@@ -337,10 +337,17 @@ impl Sim {
         if let Some(cap) = port.cap {
             port.next_start = now + cap.tx_time(size as u64);
         }
-        let done = now + port.ser_time(size);
+        self.into_pipe(p, pkt, now, size)
+    }
+
+    /// Serialise `pkt` of `size` wire bytes on port p from `start`: the transmitter is busy until its end, and the
+    /// packet enters the pipe now, arriving one serialisation, the link delay and the peer's latency after
+    /// `start`; the pipe schedules its head alone (arrivals are in start order). Returns the serialisation's end.
+    #[inline]
+    pub(crate) fn into_pipe(&mut self, p: u32, pkt: u32, start: Time, size: u32) -> Time {
+        let port = &mut self.net.ports[p as usize];
+        let done = start + port.ser_time(size);
         port.busy_until = done;
-        // The packet enters the pipe now, arriving one serialisation, the link delay and the peer's latency
-        // later; the pipe schedules its head alone (arrivals are in start order).
         let at = done + port.arrive;
         if port.pipe.is_empty() {
             self.q.schedule(at, Ev::Pipe(p));

@@ -115,3 +115,34 @@ pub fn star(n: u32, model: SwitchModel) -> (Net, Vec<u32>, u32) {
     }
     (net, senders, rx)
 }
+
+/// A bulk TCP transfer of `bytes` from `src` to `dst` with 1,000 B segments and 40 B headers, an initial window
+/// of 10, a 200 ms minimum RTO (1 s initial), 1 ms timestamps, delayed ACKs every 2 segments (200 ms), 128 KiB
+/// buffers, SACK and 3 duplicate ACKs; tests change what they need with struct-update syntax.
+pub fn tcp_spec(name: &str, src: u32, dst: u32, cc: TcpCc, bytes: u64) -> TcpSpec {
+    TcpSpec {
+        name: name.into(),
+        src,
+        src_nic: 0,
+        dst,
+        dst_nic: 0,
+        cc,
+        start_ps: 0,
+        stop_ps: None,
+        max_bytes: Some(bytes),
+        mss_bytes: 1000,
+        header_bytes: 40,
+        initial_cwnd: 10,
+        min_rto_ps: 200 * MS,
+        initial_rto_ps: 1_000 * MS,
+        clock_granularity_ps: MS,
+        delack_count: 2,
+        delack_timeout_ps: 200 * MS,
+        rcv_buf_bytes: 131_072,
+        snd_buf_bytes: 131_072,
+        app_write_bytes: 1000,
+        dupack_threshold: 3,
+        sack: true,
+        path: None,
+    }
+}
