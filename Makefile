@@ -44,7 +44,7 @@ test-python:
 check-install: setup
 	$(PY) -m pytest -q -m slow tests/test_install.py
 
-## bench: packet-engine throughput (events/s), placement-advisor decisions (24 and 6,144 servers), the cluster simulator (1,000 jobs on 6,144 servers), fabric scale (k=16 packet, k=48 flow, 8,192-GPU rail), the RoCE incast, front-door timings (bulk workloads, RSS), flow-engine scale (10k hosts, 129k flows), sweep overhead (runs/s), FORS and ATRO solve times, study 003 grid, command-line startup (vs python -c pass)
+## bench: packet-engine throughput (events/s), hybrid fidelity's error and speed-up (its corpus, Table IV), placement-advisor decisions (24 and 6,144 servers), the cluster simulator (1,000 jobs on 6,144 servers), fabric scale (k=16 packet, k=48 flow, 8,192-GPU rail), the RoCE incast, front-door timings (bulk workloads, RSS), flow-engine scale (10k hosts, 129k flows), sweep overhead (runs/s), FORS and ATRO solve times, study 003 grid, command-line startup (vs python -c pass)
 bench: setup
 	$(PY) benchmarks/bench_frontdoor.py
 	$(PY) benchmarks/bench_engine.py
@@ -60,6 +60,8 @@ bench: setup
 	$(PY) benchmarks/bench_roce.py
 	$(PY) benchmarks/bench_place.py
 	$(PY) benchmarks/bench_cluster.py
+	$(PY) benchmarks/hybrid_error.py
+	$(PY) benchmarks/hybrid_table4.py
 
 ## validate: install ns-3 3.44 (PyPI ns3) into the venv and cross-check the incast study side by side, then race
 ## it on a k = 8 fat-tree permutation (benchmarks/VS_NS3_FATTREE.md; k = 16: --k 16 --max-ns3-wall 600), then the

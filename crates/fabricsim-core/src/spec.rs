@@ -59,7 +59,7 @@ pub struct RunSpec {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HybridSpec {
-    /// Window length in ps; `None` = automatic: 4 × the longest base round trip of the workload's routes
+    /// Window length in ps; `None` = automatic: 4 × the longest base round trip (propagation and switch traversal) of the workload's routes
     /// (at least 1 µs), and with DCQCN at least 2 × its alpha-update and rate-decrease periods.
     #[serde(default)]
     pub window_ps: Option<u64>,

@@ -8,7 +8,7 @@
 //! within `tolerance` of its largest value plus two packets. Averages over whole windows make periodic steady
 //! states count too (DCQCN's sawtooth, a credit or PFC loop) when the window covers a period.
 //!
-//! Then the run jumps n whole windows, as far as the next change allows: n stops `windows` windows before the
+//! Then the run jumps n whole windows, as far as the next change allows: n stops one window before the
 //! earliest flow would run out of packets to send at its rate, and before the next event of the workload or the
 //! network (a message start, a compute end, a link event, a UDP toggle, the stop time). The jump advances each
 //! active flow by its mean per-window counts × n (its transport's sequence state with it: `TransportModel::skip`),
@@ -32,7 +32,10 @@ use fabricsim_core::Time;
 const PORT_CTRS: usize = 7;
 
 /// One detector snapshot at a window boundary.
+#[derive(Default)]
 struct Snap {
+    /// When it was taken (ps).
+    t: u64,
     /// The flows active during the window that ended here (ascending) and their counters now.
     flows: Vec<u32>,
     stats: Vec<FlowStat>,
@@ -53,8 +56,9 @@ pub(crate) struct Hybrid {
     /// Flows that sent or received during the current window (flag and list).
     touched: Vec<bool>,
     touched_list: Vec<u32>,
-    /// The last snapshots with the same active flows (at most `windows + 1`).
+    /// The last snapshots with the same active flows (at most `windows + 1`), and used ones to refill.
     hist: Vec<Snap>,
+    spare: Vec<Snap>,
     /// Counters a jump added to ports (applied to the record at the end).
     port_add: Vec<[u64; PORT_CTRS]>,
     /// Why the run goes packet by packet (None: jumps allowed).
@@ -92,6 +96,27 @@ fn moves_with_network(ev: Ev, slow_rdma: u8) -> bool {
     }
 }
 
+/// A flow's sending rate between snapshots taken at `sa` and `sb` with counters a and b (packets per ps): the
+/// packets sent between its last sends before each, over the exact time between those two sends (a paced or
+/// ACK-clocked flow has no window quantisation), when both sends came within two mean send intervals of their
+/// snapshot (a NIC that pulls one packet ahead stamps a send up to one packet after it); else (the flow paused before a snapshot, as a credit- or pause-blocked sender does, and the exact
+/// figure would overstate it) the packets over the whole span.
+fn send_rate(a: &FlowStat, b: &FlowStat, sa: u64, sb: u64) -> f64 {
+    let sent = (b.tx_packets - a.tx_packets) as f64;
+    let counted = sent / (sb - sa) as f64;
+    match (a.last_tx, b.last_tx) {
+        (Some(t0), Some(t1)) if t1 > t0 && sent > 0.0 => {
+            let gap = (t1 - t0) as f64 / sent;
+            if (sa.saturating_sub(t0) as f64) <= 2.0 * gap && (sb.saturating_sub(t1) as f64) <= 2.0 * gap {
+                sent / (t1 - t0) as f64
+            } else {
+                counted
+            }
+        }
+        _ => counted,
+    }
+}
+
 /// max − min of `v`, and its mean.
 fn spread(v: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
     let (mut lo, mut hi, mut sum, mut n) = (f64::MAX, f64::MIN, 0.0, 0.0);
@@ -119,6 +144,7 @@ impl Sim {
             touched: vec![false; self.flows.len()],
             touched_list: Vec::new(),
             hist: Vec::new(),
+            spare: Vec::new(),
             port_add: vec![[0; PORT_CTRS]; self.net.ports.len()],
             off: off.clone(),
             window_pending: off.is_none(),
@@ -131,8 +157,8 @@ impl Sim {
         off
     }
 
-    /// The automatic window: 4 × the longest base round trip (2 × propagation + one packet's serialisation per
-    /// hop) over the workload's distinct routes (up to 4,096 of them), at least 1 µs; with DCQCN at least twice
+    /// The automatic window: 4 × the longest base round trip (2 × (propagation + switch traversal) + one packet's
+    /// serialisation per hop) over the workload's distinct routes (up to 4,096 of them), at least 1 µs; with DCQCN at least twice
     /// its alpha-update and rate-decrease periods (its rate-increase timer, 900 µs in HPCC's preset, is longer
     /// than most phases: the tolerance test, not the window, guards its slow climb).
     fn auto_window(&self) -> u64 {
@@ -145,13 +171,13 @@ impl Sim {
                 break;
             }
             if seen.insert((f.src_port, f.dst_ep, m.payload)) {
-                let (delay, tx, _) = self.path_figures(n_src + i, m.payload);
-                rtt = rtt.max(2 * delay + tx);
+                let (delay, tx, _, latency) = self.path_walk(n_src + i, m.payload);
+                rtt = rtt.max(2 * (delay + latency) + tx);
             }
         }
         for s in &self.udp.srcs {
-            let (delay, tx, _) = self.path_figures(s.flow as usize, s.payload);
-            rtt = rtt.max(2 * delay + tx);
+            let (delay, tx, _, latency) = self.path_walk(s.flow as usize, s.payload);
+            rtt = rtt.max(2 * (delay + latency) + tx);
         }
         let mut w = (4 * rtt).max(1_000_000);
         if let Some(cfg) = &self.rdma.cfg {
@@ -174,19 +200,21 @@ impl Sim {
             .fold(0, |m, &(t, _)| m | 1 << t)
     }
 
-    /// A snapshot of the flows in `flows` and of every port.
-    fn snapshot(&self, flows: Vec<u32>) -> Snap {
-        let stats = flows.iter().map(|&f| self.measure.stats[f as usize]).collect();
-        let cc = flows
-            .iter()
-            .map(|&f| {
-                let b = self.flows[f as usize].transport;
-                with_transport!(b.kind, T => T::cc_state(self, b.idx, b.ack))
-            })
-            .collect();
+    /// A snapshot of the flows in `flows` and of every port, into `s` (its buffers reused: a window allocates
+    /// nothing once the detector runs).
+    fn snapshot_into(&self, s: &mut Snap, flows: Vec<u32>) {
         let now = self.now;
-        let mut queued = Vec::with_capacity(self.net.ports.len());
-        let mut ports = Vec::with_capacity(self.net.ports.len());
+        s.t = now.0;
+        s.stats.clear();
+        s.stats.extend(flows.iter().map(|&f| self.measure.stats[f as usize]));
+        s.cc.clear();
+        s.cc.extend(flows.iter().map(|&f| {
+            let b = self.flows[f as usize].transport;
+            with_transport!(b.kind, T => T::cc_state(self, b.idx, b.ack))
+        }));
+        s.flows = flows;
+        s.queued.clear();
+        s.ports.clear();
         for (p, ps) in self.net.ports.iter().enumerate() {
             let mut q = ps.egress.bytes() + ps.voq.as_ref().map_or(0, |v| v.bytes);
             let mut c = [ps.tx_packets, ps.tx_bytes, ps.drops, 0, 0, 0, 0];
@@ -198,10 +226,24 @@ impl Sim {
                 c[5] = paused_total(r.paused, r.paused_since, r.paused_ps, now);
                 c[6] = r.ecn_marks;
             }
-            queued.push(q);
-            ports.push(c);
+            s.queued.push(q);
+            s.ports.push(c);
         }
-        Snap { flows, stats, cc, queued, ports, hops: self.measure.hops.clone(), cnps: self.rdma.cnps }
+        s.hops.clear();
+        s.hops.extend_from_slice(&self.measure.hops);
+        s.cnps = self.rdma.cnps;
+    }
+
+    /// A snapshot now of `flows` and every port, in a recycled buffer when there is one.
+    fn take_snapshot(&self, h: &mut Hybrid, flows: Vec<u32>) -> Snap {
+        let mut snap = h.spare.pop().unwrap_or_default();
+        let old = std::mem::take(&mut snap.flows);
+        self.snapshot_into(&mut snap, flows);
+        if h.touched_list.capacity() == 0 {
+            h.touched_list = old; // the next window's list reuses the old flow list's buffer
+            h.touched_list.clear();
+        }
+        snap
     }
 
     /// The end of a detector window: snapshot, test for a steady state, jump when there is room.
@@ -216,13 +258,14 @@ impl Sim {
             h.touched[f as usize] = false;
         }
         flows.sort_unstable();
-        let snap = self.snapshot(flows);
+        let snap = self.take_snapshot(&mut h, flows);
         if h.hist.last().is_some_and(|s| s.flows != snap.flows) || snap.flows.is_empty() {
-            h.hist.clear();
+            h.spare.append(&mut h.hist);
         }
         h.hist.push(snap);
         if h.hist.len() > h.windows + 1 {
-            h.hist.remove(0);
+            let old = h.hist.remove(0);
+            h.spare.push(old);
         }
         if h.hist.len() == h.windows + 1 {
             if let Some(n) = self.steady_jump(&h) {
@@ -252,9 +295,17 @@ impl Sim {
                 // The congestion control's own state must have held (a sawtooth slower than the window, a slow
                 // climb or convergence toward fairness shows here before it shows in packet counts).
                 for i in 0..3 {
-                    let (sp, mean) = spread((0..=k).map(|w| h.hist[w].cc[j].map_or(0.0, |c| c[i])));
+                    let at = |w: usize| h.hist[w].cc[j].map_or(0.0, |c| c[i]);
+                    let (sp, mean) = spread((0..=k).map(at));
                     if sp > tol * mean {
                         return None;
+                    }
+                    // A drift within the tolerance still accumulates over a jump: the state moved by `drift` (of
+                    // its mean) over k windows, so a jump of n windows may extrapolate a state up to drift·n/k
+                    // away; n stops where that reaches the tolerance (no bound when it did not move).
+                    let drift = (at(k) - at(0)).abs() / mean;
+                    if drift > 0.0 {
+                        n_max = n_max.min((tol * k as f64 / drift).floor() as u64);
                     }
                 }
             }
@@ -263,14 +314,14 @@ impl Sim {
             if lost > 0 && b.kind != TransportKind::Udp {
                 return None; // a transport recovering from loss is not in a steady state
             }
-            let tx_per_w = (last.stats[j].tx_packets - first.stats[j].tx_packets) as f64 / k as f64;
+            let tx_per_w = send_rate(&first.stats[j], &last.stats[j], first.t, last.t) * h.window.0 as f64;
             let remaining = with_transport!(b.kind, T => T::remaining(self, b.idx, b.ack));
             if let Some(r) = remaining {
                 if tx_per_w <= 0.0 {
                     return None;
                 }
                 let n = (r as f64 / tx_per_w).floor() as u64;
-                n_max = n_max.min(n.saturating_sub(k as u64));
+                n_max = n_max.min(n.saturating_sub(1));
             }
         }
         for p in 0..self.net.ports.len() {
@@ -304,15 +355,13 @@ impl Sim {
         let mut psn_adv: Vec<(u32, u64)> = Vec::new();
         for (j, &f) in last.flows.iter().enumerate() {
             let (a, b) = (first.stats[j], last.stats[j]);
-            // Packets sent in the jump: the rate between the flow's last sends before the first and the last
-            // snapshot (packets over the exact time between two sends, so a paced or ACK-clocked flow has no
-            // window quantisation), else the mean per window.
-            let tx = match (a.last_tx, b.last_tx) {
-                (Some(t0), Some(t1)) if t1 > t0 && b.tx_packets > a.tx_packets => {
-                    ((b.tx_packets - a.tx_packets) as f64 * dt.0 as f64 / (t1 - t0) as f64).round() as u64
-                }
-                _ => scale(a.tx_packets, b.tx_packets),
-            };
+            // Packets sent in the jump, at the rate the bound in `steady_jump` used (`send_rate`), and never the
+            // last packets the transport has (the flow ends packet by packet).
+            let bd = self.flows[f as usize].transport;
+            let mut tx = (send_rate(&a, &b, first.t, last.t) * dt.0 as f64).round() as u64;
+            if let Some(r) = with_transport!(bd.kind, T => T::remaining(self, bd.idx, bd.ack)) {
+                tx = tx.min(r.saturating_sub(1));
+            }
             let lost = scale(a.lost, b.lost).min(tx);
             let rx = tx - lost;
             let per = |x: u64, y: u64, pk: u64| if pk == 0 { 0.0 } else { (y - x) as f64 / pk as f64 };
@@ -338,7 +387,6 @@ impl Sim {
             self.measure.totals.dropped += lost;
             h.ff.flow_skipped_packets[f as usize] += rx;
             skipped += rx;
-            let bd = self.flows[f as usize].transport;
             let adv = with_transport!(bd.kind, T => T::skip(self, bd.idx, bd.ack, tx, rx));
             if adv != 0 {
                 psn_adv.push((f, adv));
@@ -373,8 +421,12 @@ impl Sim {
         h.ff.skipped_ps += dt.0;
         h.ff.skipped_packets += skipped;
         // Start the detection afresh from the state after the jump (same flows, advanced counters).
-        let flows = std::mem::take(&mut h.hist).pop().map(|s| s.flows).unwrap_or_default();
-        h.hist.push(self.snapshot(flows));
+        let mut last = h.hist.pop().expect("a jump follows a full history");
+        h.spare.append(&mut h.hist);
+        let flows = std::mem::take(&mut last.flows);
+        h.spare.push(last);
+        let snap = self.take_snapshot(h, flows);
+        h.hist.push(snap);
     }
 
     /// Queue samples and throughput bins over the skipped interval [now, now + dt): samples repeat the queues as

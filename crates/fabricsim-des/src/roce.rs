@@ -91,9 +91,16 @@ impl Sim {
     /// One-way propagation delay, payload serialisation summed over the hops, and the slowest rate on flow f's
     /// route (its explicit path, or the tables' walk with its salt).
     pub(crate) fn path_figures(&self, f: usize, payload: u32) -> (u64, u64, u64) {
+        let (delay, tx, bw, _) = self.path_walk(f, payload);
+        (delay, tx, bw)
+    }
+
+    /// `path_figures` plus the nodes' traversal latencies along the path (ps), which HPCC's base RTT leaves out
+    /// and a round trip through the simulated switches includes.
+    pub(crate) fn path_walk(&self, f: usize, payload: u32) -> (u64, u64, u64, u64) {
         let fl = &self.flows[f];
         let mut port = fl.src_port;
-        let (mut delay, mut tx, mut bw) = (0u64, 0u64, u64::MAX);
+        let (mut delay, mut tx, mut bw, mut latency) = (0u64, 0u64, u64::MAX, 0u64);
         let mut hop = 0u32;
         for _ in 0..=self.net.topo.n_nodes() {
             let tp = &self.net.topo.ports[port as usize];
@@ -101,6 +108,7 @@ impl Sim {
             tx += tp.rate.tx_time(payload as u64).0;
             bw = bw.min(tp.rate.0);
             let v = tp.peer_node;
+            latency += self.net.topo.latency[v as usize].0;
             if !self.net.topo.is_switch(v) {
                 break;
             }
@@ -113,6 +121,6 @@ impl Sim {
             };
             port = next;
         }
-        (delay, tx, bw)
+        (delay, tx, bw, latency)
     }
 }
