@@ -22,9 +22,9 @@ def place(nodes: int | None = None, *, fabric: str | Fabric = "vela", scenario: 
           pattern: str = "all-reduce", msg_mb: float = 10.0, interfaces: int = 1, trace: str | Path | None = None,
           busy: str | Path | list[dict] | None = None, top: int = 2, seeds: int = 3, per_server: int | None = None,
           budget_s: float | None = None, max_evals: int | None = None, flow_seeds: int | None = None, confirm: bool = True, seed: int = 1,
-          progress: Callable[[str], None] | None = None) -> PlaceResult:
+          confirm_with: str = "hybrid", progress: Callable[[str], None] | None = None) -> PlaceResult:
     """Rank placements of a job of `nodes` nodes by predicted completion time (ms, mean and 95% CI over `seeds`
-    packet-engine runs for the `top` best; flow-engine predictions for the rest).
+    runs at fidelity `confirm_with`, "hybrid" or "packet", for the `top` best; flow-engine predictions for the rest).
 
     The job is `pattern` with `msg_mb` MiB per message and interface (`interfaces` NICs per node), or the Chakra
     trace at `trace` (PREFIX of PREFIX.{rank}.et; `nodes` defaults to its ranks). `busy` is a CSV of occupied
@@ -47,4 +47,5 @@ def place(nodes: int | None = None, *, fabric: str | Fabric = "vela", scenario: 
     if per_server is not None and per_server < 1:
         raise ScenarioError("fabricsim place", "--per-server", f"must be >= 1, got {per_server}")
     return _search(fab, nodes, job, free=free, background=background, top=top, seeds=seeds, flow_seeds=flow_seeds,
-                   per_server=per_server, budget_s=budget_s, max_evals=max_evals, confirm=confirm, seed=seed, progress=progress)
+                   per_server=per_server, budget_s=budget_s, max_evals=max_evals, confirm=confirm,
+                   confirm_with=confirm_with, seed=seed, progress=progress)

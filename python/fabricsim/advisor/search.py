@@ -1,5 +1,6 @@
 """The placement search: candidates (study presets, pack/spread families, Chic-sched-like constraint relaxation),
-local search by moves and swaps scored by the flow engine, and the best few confirmed by the packet engine."""
+local search by moves and swaps scored by the flow engine, and the best few confirmed at hybrid fidelity (the packet
+engine with steady-state fast-forward; `confirm_with="packet"` for the packet engine alone)."""
 
 from __future__ import annotations
 
@@ -261,16 +262,18 @@ class Search:
 def place(fabric: Fabric, nodes: int, job: JobSpec | None = None, *, free: Sequence[Sequence[int]] | None = None,
           background: Sequence[Background] = (), top: int = 2, seeds: int = 3, extra: int = 3, flow_seeds: int | None = None,
           per_server: int | None = None, budget_s: float | None = None, max_evals: int | None = None,
-          confirm: bool = True, seed: int = 1, presets: bool = True, compare: Sequence[tuple[str, Hosts]] = (),
-          progress: Callable[[str], None] | None = None) -> PlaceResult:
+          confirm: bool = True, confirm_with: str = "hybrid", seed: int = 1, presets: bool = True,
+          compare: Sequence[tuple[str, Hosts]] = (), progress: Callable[[str], None] | None = None) -> PlaceResult:
     """Rank placements of `nodes` nodes of `job` on `fabric` (free NICs `free`, default all) beside `background`.
 
     Candidates (see `candidates`) are scored by the flow engine over `flow_seeds` seeds (ECMP draws; default 3
     on fabrics of up to 100 servers, else 1), the best three are improved by local search until `max_evals`
     distinct placements have been scored (default 300 up to 100 servers, else 60; deterministic for a given
     `seed`) or, if given, `budget_s` seconds have passed (a time cap makes the result depend on the machine), and
-    the `top` best distinct shapes (nodes per rack, servers used) are run in the packet engine over `seeds` seeds (`confirm`) and ranked
-    first; the `extra` next best follow with their flow-engine prediction (fidelity "flow"). Placements are ranked by their best-fidelity completion
+    the `top` best distinct shapes (nodes per rack, servers used) are run at fidelity `confirm_with` ("hybrid", the
+    default, or "packet") over `seeds` seeds (`confirm`) and ranked first. The flow engine cannot stand in for them:
+    it models no buffers, so at the Vela-like 4 MiB input buffers it is pessimistic by up to 28% on contended
+    collectives (issue 30; docs/guide/hybrid.md). They rank first; the `extra` next best follow with their flow-engine prediction (fidelity "flow"). Placements are ranked by their best-fidelity completion
     time. `compare` adds named placements to score and rank beside the search's (e.g. a study's recommendation)."""
     t0 = time.perf_counter()
     job = job or JobSpec()
@@ -279,6 +282,8 @@ def place(fabric: Fabric, nodes: int, job: JobSpec | None = None, *, free: Seque
         raise ScenarioError("fabricsim place", "--nodes", f"the trace has {len(job.trace)} ranks; --nodes gives {nodes}")
     if nodes < 2:
         raise ScenarioError("fabricsim place", "--nodes", f"a collective needs at least 2 nodes, got {nodes}")
+    if confirm_with not in ("hybrid", "packet"):
+        raise ScenarioError("fabricsim place", "--confirm-with", f"must be hybrid or packet, got {confirm_with!r}")
     if top < 1 or seeds < 1:
         raise ScenarioError("fabricsim place", "--top" if top < 1 else "--seeds", "must be >= 1")
     small = fabric.n <= 100
@@ -327,18 +332,18 @@ def place(fabric: Fabric, nodes: int, job: JobSpec | None = None, *, free: Seque
     for h, _ in compare:
         if tuple(h) not in chosen:
             chosen.append(tuple(h))
-    # The confirmed placements with their packet-engine times, then the rest (flow engine only) after them.
+    # The confirmed placements with their hybrid- or packet-fidelity times, then the rest (flow engine only) after them.
     shown = chosen + rest
     nodes_of = [assign_nics(fabric, h, free, job.interfaces) for h in shown]
     flows = scorer.evaluate_all(nodes_of, list(range(1, flow_seeds + 1)), "flow")
     evs = list(flows)
     if confirm:
-        say(f"packet engine: {len(chosen)} placements x {seeds} seed(s)")
-        evs[:len(chosen)] = scorer.evaluate_all(nodes_of[:len(chosen)], list(range(1, seeds + 1)), "packet")
+        say(f"{confirm_with} fidelity: {len(chosen)} placements x {seeds} seed(s)")
+        evs[:len(chosen)] = scorer.evaluate_all(nodes_of[:len(chosen)], list(range(1, seeds + 1)), confirm_with)
     out = [Placement([fabric.ids[x] for x in h], ev.mean_ms, ev.ci95_ms, ev.fidelity, labels.get(h, "local search"), h,
                      [[fabric.endpoint(*e) for e in node] for node in nd], fl.mean_ms, racks_used(fabric, h))
            for h, nd, fl, ev in zip(shown, nodes_of, flows, evs)]
-    out.sort(key=lambda p: (p.fidelity != "packet", p.completion_ms, p.racks, len(set(p.hosts)), p.hosts))
+    out.sort(key=lambda p: (p.fidelity == "flow", p.completion_ms, p.racks, len(set(p.hosts)), p.hosts))
     best = out[0]
     best_nodes = assign_nics(fabric, best.hosts, free, job.interfaces)
     alone = Scorer(fabric, job).evaluate(best_nodes, [1], "flow", detail=True)

@@ -24,7 +24,7 @@ def run_policies(base: ClusterConfig, policies: Sequence[str] = POLICIES, seeds:
     """Every policy x seed of `base` in this process, sharing one fabric and one solo-profile cache (the same
     seed draws the same jobs for every policy). `progress(policy, seed, done, total)` after each job."""
     fabric = load_fabric(base)
-    solo = SoloCache(fabric, base.pattern, base.msg_bytes, base.interfaces, base.packet)
+    solo = SoloCache(fabric, base.pattern, base.msg_bytes, base.interfaces, base.packet, fidelity=base.fidelity)
     out = []
     for seed in seeds:
         for p in policies:

@@ -176,13 +176,14 @@ class _Canonical:
 
 class SoloCache:
     """Solo profiles of one collective (`pattern`, `msg_bytes` per message, `interfaces` NICs per node, `packet`)
-    on `fabric`, flow engine, ECMP seed `seed`, cached by canonical shape (see the module). `runs` counts engine
+    on `fabric`, at `fidelity` (flow, or hybrid or packet to confirm), ECMP seed `seed`, cached by canonical shape (see the module). `runs` counts engine
     runs, `hits` the profiles served from the cache, `engine_s` the wall time inside the engine. Share one cache
     between cluster runs on the same fabric and job spec (seeds, policies): it changes no result, only time."""
 
     def __init__(self, fabric: Fabric, pattern: str, msg_bytes: int, interfaces: int = 1, packet: int = 1024,
-                 seed: int = 1):
+                 seed: int = 1, fidelity: str = "flow"):
         self.fabric = fabric
+        self.fidelity = fidelity
         self.pattern, self.msg_bytes, self.interfaces, self.packet, self.seed = pattern, int(msg_bytes), interfaces, packet, seed
         self.resources = Resources(fabric)
         self.symmetric = self.resources.table is not None
@@ -258,16 +259,17 @@ class SoloCache:
         return _Canonical(t, where[:, 0].copy(), where[:, 1].copy(), per_res[used])
 
     def _run(self, fab: Fabric, res: Resources, hosts: tuple[int, ...]) -> tuple[float, np.ndarray]:
-        """One iteration on `fab` alone: (seconds, bytes per resource of `fab`). One flow-engine run."""
+        """One iteration on `fab` alone: (seconds, bytes per resource of `fab`). One engine run at `fidelity`."""
         wl = Workload(fab.scenario)
         nodes = assign_nics(fab, hosts, fab.all_free(), self.interfaces)
         add_collective(wl, fab, nodes, self.pattern, self.msg_bytes, self.packet)
         t0 = time.perf_counter()
-        rec = fab.prepared.run(wl, self.seed, "flow")
+        rec = fab.prepared.run(wl, self.seed, self.fidelity)
         self.engine_s += time.perf_counter() - t0
         self.runs += 1
         done = rec.columns["flows.complete_ps"]
-        if done.size == 0 or (done < 0).any():
+        # The flow engine marks a flow that never completed with -1, the packet engine with u64::MAX.
+        if done.size == 0 or (done < 0).any() or (done.dtype.kind == "u" and (done == np.iinfo(done.dtype).max).any()):
             raise ScenarioError(self.fabric.name, "placement", f"a job alone on servers {[self.fabric.ids[h] for h in hosts]} "
                                 f"did not complete ({rec.incomplete_reason()})")
         return int(done.max()) * 1e-12, res.per_resource(rec.columns)
