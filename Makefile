@@ -62,6 +62,7 @@ bench: setup
 	$(PY) benchmarks/bench_cluster.py
 	$(PY) benchmarks/hybrid_error.py
 	$(PY) benchmarks/hybrid_table4.py
+	$(PY) benchmarks/hybrid_scale.py
 
 ## validate: install ns-3 3.44 (PyPI ns3) into the venv and cross-check the incast study side by side, then race
 ## it on a k = 8 fat-tree permutation (benchmarks/VS_NS3_FATTREE.md; k = 16: --k 16 --max-ns3-wall 600), then the

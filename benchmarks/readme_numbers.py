@@ -813,6 +813,13 @@ def hybrid_error() -> str:
     return f"{he.markdown(results)}\n\n{lines}\n\n{stamp()}"
 
 
+def hybrid_scale() -> str:
+    """benchmarks/hybrid_scale.py: issue 30's job-size cases at hybrid fidelity under the 60 s target."""
+    import hybrid_scale as hs
+
+    return "\n".join(f"- {hs.line(r)}" for r in hs.measure()) + "\n\n" + stamp()
+
+
 def bench_sweep() -> str:
     """benchmarks/bench_sweep.py: runs/s of a trivial scenario inline, on local processes and on Dask."""
     import bench_sweep as bs
@@ -906,6 +913,7 @@ GENERATORS: dict[str, Generator] = {
     "astra": Generator(astra, deterministic=True, seconds=1),
     "bench-engine": Generator(bench_engine, deterministic=False, seconds=90),
     "hybrid-error": Generator(hybrid_error, deterministic=False, seconds=40),
+    "hybrid-scale": Generator(hybrid_scale, deterministic=False, seconds=170),
     "bench-flow": Generator(bench_flow, deterministic=False, seconds=5),
     "bench-fors": Generator(bench_fors, deterministic=False, seconds=25),
     "bench-sweep": Generator(bench_sweep, deterministic=False, seconds=30),
