@@ -33,7 +33,11 @@ run: setup
 ## test: every test (cargo, then pytest)
 test: setup test-rust test-python
 
+## test-rust: formatting (rustfmt.toml) and clippy with warnings as errors, then the cargo tests
 test-rust:
+	@cargo fmt --version >/dev/null 2>&1 && cargo clippy --version >/dev/null 2>&1 || { echo "test-rust needs the rustfmt and clippy components: rustup component add rustfmt clippy" >&2; exit 1; }
+	cargo fmt --all -- --check
+	cargo clippy --release --workspace --all-targets -q -- -D warnings
 	cargo test --release --workspace --exclude fabricsim-py -q
 
 test-python:

@@ -134,7 +134,10 @@ struct AttributeProto {
     name: String,
     #[prost(string, tag = "2")]
     doc_string: String,
-    #[prost(oneof = "Value", tags = "3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32")]
+    #[prost(
+        oneof = "Value",
+        tags = "3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32"
+    )]
     value: Option<Value>,
 }
 
@@ -482,9 +485,7 @@ impl<'a> Interner<'a> {
 pub fn read_trace(bytes: &[u8], file: &str) -> Result<Trace> {
     if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut plain = Vec::with_capacity(bytes.len() * 4);
-        flate2::read::MultiGzDecoder::new(bytes)
-            .read_to_end(&mut plain)
-            .map_err(|e| Error::spec(file, format!("bad gzip stream: {e}")))?;
+        flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut plain).map_err(|e| Error::spec(file, format!("bad gzip stream: {e}")))?;
         return decode(&plain, file);
     }
     decode(bytes, file)
@@ -552,12 +553,7 @@ fn read_metadata(msg: &[u8], t: &mut Trace) -> std::result::Result<(), String> {
                 Fields::new(s).check().map_err(|e| format!("GlobalMetadata.attr: {e}"))?;
                 t.meta_extra.extend_from_slice(raw);
             }
-            (_, w) => {
-                return Err(format!(
-                    "the first record has a {} field {field}, which GlobalMetadata does not define (a Node?)",
-                    w.name()
-                ))
-            }
+            (_, w) => return Err(format!("the first record has a {} field {field}, which GlobalMetadata does not define (a Node?)", w.name())),
         }
     }
     Ok(())

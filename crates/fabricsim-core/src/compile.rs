@@ -6,8 +6,8 @@
 //! TCP data flows, TCP ACK flows, RDMA ACK flows (one per message when `spec.rdma` is set); each carries its NIC port, destination endpoint, path and ECMP salt.
 
 use crate::error::{Error, Result};
-use crate::record::FlowKind;
 use crate::policy::PathPolicy;
+use crate::record::FlowKind;
 use crate::routing::{flow_salt, message_salt, Fib, PathTable};
 use crate::spec::{EcmpMode, NodeKind, PolicySpec, RunSpec, SourceKind, SwitchModel};
 use crate::topology::{Topology, NONE};
@@ -112,7 +112,15 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
     let per_message = matches!(spec.routing.ecmp, EcmpMode::PerMessage | EcmpMode::Flowlet);
     let seed = spec.seed;
     let salt_of = |f: u32| if per_message { message_salt(seed, f) } else { flow_salt(seed, f) };
-    let mut route = |f: u32, field: &dyn Fn() -> String, src: u32, src_nic: u32, dst: u32, dst_nic: u32, path: Option<&[u32]>, cache: Option<(&mut PathCache, u32)>| -> Result<FlowRoute> {
+    let mut route = |f: u32,
+                     field: &dyn Fn() -> String,
+                     src: u32,
+                     src_nic: u32,
+                     dst: u32,
+                     dst_nic: u32,
+                     path: Option<&[u32]>,
+                     cache: Option<(&mut PathCache, u32)>|
+     -> Result<FlowRoute> {
         let src_port = topo.nic_port(src, src_nic);
         let dst_port = topo.nic_port(dst, dst_nic);
         let dst_ep = topo.port_ep[dst_port as usize];
@@ -163,7 +171,16 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
     for i in 0..n_msg as usize {
         let p = wl.path[i];
         let nodes = (p != NONE).then(|| &wl.path_nodes[wl.path_start[p as usize] as usize..wl.path_start[p as usize + 1] as usize]);
-        flows.push(route(n_src + i as u32, &|| format!("messages[{i}]"), wl.src[i], wl.src_nic[i], wl.dst[i], wl.dst_nic[i], nodes, Some((&mut path_cache, p)))?);
+        flows.push(route(
+            n_src + i as u32,
+            &|| format!("messages[{i}]"),
+            wl.src[i],
+            wl.src_nic[i],
+            wl.dst[i],
+            wl.dst_nic[i],
+            nodes,
+            Some((&mut path_cache, p)),
+        )?);
         flow_name.push(match wl.msg_name.get(i) {
             Some(&k) if k != NONE => msg_name_base + k,
             _ => NONE,
@@ -182,9 +199,8 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
         // One ACK flow per message (its QP's reverse direction), named after a named message.
         for i in 0..n_msg as usize {
             let p = wl.path[i];
-            let rev: Option<Vec<u32>> = (p != NONE).then(|| {
-                wl.path_nodes[wl.path_start[p as usize] as usize..wl.path_start[p as usize + 1] as usize].iter().rev().copied().collect()
-            });
+            let rev: Option<Vec<u32>> = (p != NONE)
+                .then(|| wl.path_nodes[wl.path_start[p as usize] as usize..wl.path_start[p as usize + 1] as usize].iter().rev().copied().collect());
             let f = n_src + n_msg + 2 * n_tcp + i as u32;
             flows.push(route(f, &|| format!("messages[{i}]"), wl.dst[i], wl.dst_nic[i], wl.src[i], wl.src_nic[i], rev.as_deref(), None)?);
             flow_name.push(match wl.msg_name.get(i) {

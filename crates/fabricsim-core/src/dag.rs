@@ -83,9 +83,8 @@ impl Dag {
         let n = wl.n_nodes();
         let comp0 = m + wl.n_barriers;
         let node = |d: u32| wl.node_of(Dep::decode(d)) as u32;
-        let done_edges = (0..n as u32).flat_map(|x| {
-            wl.preds(x as usize).iter().filter(|&&d| !matches!(Dep::decode(d), Dep::Sent(_))).map(move |&d| (node(d), x))
-        });
+        let done_edges =
+            (0..n as u32).flat_map(|x| wl.preds(x as usize).iter().filter(|&&d| !matches!(Dep::decode(d), Dep::Sent(_))).map(move |&d| (node(d), x)));
         // Any node (message, barrier, compute step) may wait for a message to be fully sent.
         let sent_edges = (0..n as u32).flat_map(|x| {
             wl.preds(x as usize).iter().filter_map(move |&d| match Dep::decode(d) {
@@ -273,8 +272,17 @@ mod tests {
     #[test]
     fn barriers_release_after_their_last_dependency() {
         let s = spec(
-            vec![msg(vec![], vec![], 0, 0), msg(vec![], vec![], 3, 0), msg(vec![], vec![0], 0, 5), msg(vec![1], vec![0], 0, 0), msg(vec![], vec![1], 7, 0)],
-            vec![BarrierSpec { name: "b0".into(), deps: vec![0, 1], barriers: vec![] }, BarrierSpec { name: "b1".into(), deps: vec![], barriers: vec![] }],
+            vec![
+                msg(vec![], vec![], 0, 0),
+                msg(vec![], vec![], 3, 0),
+                msg(vec![], vec![0], 0, 5),
+                msg(vec![1], vec![0], 0, 0),
+                msg(vec![], vec![1], 7, 0),
+            ],
+            vec![
+                BarrierSpec { name: "b0".into(), deps: vec![0, 1], barriers: vec![] },
+                BarrierSpec { name: "b1".into(), deps: vec![], barriers: vec![] },
+            ],
         );
         let mut dag = Dag::new(&Workload::from_rows(&s.messages, &s.barriers), 2);
         let mut out = vec![];
@@ -318,8 +326,10 @@ mod tests {
     /// A barrier may wait for a message to be fully sent: b0 <- sent(m0) and delivered(m1); m2 <- b0.
     #[test]
     fn barriers_wait_for_sent_messages() {
-        let s = spec(vec![msg(vec![], vec![], 0, 0), msg(vec![], vec![], 0, 0), msg(vec![], vec![0], 0, 0)],
-                     vec![BarrierSpec { name: "b0".into(), deps: vec![1], barriers: vec![] }]);
+        let s = spec(
+            vec![msg(vec![], vec![], 0, 0), msg(vec![], vec![], 0, 0), msg(vec![], vec![0], 0, 0)],
+            vec![BarrierSpec { name: "b0".into(), deps: vec![1], barriers: vec![] }],
+        );
         let mut wl = Workload::from_rows(&s.messages, &s.barriers);
         // Barrier b0 (node 3) waits for m1 delivered and m0 sent.
         wl.pred = vec![Dep::Barrier(0).encode(), Dep::Msg(1).encode(), Dep::Sent(0).encode()];

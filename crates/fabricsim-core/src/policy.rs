@@ -68,7 +68,8 @@ impl PathPolicy {
         let src = topo.ports[src_port as usize].node;
         let dst_port = topo.endpoints[dst_ep as usize];
         let dst = topo.ports[dst_port as usize].node;
-        let unreachable = || Error::spec(format!("{}.dst", field()), format!("'{}' is unreachable from '{}'", topo.names[dst as usize], topo.names[src as usize]));
+        let unreachable =
+            || Error::spec(format!("{}.dst", field()), format!("'{}' is unreachable from '{}'", topo.names[dst as usize], topo.names[src as usize]));
         match self {
             PathPolicy::Tables => Ok(None),
             PathPolicy::Valiant { group_of, groups, router_ep } => {
@@ -138,13 +139,18 @@ mod tests {
     fn net(names: &[&str], links: &[(&str, &str, u32)]) -> (Topology, Vec<String>) {
         let idx = |n: &str| names.iter().position(|&x| x == n).unwrap() as u32;
         let spec = NetworkSpec {
-            nodes: names
-                .iter()
-                .map(|n| NodeSpec::new(*n, if n.starts_with('h') { NodeKind::Host } else { NodeKind::Switch }, 0))
-                .collect(),
+            nodes: names.iter().map(|n| NodeSpec::new(*n, if n.starts_with('h') { NodeKind::Host } else { NodeKind::Switch }, 0)).collect(),
             links: links
                 .iter()
-                .map(|&(a, b, w)| LinkSpec { a: idx(a), b: idx(b), rate_bps: 1_000_000_000, delay_ps: 0, weight: w, a_end: PortSpec::default(), b_end: PortSpec::default() })
+                .map(|&(a, b, w)| LinkSpec {
+                    a: idx(a),
+                    b: idx(b),
+                    rate_bps: 1_000_000_000,
+                    delay_ps: 0,
+                    weight: w,
+                    a_end: PortSpec::default(),
+                    b_end: PortSpec::default(),
+                })
                 .collect(),
             default_queue: Default::default(),
         };
@@ -220,17 +226,30 @@ mod tests {
         let (topo, _) = net(
             &["h00", "h01", "h10", "h11", "n00", "n01", "n10", "n11", "v0", "v1", "rail0", "rail1", "spine"],
             &[
-                ("h00", "n00", 1), ("h01", "n01", 1), ("h10", "n10", 1), ("h11", "n11", 1),
-                ("n00", "v0", 3), ("n01", "v0", 3), ("n10", "v1", 3), ("n11", "v1", 3),
-                ("n00", "rail0", 2), ("n10", "rail0", 2), ("n01", "rail1", 2), ("n11", "rail1", 2),
-                ("rail0", "spine", 2), ("rail1", "spine", 2),
+                ("h00", "n00", 1),
+                ("h01", "n01", 1),
+                ("h10", "n10", 1),
+                ("h11", "n11", 1),
+                ("n00", "v0", 3),
+                ("n01", "v0", 3),
+                ("n10", "v1", 3),
+                ("n11", "v1", 3),
+                ("n00", "rail0", 2),
+                ("n10", "rail0", 2),
+                ("n01", "rail1", 2),
+                ("n11", "rail1", 2),
+                ("rail0", "spine", 2),
+                ("rail1", "spine", 2),
             ],
         );
         let fib = Fib::build(&topo);
         // Without PXN the tables cross rails at the spine (cost 2+2+2+2 = 8 < 3+3+2+2 = 10 via v0).
         let plain = fib.walk(&topo, port(&topo, "h00"), ep(&topo, "h11"), 3).unwrap();
         assert_eq!(names(&topo, &plain), ["h00", "n00", "rail0", "spine", "rail1", "n11", "h11"]);
-        let servers = vec![RailServerSpec { nvswitch: 8, gpus: vec![0, 1], nics: vec![4, 5] }, RailServerSpec { nvswitch: 9, gpus: vec![2, 3], nics: vec![6, 7] }];
+        let servers = vec![
+            RailServerSpec { nvswitch: 8, gpus: vec![0, 1], nics: vec![4, 5] },
+            RailServerSpec { nvswitch: 9, gpus: vec![2, 3], nics: vec![6, 7] },
+        ];
         let pol = PathPolicy::new(&PolicySpec::Pxn { servers }, &topo);
         let p = pol.path(&fib, &topo, port(&topo, "h00"), ep(&topo, "h11"), 3, &|| "m".into()).unwrap().unwrap();
         assert_eq!(names(&topo, &p), ["h00", "n00", "v0", "n01", "rail1", "n11", "h11"]);

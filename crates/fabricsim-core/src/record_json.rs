@@ -85,9 +85,17 @@ pub fn flow_rows(c: &FlowRowColumns, node_names: &[String], flow_names: &[String
         out.push_str(", \"throughput_bps\": ");
         fnum(&mut out, thr);
         out.push_str(", \"mean_delay_s\": ");
-        if rx > 0 { fnum(&mut out, c.delay_sum_ps[i] as f64 * PS / rx as f64) } else { out.push_str("null") }
+        if rx > 0 {
+            fnum(&mut out, c.delay_sum_ps[i] as f64 * PS / rx as f64)
+        } else {
+            out.push_str("null")
+        }
         out.push_str(", \"max_delay_s\": ");
-        if rx > 0 { fnum(&mut out, c.max_delay_ps[i] as f64 * PS) } else { out.push_str("null") }
+        if rx > 0 {
+            fnum(&mut out, c.max_delay_ps[i] as f64 * PS)
+        } else {
+            out.push_str("null")
+        }
         out.push_str(", \"first_tx_s\": ");
         secs(&mut out, ftx);
         out.push_str(", \"last_rx_s\": ");
@@ -141,7 +149,13 @@ pub fn py_repr(x: f64) -> String {
 /// Python's `format(x, ".6g")`.
 pub fn py_g6(x: f64) -> String {
     if !x.is_finite() {
-        return if x.is_nan() { "nan".into() } else if x > 0.0 { "inf".into() } else { "-inf".into() };
+        return if x.is_nan() {
+            "nan".into()
+        } else if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        };
     }
     if x == 0.0 {
         return if x.is_sign_negative() { "-0".into() } else { "0".into() };
@@ -273,7 +287,12 @@ pub fn run_json(r: &RunRecord) -> String {
         .map(|i| {
             format!(
                 "{{\"name\": {}, \"tx_packets\": {}, \"tx_bytes\": {}, \"drops\": {}, \"peak_packets\": {}, \"peak_bytes\": {}}}",
-                json_str(&q.name[i]), q.tx_packets[i], q.tx_bytes[i], q.drops[i], q.peak_packets[i], q.peak_bytes[i]
+                json_str(&q.name[i]),
+                q.tx_packets[i],
+                q.tx_bytes[i],
+                q.drops[i],
+                q.peak_packets[i],
+                q.peak_bytes[i]
             )
         })
         .collect();
@@ -292,7 +311,9 @@ pub fn run_json(r: &RunRecord) -> String {
                 let name = r.node_names.get(h.node[i] as usize).map(|s| json_str(s)).unwrap_or_else(|| "\"\"".into());
                 format!(
                     "{{\"host\": {name}, \"compute_s\": {}, \"comm_s\": {}, \"exposed_comm_s\": {}}}",
-                    py_repr(h.compute_ps[i] as f64 * PS), py_repr(h.comm_ps[i] as f64 * PS), py_repr(h.exposed_comm_ps[i] as f64 * PS)
+                    py_repr(h.compute_ps[i] as f64 * PS),
+                    py_repr(h.comm_ps[i] as f64 * PS),
+                    py_repr(h.exposed_comm_ps[i] as f64 * PS)
                 )
             })
             .collect();

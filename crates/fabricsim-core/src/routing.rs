@@ -237,8 +237,12 @@ impl Fib {
     /// Bytes held by the tables (allocated capacity of every array). O(1).
     pub fn bytes(&self) -> usize {
         use std::mem::size_of;
-        (self.switch_idx.capacity() + self.ep_group.capacity() + self.group_attach.capacity() + self.group_class.capacity()
-            + self.ep_hop.capacity() + self.hops.capacity())
+        (self.switch_idx.capacity()
+            + self.ep_group.capacity()
+            + self.group_attach.capacity()
+            + self.group_class.capacity()
+            + self.ep_hop.capacity()
+            + self.hops.capacity())
             * size_of::<u32>()
             + self.base.capacity() * size_of::<(u32, u32)>()
             + self.group_exc.capacity() * size_of::<(u32, u32)>()
@@ -274,9 +278,7 @@ impl Fib {
                     return true;
                 }
                 let own = self.switch_idx[self.group_attach[g as usize] as usize];
-                hit_at[self.group_class[g as usize] as usize]
-                    .iter()
-                    .any(|&sw| sw != own && ex.binary_search_by_key(&sw, |x| x.sw).is_err())
+                hit_at[self.group_class[g as usize] as usize].iter().any(|&sw| sw != own && ex.binary_search_by_key(&sw, |x| x.sw).is_err())
             })
             .collect()
     }
@@ -702,7 +704,10 @@ impl PathTable {
             return Err(Error::spec(field, format!("path starts at '{}', not at the source '{}'", name(topo, nodes[0]), name(topo, src))));
         }
         if *nodes.last().unwrap() != dst {
-            return Err(Error::spec(field, format!("path ends at '{}', not at the destination '{}'", name(topo, *nodes.last().unwrap()), name(topo, dst))));
+            return Err(Error::spec(
+                field,
+                format!("path ends at '{}', not at the destination '{}'", name(topo, *nodes.last().unwrap()), name(topo, dst)),
+            ));
         }
         let hop_start = self.hops.len() as u32;
         for i in 0..nodes.len() - 1 {

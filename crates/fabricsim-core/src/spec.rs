@@ -357,15 +357,7 @@ pub enum QdiscSpec {
     /// FQ-CoDel (RFC 8290): `flows` hashed queues, deficit round robin with `quantum_bytes`, new/old flow
     /// lists, CoDel per flow; past `limit_packets`, up to `drop_batch` packets (half the bytes) are dropped
     /// from the head of the fattest flow.
-    FqCodel {
-        limit_packets: u64,
-        flows: u32,
-        quantum_bytes: u32,
-        target_ps: u64,
-        interval_ps: u64,
-        min_bytes: u64,
-        drop_batch: u32,
-    },
+    FqCodel { limit_packets: u64, flows: u32, quantum_bytes: u32, target_ps: u64, interval_ps: u64, min_bytes: u64, drop_batch: u32 },
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -434,12 +426,7 @@ pub enum PolicySpec {
 
 impl Default for RoutingSpec {
     fn default() -> RoutingSpec {
-        RoutingSpec {
-            ecmp: EcmpMode::default(),
-            policy: PolicySpec::default(),
-            detection_delay_ps: default_detection_delay(),
-            flowlet_gap_ps: None,
-        }
+        RoutingSpec { ecmp: EcmpMode::default(), policy: PolicySpec::default(), detection_delay_ps: default_detection_delay(), flowlet_gap_ps: None }
     }
 }
 
@@ -776,10 +763,7 @@ impl RunSpec {
                 return Err(Error::spec(field, format!("'{}' is a switch; traffic starts and ends at hosts", spec.name)));
             }
             if nic >= nics[node as usize] {
-                return Err(Error::spec(
-                    field,
-                    format!("'{}' has {} NIC(s); NIC {nic} does not exist", spec.name, nics[node as usize]),
-                ));
+                return Err(Error::spec(field, format!("'{}' has {} NIC(s); NIC {nic} does not exist", spec.name, nics[node as usize])));
             }
             Ok(())
         };

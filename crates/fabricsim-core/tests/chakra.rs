@@ -28,8 +28,12 @@ macro_rules! needs_shared_traces {
     };
 }
 
-const COLLECTIVES: [(&str, i32); 4] =
-    [("all_reduce", comm_type::ALL_REDUCE), ("all_gather", comm_type::ALL_GATHER), ("reduce_scatter", comm_type::REDUCE_SCATTER), ("all_to_all", comm_type::ALL_TO_ALL)];
+const COLLECTIVES: [(&str, i32); 4] = [
+    ("all_reduce", comm_type::ALL_REDUCE),
+    ("all_gather", comm_type::ALL_GATHER),
+    ("reduce_scatter", comm_type::REDUCE_SCATTER),
+    ("all_to_all", comm_type::ALL_TO_ALL),
+];
 
 fn file(coll: &str, npus: usize, rank: usize) -> PathBuf {
     examples().join(format!("{coll}/{npus}npus_1MB/{coll}.{rank}.et"))

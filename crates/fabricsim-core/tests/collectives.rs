@@ -49,13 +49,18 @@ fn expected(c: &Case) -> Workload {
             path: None,
         })
         .collect();
-    let barriers: Vec<BarrierSpec> = c.barriers.iter().map(|(d, b)| BarrierSpec { name: String::new(), deps: d.clone(), barriers: b.clone() }).collect();
+    let barriers: Vec<BarrierSpec> =
+        c.barriers.iter().map(|(d, b)| BarrierSpec { name: String::new(), deps: d.clone(), barriers: b.clone() }).collect();
     Workload::from_rows(&messages, &barriers)
 }
 
 fn fixtures() -> Vec<(String, Fixture)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/collectives");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).expect("fixture directory").map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("fixture directory")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
     files.sort();
     files
         .into_iter()
@@ -70,7 +75,9 @@ fn fixtures() -> Vec<(String, Fixture)> {
 fn first_difference(got: &Workload, want: &Workload) -> String {
     let m = want.n_msgs().min(got.n_msgs());
     for i in 0..m {
-        let row = |w: &Workload| (w.src[i], w.src_nic[i], w.dst[i], w.dst_nic[i], w.size[i], w.packet[i], w.header[i], w.start_ps[i], w.delay_ps[i], w.path[i]);
+        let row = |w: &Workload| {
+            (w.src[i], w.src_nic[i], w.dst[i], w.dst_nic[i], w.size[i], w.packet[i], w.header[i], w.start_ps[i], w.delay_ps[i], w.path[i])
+        };
         if row(got) != row(want) {
             return format!("messages[{i}]: got {:?}, want {:?}", row(got), row(want));
         }

@@ -109,7 +109,8 @@ fn rail(sus: u32, servers: u32, gpus: u32, spines: u32, tiers: u32) -> Topology 
     }
     let spine_names: Vec<u32> = (0..if tiers == 1 { spines } else { spines * sus }).map(|i| n.switch(format!("spine{i}"))).collect();
     for (i, &r) in rails.iter().enumerate() {
-        let ups: &[u32] = if tiers == 1 { &spine_names } else { &spine_names[(i / gpus as usize) * spines as usize..(i / gpus as usize + 1) * spines as usize] };
+        let ups: &[u32] =
+            if tiers == 1 { &spine_names } else { &spine_names[(i / gpus as usize) * spines as usize..(i / gpus as usize + 1) * spines as usize] };
         for &s in ups {
             for _ in 0..mult {
                 n.link(r, s, 2);
@@ -371,45 +372,45 @@ fn torus_least_cost_and_dimension_order_tables_match_reference() {
     let (topo, routers) = torus(&dims);
     check("torus least-cost", &topo, 8);
     for dense in [true, false] {
-    let mut fib = Fib::build_dimension_order(&topo, &dims, &routers).expect("torus builds");
-    fib.set_dense(dense);
-    // Reference: one step along the first differing dimension, the shorter way (positive on a tie).
-    let coord = |i: usize| [(i % 4) as u32, (i / 4) as u32];
-    let expect = |v: usize, t: usize| -> Vec<u32> {
-        let (mut c, tc) = (coord(v), coord(t));
-        let k = (0..2).find(|&k| c[k] != tc[k]).expect("distinct routers");
-        let d = dims[k];
-        let upw = (tc[k] + d - c[k]) % d;
-        c[k] = if upw <= d - upw { (c[k] + 1) % d } else { (c[k] + d - 1) % d };
-        let w = routers[(c[0] + 4 * c[1]) as usize];
-        topo.ports_of(routers[v]).filter(|&p| topo.ports[p as usize].peer_node == w).collect()
-    };
-    let check_dor = |fib: &Fib, skip: &[u32]| {
-        for (ep, &nic) in topo.endpoints.iter().enumerate() {
-            let t = routers.iter().position(|&r| r == topo.ports[nic as usize].peer_node).expect("host on a router");
-            if skip.contains(&(group_index(&topo, routers[t]) as u32)) {
-                continue;
+        let mut fib = Fib::build_dimension_order(&topo, &dims, &routers).expect("torus builds");
+        fib.set_dense(dense);
+        // Reference: one step along the first differing dimension, the shorter way (positive on a tie).
+        let coord = |i: usize| [(i % 4) as u32, (i / 4) as u32];
+        let expect = |v: usize, t: usize| -> Vec<u32> {
+            let (mut c, tc) = (coord(v), coord(t));
+            let k = (0..2).find(|&k| c[k] != tc[k]).expect("distinct routers");
+            let d = dims[k];
+            let upw = (tc[k] + d - c[k]) % d;
+            c[k] = if upw <= d - upw { (c[k] + 1) % d } else { (c[k] + d - 1) % d };
+            let w = routers[(c[0] + 4 * c[1]) as usize];
+            topo.ports_of(routers[v]).filter(|&p| topo.ports[p as usize].peer_node == w).collect()
+        };
+        let check_dor = |fib: &Fib, skip: &[u32]| {
+            for (ep, &nic) in topo.endpoints.iter().enumerate() {
+                let t = routers.iter().position(|&r| r == topo.ports[nic as usize].peer_node).expect("host on a router");
+                if skip.contains(&(group_index(&topo, routers[t]) as u32)) {
+                    continue;
+                }
+                for (v, &rv) in routers.iter().enumerate() {
+                    let want = if v == t { vec![topo.ports[nic as usize].peer_port] } else { expect(v, t) };
+                    assert_eq!(fib.next_hops(rv, ep as u32), &want[..], "dimension order at r{v} toward h{t}");
+                }
             }
-            for (v, &rv) in routers.iter().enumerate() {
-                let want = if v == t { vec![topo.ports[nic as usize].peer_port] } else { expect(v, t) };
-                assert_eq!(fib.next_hops(rv, ep as u32), &want[..], "dimension order at r{v} toward h{t}");
-            }
+        };
+        check_dor(&fib, &[]);
+        // A failure reroutes the groups it touches with least-cost tables; the others keep dimension order.
+        let n_links = topo.ports.iter().map(|p| p.link + 1).max().unwrap_or(0) as usize;
+        let mut up = vec![true; n_links];
+        up[0] = false;
+        let groups = fib.groups_using(&topo, &[0]);
+        assert!(!groups.is_empty(), "a torus link carries some group's traffic");
+        fib.reroute(&topo, &up, &groups);
+        let mut mask = vec![false; fib.n_groups()];
+        for &g in &groups {
+            mask[g as usize] = true;
         }
-    };
-    check_dor(&fib, &[]);
-    // A failure reroutes the groups it touches with least-cost tables; the others keep dimension order.
-    let n_links = topo.ports.iter().map(|p| p.link + 1).max().unwrap_or(0) as usize;
-    let mut up = vec![true; n_links];
-    up[0] = false;
-    let groups = fib.groups_using(&topo, &[0]);
-    assert!(!groups.is_empty(), "a torus link carries some group's traffic");
-    fib.reroute(&topo, &up, &groups);
-    let mut mask = vec![false; fib.n_groups()];
-    for &g in &groups {
-        mask[g as usize] = true;
-    }
-    assert_same("torus rerouted groups", &topo, &fib, &reference(&topo, &up), Some(&mask));
-    check_dor(&fib, &groups);
+        assert_same("torus rerouted groups", &topo, &fib, &reference(&topo, &up), Some(&mask));
+        check_dor(&fib, &groups);
     }
 }
 

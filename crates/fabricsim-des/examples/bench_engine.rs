@@ -74,10 +74,7 @@ fn bare_heap(pending: u32, n: u64) -> f64 {
 }
 
 fn main() {
-    let packets: u64 = std::env::args()
-        .nth(1)
-        .map(|s| s.parse().expect("packets per flow"))
-        .unwrap_or(100_000);
+    let packets: u64 = std::env::args().nth(1).map(|s| s.parse().expect("packets per flow")).unwrap_or(100_000);
     let (hosts, spines) = (64u32, 8u32);
     let mut nodes = vec![];
     let mut links = vec![];
@@ -97,9 +94,7 @@ fn main() {
         nodes.push(NodeSpec::new(format!("h{h}"), NodeKind::Host, 0));
         links.push(link(first_host + h, h / hosts, 100_000_000_000));
     }
-    let messages = (0..hosts)
-        .map(|i| MessageSpec::new(format!("m{i}"), first_host + i, first_host + hosts + i, packets * 1024, 1024, 64))
-        .collect();
+    let messages = (0..hosts).map(|i| MessageSpec::new(format!("m{i}"), first_host + i, first_host + hosts + i, packets * 1024, 1024, 64)).collect();
     let spec = common::spec(nodes, links, messages);
     let r = fabricsim_des::run(&spec).expect("benchmark run");
     // Link crossings: every delivered packet crossed (switches + 1) links.

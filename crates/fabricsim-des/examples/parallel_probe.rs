@@ -65,9 +65,7 @@ fn fat_tree(k: u32, packets: u64, delay_ps: u64) -> (RunSpec, Vec<u32>) {
         }
     }
     let n = hosts.len();
-    let messages = (0..n)
-        .map(|i| MessageSpec::new(format!("m{i}"), hosts[i], hosts[(i + n / 2) % n], packets * 1024, 1024, 64))
-        .collect();
+    let messages = (0..n).map(|i| MessageSpec::new(format!("m{i}"), hosts[i], hosts[(i + n / 2) % n], packets * 1024, 1024, 64)).collect();
     let spec = common::spec(nodes, links, messages);
     (spec, unit)
 }
@@ -296,10 +294,8 @@ fn main() {
             let lookahead = ports.iter().filter(|&&(a, b, _)| part(a) != part(b)).map(|&(_, _, d)| d).min().unwrap();
             // The partition that does the work, and whether the packet came from another partition (the sender
             // counted it as a hand-off).
-            let trace: Vec<(u64, u16, bool)> = raw
-                .iter()
-                .map(|&(t, node, from)| (t, part(node), from >= 0 && part(from as u32) != part(node)))
-                .collect();
+            let trace: Vec<(u64, u16, bool)> =
+                raw.iter().map(|&(t, node, from)| (t, part(node), from >= 0 && part(from as u32) != part(node))).collect();
             let w = windows(&trace, parts, lookahead);
             if parts == 2 {
                 println!("  events at the same picosecond as an event of the other partition: {:.1}%", 100.0 * cross_ties(&trace));

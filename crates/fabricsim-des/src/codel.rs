@@ -38,11 +38,7 @@ pub struct CodelParams {
 
 impl CodelParams {
     pub fn new(target_ps: u64, interval_ps: u64, min_bytes: u64) -> CodelParams {
-        CodelParams {
-            target: codel_time(target_ps),
-            interval: codel_time(interval_ps),
-            min_bytes,
-        }
+        CodelParams { target: codel_time(target_ps), interval: codel_time(interval_ps), min_bytes }
     }
 }
 
@@ -123,13 +119,7 @@ impl Codel {
 
     /// ns-3 OkToDrop: the dequeued item's sojourn is above target for at least an interval
     /// (and the queue still holds at least `min_bytes`).
-    fn ok_to_drop(
-        &mut self,
-        item: Option<(u32, u32, u64)>,
-        now_ps: u64,
-        now: u32,
-        p: &CodelParams,
-    ) -> bool {
+    fn ok_to_drop(&mut self, item: Option<(u32, u32, u64)>, now_ps: u64, now: u32, p: &CodelParams) -> bool {
         let Some((_, _, enq)) = item else {
             self.first_above_time = 0;
             return false;
@@ -148,12 +138,7 @@ impl Codel {
     }
 
     /// Dequeue with CoDel's drop decisions; dropped packets are appended to `drops`.
-    pub fn dequeue(
-        &mut self,
-        now_t: Time,
-        p: &CodelParams,
-        drops: &mut Vec<(u32, u32)>,
-    ) -> Option<(u32, u32)> {
+    pub fn dequeue(&mut self, now_t: Time, p: &CodelParams, drops: &mut Vec<(u32, u32)>) -> Option<(u32, u32)> {
         let now_ps = now_t.0;
         let mut item = self.pop();
         if item.is_none() {
@@ -189,12 +174,7 @@ impl Codel {
             self.ok_to_drop(item, now_ps, now, p);
             self.dropping = true;
             let delta = self.count.wrapping_sub(self.last_count) as i32;
-            if delta > 1
-                && before(
-                    now.wrapping_sub(self.drop_next),
-                    16u32.wrapping_mul(p.interval),
-                )
-            {
+            if delta > 1 && before(now.wrapping_sub(self.drop_next), 16u32.wrapping_mul(p.interval)) {
                 self.count = delta as u32;
                 self.newton_step();
             } else {
@@ -269,24 +249,9 @@ impl FqCodel {
         }
     }
 
-    pub fn new(
-        limit: u64,
-        flows: u32,
-        quantum: u32,
-        params: CodelParams,
-        drop_batch: u32,
-        perturbation: u64,
-    ) -> FqCodel {
+    pub fn new(limit: u64, flows: u32, quantum: u32, params: CodelParams, drop_batch: u32, perturbation: u64) -> FqCodel {
         FqCodel {
-            flows: vec![
-                FqFlow {
-                    codel: Codel::default(),
-                    deficit: 0,
-                    status: FlowStatus::Inactive,
-                    created: false
-                };
-                flows as usize
-            ],
+            flows: vec![FqFlow { codel: Codel::default(), deficit: 0, status: FlowStatus::Inactive, created: false }; flows as usize],
             created: Vec::new(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
@@ -303,6 +268,10 @@ impl FqCodel {
     #[inline]
     pub fn len(&self) -> u64 {
         self.packets
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.packets == 0
     }
     #[inline]
     pub fn bytes(&self) -> u64 {
@@ -322,14 +291,7 @@ impl FqCodel {
         (if n.is_power_of_two() { z & (n - 1) } else { z % n }) as usize
     }
 
-    pub fn enqueue(
-        &mut self,
-        pkt: u32,
-        size: u32,
-        key: u32,
-        now: Time,
-        drops: &mut Vec<(u32, u32)>,
-    ) {
+    pub fn enqueue(&mut self, pkt: u32, size: u32, key: u32, now: Time, drops: &mut Vec<(u32, u32)>) {
         let h = self.bucket(key);
         let f = &mut self.flows[h];
         if f.status == FlowStatus::Inactive {
@@ -450,11 +412,7 @@ mod tests {
         // One Newton step per count increment, as CoDel does: x' = x (3 - n x^2) / 2 from x = 1 at n = 1
         // gives 0.5 at n = 2 (far off), then tracks 1/sqrt(n): the float recurrence is within 2.6% at
         // n = 3..5 and within 1.1% from n = 6 on; the 16-bit fixed point adds well under 0.1%.
-        let mut c = Codel {
-            rec_inv_sqrt: (!0u32 >> REC_INV_SQRT_SHIFT) as u16,
-            count: 1,
-            ..Default::default()
-        };
+        let mut c = Codel { rec_inv_sqrt: (!0u32 >> REC_INV_SQRT_SHIFT) as u16, count: 1, ..Default::default() };
         for n in 2..=200u32 {
             c.count = n;
             c.newton_step();
@@ -481,10 +439,7 @@ mod tests {
         }
         // Sojourn 4 ms < 5 ms target: nothing is dropped.
         for i in 0..10 {
-            assert_eq!(
-                c.dequeue(Time(4_000_000_000), &p, &mut drops),
-                Some((i, 1000))
-            );
+            assert_eq!(c.dequeue(Time(4_000_000_000), &p, &mut drops), Some((i, 1000)));
         }
         assert!(drops.is_empty());
     }
@@ -527,8 +482,7 @@ mod tests {
         for i in 6..12 {
             fq.enqueue(i, 1000, 2, Time(0), &mut drops);
         }
-        let order: Vec<u32> =
-            std::iter::from_fn(|| fq.dequeue(Time(1000), &mut drops).map(|x| x.0)).collect();
+        let order: Vec<u32> = std::iter::from_fn(|| fq.dequeue(Time(1000), &mut drops).map(|x| x.0)).collect();
         // Deficit round robin, quantum 1514 B: each new flow sends 2 packets (1514 → 514 → −486) and moves
         // to the old list with 1028; then 2 packets (→ −972, topped up to 542), then 1 packet each
         // (542 → −458, topped up to 1056), alternating.

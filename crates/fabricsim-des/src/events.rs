@@ -356,15 +356,7 @@ mod tests {
         q.schedule(Time(5), Ev::Port(3));
         q.schedule(Time(5), Ev::Port(4));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(
-            order,
-            vec![
-                (Time(3), Ev::Port(2)),
-                (Time(5), Ev::Port(1)),
-                (Time(5), Ev::Port(3)),
-                (Time(5), Ev::Port(4))
-            ]
-        );
+        assert_eq!(order, vec![(Time(3), Ev::Port(2)), (Time(5), Ev::Port(1)), (Time(5), Ev::Port(3)), (Time(5), Ev::Port(4))]);
     }
 
     /// Ties pop by tie key, whatever the insertion order; an event scheduled at the current time pops after its

@@ -135,8 +135,7 @@ impl Sim {
     pub fn enable_hybrid(&mut self, spec: Option<&HybridSpec>) -> Option<String> {
         let spec = spec.cloned().unwrap_or_default();
         let window = Time(spec.window_ps.unwrap_or_else(|| self.auto_window()));
-        let off = (!self.tcp.conns.is_empty())
-            .then(|| "hybrid fidelity: TCP connections run packet by packet (no steady-state jumps)".to_string());
+        let off = (!self.tcp.conns.is_empty()).then(|| "hybrid fidelity: TCP connections run packet by packet (no steady-state jumps)".to_string());
         self.hybrid = Some(Box::new(Hybrid {
             window,
             tolerance: spec.tolerance,

@@ -1,9 +1,9 @@
 //! Measurement: per-flow FlowMonitor-like statistics, queue samples, and the end-of-run record with conservation.
 
 use crate::events::Ev;
+use crate::net::pfc::paused_total;
 use crate::sim::Sim;
 use fabricsim_core::control::Halt;
-use crate::net::pfc::paused_total;
 use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RoceColumns, RunRecord, SampleColumns, WorkTimes};
 use fabricsim_core::{Error, Result, Time};
 
@@ -84,14 +84,9 @@ impl Sim {
         let t = self.measure.totals;
         let in_flight = self.live;
         if t.tx != t.rx + t.dropped + in_flight {
-            return Err(Error::Conservation(format!(
-                "sent {} != received {} + dropped {} + in flight {}",
-                t.tx, t.rx, t.dropped, in_flight
-            )));
+            return Err(Error::Conservation(format!("sent {} != received {} + dropped {} + in flight {}", t.tx, t.rx, t.dropped, in_flight)));
         }
-        let (ftx, frx, flost) = self.measure.stats.iter().fold((0, 0, 0), |a, s| {
-            (a.0 + s.tx_packets, a.1 + s.rx_packets, a.2 + s.lost)
-        });
+        let (ftx, frx, flost) = self.measure.stats.iter().fold((0, 0, 0), |a, s| (a.0 + s.tx_packets, a.1 + s.rx_packets, a.2 + s.lost));
         if ftx != t.tx || frx != t.rx || flost != t.dropped {
             return Err(Error::Conservation(format!(
                 "per-flow sums (tx {ftx}, rx {frx}, lost {flost}) differ from totals (tx {}, rx {}, dropped {})",
@@ -118,9 +113,7 @@ impl Sim {
             flows.delay_sum_ps.push(st.delay_sum);
             flows.max_delay_ps.push(st.max_delay);
             let msg = i.checked_sub(n_src).and_then(|m| self.msg.msgs.get(m));
-            let conn = i
-                .checked_sub(n_src + self.msg.msgs.len())
-                .and_then(|c| self.tcp.conns.get(c));
+            let conn = i.checked_sub(n_src + self.msg.msgs.len()).and_then(|c| self.tcp.conns.get(c));
             let (complete, start) = match (msg, conn) {
                 (Some(m), _) => (m.complete, m.started),
                 (None, Some(c)) => (c.complete, c.started),
@@ -142,13 +135,7 @@ impl Sim {
             queues.peak_bytes.push(ps.peak_bytes);
         }
         let work = WorkTimes {
-            msgs: self
-                .msg
-                .msgs
-                .iter()
-                .zip(&self.flows[n_src..])
-                .map(|(m, f)| ((f.src, f.dst), m.started, m.complete))
-                .collect(),
+            msgs: self.msg.msgs.iter().zip(&self.flows[n_src..]).map(|(m, f)| ((f.src, f.dst), m.started, m.complete)).collect(),
             comp_host: &self.comp_host,
             comp_start: &self.dag.comp_start,
             comp_end: &self.dag.comp_end,

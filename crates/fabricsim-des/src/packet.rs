@@ -27,10 +27,7 @@ pub(crate) struct Packet {
     pub(crate) ecn: u8,
 }
 
-const _: () = assert!(
-    std::mem::size_of::<Packet>() == 32,
-    "the packet stays 32 bytes"
-);
+const _: () = assert!(std::mem::size_of::<Packet>() == 32, "the packet stays 32 bytes");
 
 impl Packet {
     /// Bytes on the wire (payload + header).

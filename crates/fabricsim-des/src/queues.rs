@@ -16,12 +16,7 @@ pub struct Fifo {
 
 impl Fifo {
     pub fn new(limit_packets: Option<u64>, limit_bytes: Option<u64>) -> Fifo {
-        Fifo {
-            q: VecDeque::new(),
-            bytes: 0,
-            limit_packets: limit_packets.unwrap_or(u64::MAX),
-            limit_bytes: limit_bytes.unwrap_or(u64::MAX),
-        }
+        Fifo { q: VecDeque::new(), bytes: 0, limit_packets: limit_packets.unwrap_or(u64::MAX), limit_bytes: limit_bytes.unwrap_or(u64::MAX) }
     }
 
     /// Whether a packet of `size` bytes fits (ns-3 DropTail: packets+1 > max or bytes+size > max drops).
@@ -72,49 +67,28 @@ impl Qdisc {
     /// `perturbation` seeds FQ-CoDel's flow hash (one per simulation, from its seed).
     pub fn from_spec(spec: &QdiscSpec, perturbation: u64) -> Qdisc {
         match spec {
-            QdiscSpec::Fifo {
-                limit_packets,
-                limit_bytes,
-            } => Qdisc::Fifo(Fifo::new(*limit_packets, *limit_bytes)),
-            QdiscSpec::Codel {
-                limit_packets,
-                target_ps,
-                interval_ps,
-                min_bytes,
-            } => Qdisc::Codel(CodelQdisc {
+            QdiscSpec::Fifo { limit_packets, limit_bytes } => Qdisc::Fifo(Fifo::new(*limit_packets, *limit_bytes)),
+            QdiscSpec::Codel { limit_packets, target_ps, interval_ps, min_bytes } => Qdisc::Codel(CodelQdisc {
                 codel: Codel::default(),
                 params: CodelParams::new(*target_ps, *interval_ps, *min_bytes),
                 limit_packets: *limit_packets,
             }),
-            QdiscSpec::FqCodel {
-                limit_packets,
-                flows,
-                quantum_bytes,
-                target_ps,
-                interval_ps,
-                min_bytes,
-                drop_batch,
-            } => Qdisc::FqCodel(FqCodel::new(
-                *limit_packets,
-                *flows,
-                *quantum_bytes,
-                CodelParams::new(*target_ps, *interval_ps, *min_bytes),
-                *drop_batch,
-                perturbation,
-            )),
+            QdiscSpec::FqCodel { limit_packets, flows, quantum_bytes, target_ps, interval_ps, min_bytes, drop_batch } => {
+                Qdisc::FqCodel(FqCodel::new(
+                    *limit_packets,
+                    *flows,
+                    *quantum_bytes,
+                    CodelParams::new(*target_ps, *interval_ps, *min_bytes),
+                    *drop_batch,
+                    perturbation,
+                ))
+            }
         }
     }
 
     /// Offer a packet of flow `key`; rejected or displaced packets are appended to `drops`.
     #[inline]
-    pub fn enqueue(
-        &mut self,
-        pkt: u32,
-        size: u32,
-        key: u32,
-        now: Time,
-        drops: &mut Vec<(u32, u32)>,
-    ) {
+    pub fn enqueue(&mut self, pkt: u32, size: u32, key: u32, now: Time, drops: &mut Vec<(u32, u32)>) {
         match self {
             Qdisc::Fifo(f) => {
                 if f.has_room(size) {
@@ -148,6 +122,11 @@ impl Qdisc {
     }
 
     #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
     pub fn bytes(&self) -> u64 {
         match self {
             Qdisc::Fifo(f) => f.bytes(),
@@ -177,10 +156,7 @@ impl Egress {
     pub fn from_spec(spec: &EgressSpec, perturbation: u64) -> Egress {
         Egress {
             dev: Fifo::new(spec.limit_packets, spec.limit_bytes),
-            qdisc: spec
-                .qdisc
-                .as_ref()
-                .map(|q| Box::new(Qdisc::from_spec(q, perturbation))),
+            qdisc: spec.qdisc.as_ref().map(|q| Box::new(Qdisc::from_spec(q, perturbation))),
             drops: Vec::new(),
         }
     }
@@ -205,8 +181,7 @@ impl Egress {
 
     #[inline]
     fn dev_stopped(&self) -> bool {
-        self.dev.len() >= self.dev.limit_packets
-            || self.dev.bytes() + DEVICE_MTU_BYTES > self.dev.limit_bytes
+        self.dev.len() >= self.dev.limit_packets || self.dev.bytes() + DEVICE_MTU_BYTES > self.dev.limit_bytes
     }
 
     /// Move packets from the discipline into the device queue while the device queue is not stopped.
@@ -252,6 +227,12 @@ impl Egress {
         self.dev.len() + self.qdisc.as_ref().map_or(0, |q| q.len())
     }
 
+    /// No packet buffered in discipline or device queue.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     #[inline]
     pub fn bytes(&self) -> u64 {
         self.dev.bytes() + self.qdisc.as_ref().map_or(0, |q| q.bytes())
@@ -264,26 +245,12 @@ mod tests {
 
     #[test]
     fn droptail_limits_in_packets_and_bytes() {
-        let mut e = Egress::from_spec(
-            &EgressSpec {
-                limit_packets: Some(2),
-                limit_bytes: None,
-                qdisc: None,
-            },
-            0,
-        );
+        let mut e = Egress::from_spec(&EgressSpec { limit_packets: Some(2), limit_bytes: None, qdisc: None }, 0);
         for i in 1..=3 {
             e.enqueue(i, 100, 0, Time(0));
         }
         assert_eq!(e.drops, vec![(3, 100)]);
-        let mut b = Egress::from_spec(
-            &EgressSpec {
-                limit_packets: None,
-                limit_bytes: Some(250),
-                qdisc: None,
-            },
-            0,
-        );
+        let mut b = Egress::from_spec(&EgressSpec { limit_packets: None, limit_bytes: Some(250), qdisc: None }, 0);
         for (i, s) in [(1, 100), (2, 100), (3, 100), (4, 50)] {
             b.enqueue(i, s, 0, Time(0));
         }
@@ -293,14 +260,8 @@ mod tests {
 
     #[test]
     fn discipline_feeds_device_queue_only_when_it_has_room() {
-        let spec = EgressSpec {
-            limit_packets: Some(2),
-            limit_bytes: None,
-            qdisc: Some(QdiscSpec::Fifo {
-                limit_packets: Some(3),
-                limit_bytes: None,
-            }),
-        };
+        let spec =
+            EgressSpec { limit_packets: Some(2), limit_bytes: None, qdisc: Some(QdiscSpec::Fifo { limit_packets: Some(3), limit_bytes: None }) };
         let mut e = Egress::from_spec(&spec, 0);
         for i in 0..7 {
             e.enqueue(i, 10, 0, Time(0));

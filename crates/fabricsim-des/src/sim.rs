@@ -94,19 +94,7 @@ impl Sim {
     /// Build a simulation from a compiled scenario. O(ports + flows + workload).
     pub fn new_compiled(c: Compiled) -> Result<Sim> {
         let flow_kind: Vec<FlowKind> = (0..c.flows.len() as u32).map(|f| c.flow_kind(f)).collect();
-        let Compiled {
-            spec,
-            wl,
-            topo,
-            fib,
-            paths,
-            flows: routes,
-            n_src,
-            n_msg,
-            n_tcp,
-            flow_names,
-            flow_name,
-        } = c;
+        let Compiled { spec, wl, topo, fib, paths, flows: routes, n_src, n_msg, n_tcp, flow_names, flow_name } = c;
         let ports: Vec<PortState> = topo
             .ports
             .iter()
@@ -135,21 +123,15 @@ impl Sim {
                 peak_bytes: 0,
                 drop_list: p.drop_packets.iter().rev().copied().collect(),
                 arrivals: 0,
-                credits: if topo.is_lossless(p.peer_node) {
-                    topo.input_buffer[p.peer_node as usize]
-                } else {
-                    u64::MAX
-                },
+                credits: if topo.is_lossless(p.peer_node) { topo.input_buffer[p.peer_node as usize] } else { u64::MAX },
                 credit_pipe: VecDeque::new(),
                 credit_inflight: 0,
                 credit_need: 0,
                 credit_ev: Time::MAX,
-                voq: topo
-                    .is_lossless(p.node)
-                    .then(|| {
-                        let up = topo.ports_of(p.node).map(|q| topo.ports[q as usize].peer_port).collect();
-                        Box::new(Voq::new(up, spec.network.nodes[p.node as usize].arbiter == Arbiter::Fifo))
-                    }),
+                voq: topo.is_lossless(p.node).then(|| {
+                    let up = topo.ports_of(p.node).map(|q| topo.ports[q as usize].peer_port).collect();
+                    Box::new(Voq::new(up, spec.network.nodes[p.node as usize].arbiter == Arbiter::Fifo))
+                }),
             })
             .collect();
         // The flow's transport from its compiled kind (compile numbers flows by kind); the index is into its
@@ -179,12 +161,8 @@ impl Sim {
             .collect();
         let tcp_base = n_src + n_msg;
         let n_nodes = topo.n_nodes();
-        let tcps: Vec<TcpConn> = spec
-            .tcp
-            .iter()
-            .enumerate()
-            .map(|(i, t)| TcpConn::new(t, tcp_base + i as u32, tcp_base + n_tcp + i as u32))
-            .collect();
+        let tcps: Vec<TcpConn> =
+            spec.tcp.iter().enumerate().map(|(i, t)| TcpConn::new(t, tcp_base + i as u32, tcp_base + n_tcp + i as u32)).collect();
         let srcs = spec
             .sources
             .iter()
@@ -218,22 +196,15 @@ impl Sim {
             })
             .collect();
         let sample_ports = match &spec.measure.sample_ports {
-            Some(list) => list
-                .iter()
-                .map(|&(n, p)| topo.port_start[n as usize] + p)
-                .collect(),
-            None => (0..topo.ports.len() as u32)
-                .filter(|&p| topo.is_switch(topo.ports[p as usize].node))
-                .collect(),
+            Some(list) => list.iter().map(|&(n, p)| topo.port_start[n as usize] + p).collect(),
+            None => (0..topo.ports.len() as u32).filter(|&p| topo.is_switch(topo.ports[p as usize].node)).collect(),
         };
         let n_flows = flows.len();
         let mut sim = Sim {
             now: Time::ZERO,
             stop: spec.stop_ps.map(Time),
             q: EventQueue::default(),
-            rngs: (0..n_nodes as u64)
-                .map(|v| Pcg64Mcg::seed_from_u64(mix64(spec.seed ^ mix64(v ^ 0x5E_ED0F_A0DE))))
-                .collect(),
+            rngs: (0..n_nodes as u64).map(|v| Pcg64Mcg::seed_from_u64(mix64(spec.seed ^ mix64(v ^ 0x5E_ED0F_A0DE)))).collect(),
             seed: spec.seed,
             ecmp: spec.routing.ecmp,
             flowlet_gap: if spec.routing.ecmp == EcmpMode::Flowlet { spec.routing.flowlet_gap_ps.unwrap_or(0) } else { 0 },
@@ -435,9 +406,7 @@ impl Sim {
     /// window), apart from the one being carried out: a periodic observer keeps going only while more than these
     /// are pending, so that observers never keep each other alive.
     pub(crate) fn observers_pending(&self) -> usize {
-        self.pfc.watchdog_pending as usize
-            + self.measure.sample_pending as usize
-            + self.hybrid.as_ref().is_some_and(|h| h.window_pending) as usize
+        self.pfc.watchdog_pending as usize + self.measure.sample_pending as usize + self.hybrid.as_ref().is_some_and(|h| h.window_pending) as usize
     }
 
     /// Where the run stands, for the run's observer.

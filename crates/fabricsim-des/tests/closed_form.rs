@@ -31,9 +31,7 @@ fn store_and_forward_over_k_hops_is_pipelined() {
     // h0 - s1 - s2 - s3 - h1: k = 4 links, 3 switches of 500 ns latency, 10 Gb/s, 1 us per link.
     let mut n = Net::new();
     let h0 = n.host("h0");
-    let s: Vec<u32> = (1..=3)
-        .map(|i| n.switch(&format!("s{i}"), 500_000))
-        .collect();
+    let s: Vec<u32> = (1..=3).map(|i| n.switch(&format!("s{i}"), 500_000)).collect();
     let h1 = n.host("h1");
     n.link(h0, s[0], 10 * GBPS, US);
     n.link(s[0], s[1], 10 * GBPS, US);
@@ -45,11 +43,7 @@ fn store_and_forward_over_k_hops_is_pipelined() {
     spec.messages.push(msg("m", h0, h1, 150_000, 1500, 0));
     let r = run(&spec);
     assert_eq!(r.completion_ps, Some(129_100_000));
-    assert_eq!(
-        r.hops,
-        vec![0, 0, 0, 100],
-        "every packet crosses 3 switches"
-    );
+    assert_eq!(r.hops, vec![0, 0, 0, 100], "every packet crosses 3 switches");
     // The single-packet case is k (ser + d) + (k - 1) L = 4 * 2.2 + 1.5 = 10.3 us.
     spec.messages[0].size_bytes = 1500;
     assert_eq!(run(&spec).completion_ps, Some(10_300_000));
@@ -73,10 +67,7 @@ fn droptail_drops_the_hand_computed_count() {
     assert_eq!(r.packets.dropped, 6);
     assert_eq!(r.packets.rx, 14);
     assert_eq!(r.flows.lost_packets, vec![6]);
-    assert_eq!(
-        r.completion_ps, None,
-        "a message that lost packets never completes"
-    );
+    assert_eq!(r.completion_ps, None, "a message that lost packets never completes");
     let sb = r.queues.name.iter().position(|x| x == "s->b").unwrap();
     assert_eq!((r.queues.drops[sb], r.queues.peak_packets[sb]), (6, 5));
 }
@@ -96,11 +87,7 @@ fn bottleneck_shares(offsets_ps: [u64; 4]) -> Vec<f64> {
     let total: u64 = r.flows.rx_bytes.iter().sum();
     // The bottleneck runs at line rate while overloaded: 100 Mb/s for ~4 s.
     assert!(total as f64 * 8.0 / 4.0 > 0.99e8);
-    r.flows
-        .rx_bytes
-        .iter()
-        .map(|&b| b as f64 / total as f64)
-        .collect()
+    r.flows.rx_bytes.iter().map(|&b| b as f64 / total as f64).collect()
 }
 
 const PERIOD_PS: u64 = 129_442_719; // 8000 bits / 61.803399 Mb/s
@@ -109,17 +96,9 @@ const PERIOD_PS: u64 = 129_442_719; // 8000 bits / 61.803399 Mb/s
 fn staggered_udp_flows_share_a_fifo_bottleneck_equally() {
     // Starts staggered by a quarter period (plus whole periods): arrivals interleave evenly. The period is
     // incommensurate with the 80 us service time, so departures sweep every phase and each flow gets 1/4.
-    let shares = bottleneck_shares([
-        0,
-        3 * PERIOD_PS + PERIOD_PS / 4,
-        7 * PERIOD_PS + PERIOD_PS / 2,
-        2 * PERIOD_PS + 3 * PERIOD_PS / 4,
-    ]);
+    let shares = bottleneck_shares([0, 3 * PERIOD_PS + PERIOD_PS / 4, 7 * PERIOD_PS + PERIOD_PS / 2, 2 * PERIOD_PS + 3 * PERIOD_PS / 4]);
     for (i, &share) in shares.iter().enumerate() {
-        assert!(
-            (share - 0.25).abs() < 0.25 * 0.02,
-            "flow {i} got {share:.4} of the bottleneck, want 0.25 within 2%"
-        );
+        assert!((share - 0.25).abs() < 0.25 * 0.02, "flow {i} got {share:.4} of the bottleneck, want 0.25 within 2%");
     }
 }
 
@@ -131,10 +110,7 @@ fn droptail_shares_follow_arrival_phase_gaps() {
     // deterministic-CBR phase effect; it is real (ns-3 shows it too), not an engine artefact.
     let shares = bottleneck_shares([0, PERIOD_PS / 10, PERIOD_PS / 2, 6 * PERIOD_PS / 10]);
     for (i, (&share, want)) in shares.iter().zip([0.4, 0.1, 0.4, 0.1]).enumerate() {
-        assert!(
-            (share - want).abs() < 0.01,
-            "flow {i} got {share:.4}, want {want} (its phase gap)"
-        );
+        assert!((share - want).abs() < 0.01, "flow {i} got {share:.4}, want {want} (its phase gap)");
     }
 }
 
@@ -157,37 +133,18 @@ fn per_message_ecmp_spreads_evenly_and_per_flow_pins() {
     spec.network.default_queue.limit_packets = None;
     spec.routing.ecmp = EcmpMode::PerMessage;
     for i in 0..10_000 {
-        spec.messages
-            .push(msg(&format!("m{i}"), h0, h1, 1000, 1000, 0));
+        spec.messages.push(msg(&format!("m{i}"), h0, h1, 1000, 1000, 0));
     }
     let up = |r: &RunRecord| -> Vec<u64> {
-        (0..8)
-            .map(|k| {
-                r.queues.tx_packets[r
-                    .queues
-                    .name
-                    .iter()
-                    .position(|x| *x == format!("s0->sp{k}"))
-                    .unwrap()]
-            })
-            .collect()
+        (0..8).map(|k| r.queues.tx_packets[r.queues.name.iter().position(|x| *x == format!("s0->sp{k}")).unwrap()]).collect()
     };
     let counts = up(&run(&spec));
     assert_eq!(counts.iter().sum::<u64>(), 10_000);
     // Uniformity: Pearson's chi-square over 8 bins stays below its 99.9% quantile for 7 degrees of freedom.
-    let chi2: f64 = counts
-        .iter()
-        .map(|&c| (c as f64 - 1250.0).powi(2) / 1250.0)
-        .sum();
-    assert!(
-        chi2 < 24.32,
-        "chi-square {chi2:.2} rejects uniform ECMP: {counts:?}"
-    );
+    let chi2: f64 = counts.iter().map(|&c| (c as f64 - 1250.0).powi(2) / 1250.0).sum();
+    assert!(chi2 < 24.32, "chi-square {chi2:.2} rejects uniform ECMP: {counts:?}");
     for (k, &c) in counts.iter().enumerate() {
-        assert!(
-            (c as f64 - 1250.0).abs() < 0.05 * 1250.0,
-            "spine {k} carried {c}, want 1250 within 5%: {counts:?}"
-        );
+        assert!((c as f64 - 1250.0).abs() < 0.05 * 1250.0, "spine {k} carried {c}, want 1250 within 5%: {counts:?}");
     }
     // One 10 000-packet message: per-message ECMP keeps every packet on one path.
     spec.messages = vec![msg("big", h0, h1, 10_000_000, 1000, 0)];
@@ -251,11 +208,7 @@ fn onoff_follows_ns3_semantics_with_residual_bits() {
     assert_eq!(r.flows.tx_packets, vec![20, 10]);
     assert_eq!(r.flows.first_tx_ps[0], Some(6 * MS));
     assert_eq!(r.flows.last_tx_ps[0], Some(30 * MS));
-    assert_eq!(
-        r.flows.first_tx_ps[1],
-        Some(MS),
-        "CBR sends its first packet one interval after start"
-    );
+    assert_eq!(r.flows.first_tx_ps[1], Some(MS), "CBR sends its first packet one interval after start");
     // max_bytes stops the source after 3 packets.
     spec.sources[1].max_bytes = Some(3000);
     assert_eq!(run(&spec).flows.tx_packets[1], 3);
@@ -309,10 +262,7 @@ fn queue_samples_are_taken_at_the_interval() {
     let r = run(&spec);
     // Sampling goes on while any other event is pending: the last packet lands at 804 us, so the sample at
     // 800 us schedules one more at 900 us (an empty queue), and then sampling ends.
-    assert_eq!(
-        r.samples.t_ps,
-        (1..=9).map(|k| k * 100 * US).collect::<Vec<_>>()
-    );
+    assert_eq!(r.samples.t_ps, (1..=9).map(|k| k * 100 * US).collect::<Vec<_>>());
     assert_eq!(r.samples.packets[8], 0);
     // At 400 us: arrivals every 4 us from 4 us, so the 100th lands at exactly 400 us, and a sample sees every
     // arrival and departure of its own picosecond (samples come last in the tie order, `Ev::tie_key`): 100
@@ -371,10 +321,7 @@ fn impossible_specs_are_rejected_with_the_field() {
     }
     spec.messages[0].dst = b;
     spec.messages[0].deps = vec![0];
-    assert!(matches!(
-        fabricsim_des::validate(&spec),
-        Err(Error::Spec { .. })
-    ));
+    assert!(matches!(fabricsim_des::validate(&spec), Err(Error::Spec { .. })));
     spec.messages[0].deps = vec![];
     spec.messages.push(msg("m2", b, a, 1000, 1000, 0));
     spec.messages[0].deps = vec![1];
@@ -433,11 +380,7 @@ fn adaptive_routing_balances_two_flows_over_two_spines() {
     for seed in 1..6 {
         let (n, [h, _, d], _) = two_spines();
         let mut spec = n.spec(seed);
-        spec.network.default_queue = EgressSpec {
-            limit_packets: None,
-            limit_bytes: None,
-            qdisc: None,
-        };
+        spec.network.default_queue = EgressSpec { limit_packets: None, limit_bytes: None, qdisc: None };
         spec.routing.ecmp = EcmpMode::Adaptive;
         spec.messages.push(msg("a", h[0], d[0], 1_000_000, 1000, 0));
         spec.messages.push(msg("b", h[1], d[1], 1_000_000, 1000, 0));
@@ -453,19 +396,12 @@ fn adaptive_routing_leaves_a_static_path_only_when_its_port_is_busier() {
     // follows the paths: 2 MB over one 1 Gb/s uplink, 16 ms. Adaptive routing keeps the path's port while it
     // is the emptiest and otherwise takes sp1, so the uplinks share the load: 8 ms. With the paths on
     // different spines nothing deviates and both modes give 8 ms.
-    for (both_on_sp0, mode, want_ms) in [
-        (true, EcmpMode::PerFlow, 16.0),
-        (true, EcmpMode::Adaptive, 8.0),
-        (false, EcmpMode::PerFlow, 8.0),
-        (false, EcmpMode::Adaptive, 8.0),
-    ] {
+    for (both_on_sp0, mode, want_ms) in
+        [(true, EcmpMode::PerFlow, 16.0), (true, EcmpMode::Adaptive, 8.0), (false, EcmpMode::PerFlow, 8.0), (false, EcmpMode::Adaptive, 8.0)]
+    {
         let (n, [h, sp, d], [s0, s9]) = two_spines();
         let mut spec = n.spec(1);
-        spec.network.default_queue = EgressSpec {
-            limit_packets: None,
-            limit_bytes: None,
-            qdisc: None,
-        };
+        spec.network.default_queue = EgressSpec { limit_packets: None, limit_bytes: None, qdisc: None };
         spec.routing.ecmp = mode;
         for (i, name) in ["a", "b"].iter().enumerate() {
             let mut m = msg(name, h[i], d[i], 1_000_000, 1000, 0);
@@ -474,10 +410,7 @@ fn adaptive_routing_leaves_a_static_path_only_when_its_port_is_busier() {
             spec.messages.push(m);
         }
         let ms = run(&spec).completion_ps.unwrap() as f64 / MS as f64;
-        assert!(
-            (ms - want_ms).abs() < 0.1,
-            "both on sp0 {both_on_sp0}, {mode:?}: {ms} ms, expected {want_ms}"
-        );
+        assert!((ms - want_ms).abs() < 0.1, "both on sp0 {both_on_sp0}, {mode:?}: {ms} ms, expected {want_ms}");
     }
 }
 

@@ -13,6 +13,7 @@ use fabricsim_core::spec::{NetEventKind, NetEventSpec};
 /// - k = 9 is on the wire at t_f (it ends at 11 T): lost;
 /// - k = 10..=29 are forwarded into the dead link before 30.5 T: lost;
 /// - k ≥ 30 are forwarded at (k+1)T ≥ 31 T over s1 (three more links of T each): delivered.
+///
 /// So 21 packets are lost, 79 arrive, the message never completes, and the last packet (k = 99) arrives at
 /// 100 T + 3 T = 103 T = 824 µs.
 fn two_spines() -> (fabricsim_core::spec::RunSpec, usize) {
@@ -42,12 +43,7 @@ const T: u64 = 8 * US;
 fn a_link_down_loses_until_the_tables_catch_up_then_traffic_recovers() {
     let (mut spec, dead) = two_spines();
     spec.routing.detection_delay_ps = 20 * T;
-    spec.events.push(NetEventSpec {
-        at_ps: 10 * T + T / 2,
-        kind: NetEventKind::LinkDown,
-        links: vec![dead as u32],
-        ber: 0.0,
-    });
+    spec.events.push(NetEventSpec { at_ps: 10 * T + T / 2, kind: NetEventKind::LinkDown, links: vec![dead as u32], ber: 0.0 });
     let rec = run(&spec);
     assert_eq!(rec.flows.lost_packets[0], 21);
     assert_eq!(rec.flows.rx_packets[0], 79);
@@ -72,18 +68,8 @@ fn a_link_that_comes_back_before_detection_loses_only_what_it_carried_meanwhile(
     // link in (10.5 T, 15.5 T), i.e. (k+2)T ∈ {11 T, ..., 15 T}: k = 9..=13, five packets, are lost.
     let (mut spec, dead) = two_spines();
     spec.routing.detection_delay_ps = 20 * T;
-    spec.events.push(NetEventSpec {
-        at_ps: 10 * T + T / 2,
-        kind: NetEventKind::LinkDown,
-        links: vec![dead as u32],
-        ber: 0.0,
-    });
-    spec.events.push(NetEventSpec {
-        at_ps: 15 * T + T / 2,
-        kind: NetEventKind::LinkUp,
-        links: vec![dead as u32],
-        ber: 0.0,
-    });
+    spec.events.push(NetEventSpec { at_ps: 10 * T + T / 2, kind: NetEventKind::LinkDown, links: vec![dead as u32], ber: 0.0 });
+    spec.events.push(NetEventSpec { at_ps: 15 * T + T / 2, kind: NetEventKind::LinkUp, links: vec![dead as u32], ber: 0.0 });
     let rec = run(&spec);
     assert_eq!(rec.flows.lost_packets[0], 5);
 }
@@ -94,18 +80,10 @@ fn a_bit_error_rate_loses_the_expected_share() {
     // 1 − (1 − 1e-5)^8000 = 0.0769; over 100,000 packets the count is within 4 sigma (sigma = 84) of 7,688.
     let (mut spec, dead) = two_spines();
     spec.messages[0].size_bytes = 100_000_000;
-    spec.events.push(NetEventSpec {
-        at_ps: 0,
-        kind: NetEventKind::Ber,
-        links: vec![dead as u32],
-        ber: 1e-5,
-    });
+    spec.events.push(NetEventSpec { at_ps: 0, kind: NetEventKind::Ber, links: vec![dead as u32], ber: 1e-5 });
     let rec = run(&spec);
     let p = 1.0 - (1.0f64 - 1e-5).powi(8000);
     let (mean, sigma) = (100_000.0 * p, (100_000.0 * p * (1.0 - p)).sqrt());
     let lost = rec.flows.lost_packets[0] as f64;
-    assert!(
-        (lost - mean).abs() < 4.0 * sigma,
-        "lost {lost}, expected {mean:.0} ± {sigma:.0}"
-    );
+    assert!((lost - mean).abs() < 4.0 * sigma, "lost {lost}, expected {mean:.0} ± {sigma:.0}");
 }

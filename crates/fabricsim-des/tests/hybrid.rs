@@ -22,7 +22,6 @@ fn hybrid(spec: &RunSpec) -> RunRecord {
     fabricsim_des::run_compiled_hybrid_with(c, Control::default()).expect("run succeeds")
 }
 
-
 /// One message of N = 20,000 packets alone on s0 -> sw -> rx: the NIC sends back to back, so the last packet
 /// starts at (N − 1)·T, reaches the switch at N·T + d, leaves at N·T + d (store and forward, an idle port) and
 /// arrives at (N + 1)·T + 2d = 1,678,483,840 ps (T = 83.84 ns, d = 1 µs). Hybrid jumps the steady middle and

@@ -10,7 +10,6 @@ use fabricsim_core::spec::*;
 /// Serialisation of a 1048 B data packet (1000 B payload + 48 B headers) at 100 Gb/s: 83.84 ns.
 const T_PKT: u64 = 83_840;
 
-
 fn rdma(cc: RdmaCc) -> RdmaSpec {
     RdmaSpec::preset("hpcc", cc).expect("preset")
 }
@@ -243,8 +242,7 @@ fn hpcc_keeps_the_incast_queue_near_zero() {
     let r = run(&spec);
     assert!(r.flows.complete_ps[..8].iter().all(|c| c.is_some()));
     let end = r.flows.complete_ps[..8].iter().map(|c| c.expect("complete")).min().expect("flows");
-    let steady: Vec<u64> =
-        r.samples.t_ps.iter().zip(&r.samples.bytes).filter(|&(&t, _)| t > 50 * US && t < end).map(|(_, &b)| b).collect();
+    let steady: Vec<u64> = r.samples.t_ps.iter().zip(&r.samples.bytes).filter(|&(&t, _)| t > 50 * US && t < end).map(|(_, &b)| b).collect();
     let mean = steady.iter().sum::<u64>() as f64 / steady.len() as f64;
     assert!(mean <= 0.05 * 52_000.0, "mean queue {mean:.0} B after 50 µs");
     assert_eq!(r.roce.expect("roce").pause_tx.iter().sum::<u64>(), 0);

@@ -172,9 +172,10 @@ fn udp_onoff_into_fq_codel_resumes_delta_later() {
 #[test]
 fn tcp_through_a_lossy_bottleneck_resumes_delta_later() {
     let (mut n, s, rx) = dumbbell(2);
-    n.links.iter_mut().filter(|l| l.rate_bps == 100_000_000).for_each(|l| {
-        l.a_end.queue = Some(EgressSpec { limit_packets: Some(20), limit_bytes: None, qdisc: None })
-    });
+    n.links
+        .iter_mut()
+        .filter(|l| l.rate_bps == 100_000_000)
+        .for_each(|l| l.a_end.queue = Some(EgressSpec { limit_packets: Some(20), limit_bytes: None, qdisc: None }));
     let mut spec = n.spec(7);
     for (i, (&h, cc)) in s.iter().zip([TcpCc::Cubic, TcpCc::NewReno]).enumerate() {
         spec.tcp.push(TcpSpec {
@@ -241,4 +242,3 @@ fn udp_interval_start_moves_with_the_pause() {
     spec.sources = vec![src];
     check_shift_at(&spec, 50 * MS - 25 * US);
 }
-

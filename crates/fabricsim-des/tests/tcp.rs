@@ -41,29 +41,14 @@ fn lossless_transfer_delivers_every_byte_once() {
 
 #[test]
 fn a_single_drop_costs_one_fast_retransmit() {
-    for (cc, sack) in [
-        (TcpCc::Cubic, true),
-        (TcpCc::NewReno, true),
-        (TcpCc::NewReno, false),
-    ] {
+    for (cc, sack) in [(TcpCc::Cubic, true), (TcpCc::NewReno, true), (TcpCc::NewReno, false)] {
         let r = run_with_drops(cc, sack, 100, vec![2 + 19]);
         // One extra data packet (the retransmission of segment 19), one loss, and no RTO: the transfer
         // finishes in a few round trips (~50 us each), far below the 1 s minimum RTO.
-        assert_eq!(
-            (r.flows.tx_packets[0], r.flows.lost_packets[0]),
-            (103, 1),
-            "{cc:?} sack={sack}"
-        );
-        assert_eq!(
-            r.flows.rx_payload_bytes[0],
-            100 * MSS,
-            "{cc:?}: every segment arrives exactly once"
-        );
+        assert_eq!((r.flows.tx_packets[0], r.flows.lost_packets[0]), (103, 1), "{cc:?} sack={sack}");
+        assert_eq!(r.flows.rx_payload_bytes[0], 100 * MSS, "{cc:?}: every segment arrives exactly once");
         let done = r.flows.complete_ps[0].unwrap();
-        assert!(
-            done < 20 * MS,
-            "{cc:?} sack={sack}: completed at {done} ps, an RTO must not have fired"
-        );
+        assert!(done < 20 * MS, "{cc:?} sack={sack}: completed at {done} ps, an RTO must not have fired");
     }
 }
 
@@ -76,21 +61,11 @@ fn losing_the_whole_first_window_needs_an_rto() {
     // again: done 1 s + 2 x 200 ms + a few 50 us round trips after the first data left.
     let r = run_with_drops(TcpCc::Cubic, true, 20, (2..12).collect());
     assert_eq!(r.flows.lost_packets[0], 10);
-    assert_eq!(
-        r.flows.tx_packets[0],
-        2 + 10 + 20,
-        "the lost window is sent again, then the rest"
-    );
+    assert_eq!(r.flows.tx_packets[0], 2 + 10 + 20, "the lost window is sent again, then the rest");
     let done = r.flows.complete_ps[0].unwrap();
     let first_data = r.flows.start_ps[0].unwrap() + 40 * US; // after the handshake's round trip
-    assert!(
-        done > first_data + 1_400 * MS,
-        "RTO (1 s) + 2 delayed ACKs (200 ms): done at {done}"
-    );
-    assert!(
-        done < first_data + 1_401 * MS,
-        "then a few 50 us round trips: done at {done}"
-    );
+    assert!(done > first_data + 1_400 * MS, "RTO (1 s) + 2 delayed ACKs (200 ms): done at {done}");
+    assert!(done < first_data + 1_401 * MS, "then a few 50 us round trips: done at {done}");
 }
 
 #[test]
@@ -109,9 +84,7 @@ fn tcp_fills_a_bottleneck_and_shares_it() {
         spec.tcp.push(t);
     }
     let r = run(&spec);
-    let got: Vec<f64> = (0..4)
-        .map(|i| r.flows.rx_payload_bytes[i] as f64 * 8.0 / 60.0 / 1e6)
-        .collect();
+    let got: Vec<f64> = (0..4).map(|i| r.flows.rx_payload_bytes[i] as f64 * 8.0 / 60.0 / 1e6).collect();
     let total: f64 = got.iter().sum();
     // Payload capacity: 100 Mb/s x 1000 / 1040 = 96.2 Mb/s.
     assert!(total > 0.95 * 96.15, "bottleneck underused: {got:?}");

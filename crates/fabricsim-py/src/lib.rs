@@ -279,9 +279,7 @@ fn run<'py>(
     let raised = Arc::new(Mutex::new(None));
     let observer = PyObserver { progress, raised: Arc::clone(&raised) };
     let ctl = Control::new(max_events, max_wall, Some(Box::new(observer)));
-    let record = guarded(py, move || {
-        engine.run(compiled(&header, wl)?, ctl)
-    })?;
+    let record = guarded(py, move || engine.run(compiled(&header, wl)?, ctl))?;
     let stopped_by = raised.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(e) = stopped_by {
         // A Ctrl-C that stopped the run comes back as the partial record; one that arrived as the run ended
@@ -345,7 +343,10 @@ fn roce_presets() -> PyResult<String> {
         ecn.insert(name.into(), serde_json::to_value(EcnSpec::preset(name)).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?);
         let mut by_cc = serde_json::Map::new();
         for (k, cc) in [("none", RdmaCc::None), ("dcqcn", RdmaCc::Dcqcn), ("hpcc", RdmaCc::Hpcc)] {
-            by_cc.insert(k.into(), serde_json::to_value(RdmaSpec::preset(name, cc)).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?);
+            by_cc.insert(
+                k.into(),
+                serde_json::to_value(RdmaSpec::preset(name, cc)).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?,
+            );
         }
         rdma.insert(name.into(), by_cc.into());
     }
@@ -366,7 +367,7 @@ fn maxmin(py: Python<'_>, capacity: Vec<f64>, uses: Vec<Vec<(u32, f64)>>, caps: 
         let mut mm = fabricsim_flow::maxmin::MaxMin::new(capacity.clone(), uses.len());
         let mut all = Vec::new();
         for (f, (u, cap)) in uses.into_iter().zip(caps).enumerate() {
-            if u.is_empty() || u.iter().any(|&(r, w)| r as usize >= capacity.len() || !(w > 0.0)) {
+            if u.is_empty() || u.iter().any(|&(r, w)| r as usize >= capacity.len() || w.is_nan() || w <= 0.0) {
                 return Err(bad(format!("flow {f} needs resources in range with weights > 0")));
             }
             mm.add(f as u32, u, cap);
@@ -417,18 +418,45 @@ fn flow_rows_json(py: Python<'_>, cols: &Bound<'_, PyDict>, node_names: Vec<Stri
     let (name, src, dst) = (u32c("name")?, u32c("src")?, u32c("dst")?);
     let kind = column::<u8>(py, cols, "kind", "kind")?;
     let (txp, rxp, lost, txb, rxb) = (u64c("tx_packets")?, u64c("rx_packets")?, u64c("lost_packets")?, u64c("tx_bytes")?, u64c("rx_bytes")?);
-    let (dsum, dmax, ftx, lrx, st, done) = (u64c("delay_sum_ps")?, u64c("max_delay_ps")?, u64c("first_tx_ps")?, u64c("last_rx_ps")?, u64c("start_ps")?, u64c("complete_ps")?);
+    let (dsum, dmax, ftx, lrx, st, done) =
+        (u64c("delay_sum_ps")?, u64c("max_delay_ps")?, u64c("first_tx_ps")?, u64c("last_rx_ps")?, u64c("start_ps")?, u64c("complete_ps")?);
     let n = name.len();
-    for (k, len) in [("src", src.len()), ("dst", dst.len()), ("kind", kind.len()), ("tx_packets", txp.len()), ("rx_packets", rxp.len()),
-        ("lost_packets", lost.len()), ("tx_bytes", txb.len()), ("rx_bytes", rxb.len()), ("delay_sum_ps", dsum.len()),
-        ("max_delay_ps", dmax.len()), ("first_tx_ps", ftx.len()), ("last_rx_ps", lrx.len()), ("start_ps", st.len()), ("complete_ps", done.len())] {
+    for (k, len) in [
+        ("src", src.len()),
+        ("dst", dst.len()),
+        ("kind", kind.len()),
+        ("tx_packets", txp.len()),
+        ("rx_packets", rxp.len()),
+        ("lost_packets", lost.len()),
+        ("tx_bytes", txb.len()),
+        ("rx_bytes", rxb.len()),
+        ("delay_sum_ps", dsum.len()),
+        ("max_delay_ps", dmax.len()),
+        ("first_tx_ps", ftx.len()),
+        ("last_rx_ps", lrx.len()),
+        ("start_ps", st.len()),
+        ("complete_ps", done.len()),
+    ] {
         if len != n {
             return Err(spec_err(py, k, "flow columns differ in length"));
         }
     }
     let cols = FlowRowColumns {
-        name: &name, kind: &kind, src: &src, dst: &dst, tx_packets: &txp, rx_packets: &rxp, lost_packets: &lost, tx_bytes: &txb,
-        rx_bytes: &rxb, delay_sum_ps: &dsum, max_delay_ps: &dmax, first_tx_ps: &ftx, last_rx_ps: &lrx, start_ps: &st, complete_ps: &done,
+        name: &name,
+        kind: &kind,
+        src: &src,
+        dst: &dst,
+        tx_packets: &txp,
+        rx_packets: &rxp,
+        lost_packets: &lost,
+        tx_bytes: &txb,
+        rx_bytes: &rxb,
+        delay_sum_ps: &dsum,
+        max_delay_ps: &dmax,
+        first_tx_ps: &ftx,
+        last_rx_ps: &lrx,
+        start_ps: &st,
+        complete_ps: &done,
     };
     Ok(flow_rows(&cols, &node_names, &flow_names))
 }

@@ -13,8 +13,15 @@ use crate::workload::Workload;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
     /// `quiet`: `--quiet`/`-q` (no progress bar).
-    Run { path: String, seed: Option<u64>, fidelity: Option<&'static str>, quiet: bool },
-    Validate { path: String },
+    Run {
+        path: String,
+        seed: Option<u64>,
+        fidelity: Option<&'static str>,
+        quiet: bool,
+    },
+    Validate {
+        path: String,
+    },
 }
 
 impl Command {
@@ -166,9 +173,20 @@ mod tests {
             Some(Command::Run { path: "a.toml".into(), seed: Some(7), fidelity: Some("flow"), quiet: true })
         );
         assert_eq!(parse_argv(&argv("validate a.toml")), Some(Command::Validate { path: "a.toml".into() }));
-        for other in ["run a.toml", "run a.toml --json --partial", "run a.toml --json --seed -3", "run a.toml b.toml --json",
-            "validate a.toml --json", "run a.toml --json --json", "run --json", "topology a.toml", "run a.toml --json -q -q",
-            "run a.toml --json --figure x.png", "run a.toml --json --max-events 5", "run a.toml --json --"] {
+        for other in [
+            "run a.toml",
+            "run a.toml --json --partial",
+            "run a.toml --json --seed -3",
+            "run a.toml b.toml --json",
+            "validate a.toml --json",
+            "run a.toml --json --json",
+            "run --json",
+            "topology a.toml",
+            "run a.toml --json -q -q",
+            "run a.toml --json --figure x.png",
+            "run a.toml --json --max-events 5",
+            "run a.toml --json --",
+        ] {
             assert_eq!(parse_argv(&argv(other)), None, "{other}");
         }
     }

@@ -22,7 +22,6 @@ use toml::Value;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decline(pub String);
 
-
 impl Decline {
     pub fn new(why: impl Into<String>) -> Decline {
         Decline(why.into())

@@ -144,8 +144,7 @@ fn float_decimal(x: f64) -> Option<Decimal> {
 /// taken; any other whitespace or character declines.
 fn split(s: &str) -> Option<(&str, &str)> {
     let t = s.trim_matches([' ', '\t']);
-    let end = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'))
-        .unwrap_or(t.len());
+    let end = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')).unwrap_or(t.len());
     // The number may end in an exponent ("1e3"); a unit never starts with e/E here except "ebit"-like units
     // which no table has, so a trailing e/E belongs to a failed parse either way.
     let (num, rest) = t.split_at(end);

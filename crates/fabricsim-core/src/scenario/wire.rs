@@ -243,7 +243,11 @@ pub fn to_wire(sc: &Scenario, rows: bool) -> Result<Value, Decline> {
                     if *name == m.name {
                         return Err(no("a message cannot wait for itself"));
                     }
-                    if after { deps.push(k) } else { sent_deps.push(k) }
+                    if after {
+                        deps.push(k)
+                    } else {
+                        sent_deps.push(k)
+                    }
                 }
             }
             messages.push(json!({
@@ -256,7 +260,10 @@ pub fn to_wire(sc: &Scenario, rows: bool) -> Result<Value, Decline> {
     let mut tcp = Vec::new();
     for (i, t) in sc.tcp.iter().enumerate() {
         let flow_name = t.name.clone().unwrap_or_else(|| format!("tcp{i}"));
-        if source_names.contains(&flow_name) || msg_index.contains_key(flow_name.as_str()) || (!rows && sc.messages.iter().any(|m| m.name == flow_name)) {
+        if source_names.contains(&flow_name)
+            || msg_index.contains_key(flow_name.as_str())
+            || (!rows && sc.messages.iter().any(|m| m.name == flow_name))
+        {
             return Err(no(format!("'{flow_name}' already names another flow")));
         }
         source_names.insert(flow_name.clone());

@@ -275,7 +275,7 @@ fn check(c: &CollectiveSpec, index: usize) -> Result<Shape> {
     let (mut hosts, mut rails) = (Vec::new(), Vec::new());
     if c.algorithm == Algorithm::Hierarchical && c.local > 0 {
         let l = c.local as usize;
-        if n % l != 0 {
+        if !n.is_multiple_of(l) {
             return Err(Error::spec(field(index, "local"), format!("{n} ranks do not make whole servers of {l}")));
         }
         hosts = (0..n / l).map(|h| (h * l..(h + 1) * l).collect()).collect();
@@ -980,7 +980,17 @@ mod tests {
             w.pred_start[m + 1..].iter_mut().for_each(|s| *s -= (b - a) as u32);
         }
         let w = &w;
-        for len in [w.src.len(), w.src_nic.len(), w.dst.len(), w.dst_nic.len(), w.packet.len(), w.header.len(), w.start_ps.len(), w.delay_ps.len(), w.path.len()] {
+        for len in [
+            w.src.len(),
+            w.src_nic.len(),
+            w.dst.len(),
+            w.dst_nic.len(),
+            w.packet.len(),
+            w.header.len(),
+            w.start_ps.len(),
+            w.delay_ps.len(),
+            w.path.len(),
+        ] {
             assert_eq!(len, m);
         }
         assert_eq!(w.pred_start.len(), w.n_nodes() + 1);
@@ -1410,6 +1420,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(parsed, c);
-        assert!(serde_json::from_str::<CollectiveSpec>(r#"{"kind": "all_gather", "algorithm": "ring", "ranks": [], "size_bytes": 1, "packet_bytes": 1, "colour": 1}"#).is_err());
+        assert!(serde_json::from_str::<CollectiveSpec>(
+            r#"{"kind": "all_gather", "algorithm": "ring", "ranks": [], "size_bytes": 1, "packet_bytes": 1, "colour": 1}"#
+        )
+        .is_err());
     }
 }

@@ -137,13 +137,19 @@ impl Workload {
         }
         let (m0, b0, c0) = (self.n_msgs() as u32, self.n_barriers, self.n_compute() as u32);
         let (p0, n0) = (self.path_start.len().saturating_sub(1) as u32, self.names.len() as u32);
-        let shift = |x: u32| if !shift_deps { x } else { match Dep::decode(x) {
-            Dep::Msg(i) => Dep::Msg(i + m0),
-            Dep::Sent(i) => Dep::Sent(i + m0),
-            Dep::Barrier(i) => Dep::Barrier(i + b0),
-            Dep::Compute(i) => Dep::Compute(i + c0),
-        }
-        .encode() };
+        let shift = |x: u32| {
+            if !shift_deps {
+                x
+            } else {
+                match Dep::decode(x) {
+                    Dep::Msg(i) => Dep::Msg(i + m0),
+                    Dep::Sent(i) => Dep::Sent(i + m0),
+                    Dep::Barrier(i) => Dep::Barrier(i + b0),
+                    Dep::Compute(i) => Dep::Compute(i + c0),
+                }
+                .encode()
+            }
+        };
         // The predecessor CSR in node order: messages (old, new), barriers (old, new), compute (old, new).
         let (sm, sb) = (self.n_msgs(), self.n_barriers as usize);
         let (om, ob) = (other.n_msgs(), other.n_barriers as usize);
@@ -173,8 +179,15 @@ impl Workload {
             }
             csr = Some((start, pred));
         }
-        let name_of = |col: &Vec<u32>, n: usize| -> Vec<u32> { if col.is_empty() { vec![NONE; n] } else { col.clone() } };
-        let shift_names = |col: &Vec<u32>, n: usize| -> Vec<u32> { name_of(col, n).into_iter().map(|k| if k == NONE { NONE } else { k + n0 }).collect() };
+        let name_of = |col: &Vec<u32>, n: usize| -> Vec<u32> {
+            if col.is_empty() {
+                vec![NONE; n]
+            } else {
+                col.clone()
+            }
+        };
+        let shift_names =
+            |col: &Vec<u32>, n: usize| -> Vec<u32> { name_of(col, n).into_iter().map(|k| if k == NONE { NONE } else { k + n0 }).collect() };
         let any_names = !self.names.is_empty() || !other.names.is_empty();
         let (mn, bn, cn) = if any_names {
             let mut mn = name_of(&self.msg_name, sm);
@@ -296,7 +309,10 @@ impl Workload {
             }
         }
         if self.compute_host.len() != self.n_compute() {
-            return Err(Error::spec("compute.host", format!("column has {} rows; compute.duration has {}", self.compute_host.len(), self.n_compute())));
+            return Err(Error::spec(
+                "compute.host",
+                format!("column has {} rows; compute.duration has {}", self.compute_host.len(), self.n_compute()),
+            ));
         }
         let n_nodes = self.n_nodes();
         if m > MAX_DEP_INDEX as usize || self.n_barriers > MAX_DEP_INDEX || self.n_compute() > MAX_DEP_INDEX as usize {
@@ -317,9 +333,15 @@ impl Workload {
         }
         if !self.pred_start.is_empty() {
             if self.pred_start.len() != n_nodes + 1 {
-                return Err(Error::spec("workload.pred_start", format!("has {} entries; {} DAG nodes need {}", self.pred_start.len(), n_nodes, n_nodes + 1)));
+                return Err(Error::spec(
+                    "workload.pred_start",
+                    format!("has {} entries; {} DAG nodes need {}", self.pred_start.len(), n_nodes, n_nodes + 1),
+                ));
             }
-            if self.pred_start[0] != 0 || self.pred_start.windows(2).any(|w| w[0] > w[1]) || *self.pred_start.last().unwrap() as usize != self.pred.len() {
+            if self.pred_start[0] != 0
+                || self.pred_start.windows(2).any(|w| w[0] > w[1])
+                || *self.pred_start.last().unwrap() as usize != self.pred.len()
+            {
                 return Err(Error::spec("workload.pred_start", "must rise from 0 to the number of dependencies"));
             }
         } else if !self.pred.is_empty() {
@@ -327,7 +349,9 @@ impl Workload {
         }
         let n_paths = self.path_start.len().saturating_sub(1);
         if !self.path_start.is_empty()
-            && (self.path_start[0] != 0 || self.path_start.windows(2).any(|w| w[0] > w[1]) || *self.path_start.last().unwrap() as usize != self.path_nodes.len())
+            && (self.path_start[0] != 0
+                || self.path_start.windows(2).any(|w| w[0] > w[1])
+                || *self.path_start.last().unwrap() as usize != self.path_nodes.len())
         {
             return Err(Error::spec("workload.path_start", "must rise from 0 to the number of path nodes"));
         }
@@ -368,7 +392,10 @@ impl Workload {
                 return Err(Error::spec(format!("messages[{i}].packet_size"), "must be > 0"));
             }
             if p + h > MAX_PACKET_BYTES {
-                return Err(Error::spec(format!("messages[{i}].packet_size"), format!("packet of {} B exceeds the {MAX_PACKET_BYTES} B limit", p + h)));
+                return Err(Error::spec(
+                    format!("messages[{i}].packet_size"),
+                    format!("packet of {} B exceeds the {MAX_PACKET_BYTES} B limit", p + h),
+                ));
             }
             let path = self.path[i];
             if path != NONE && path as usize >= n_paths {
@@ -377,7 +404,11 @@ impl Workload {
         }
         for (i, (&h, _)) in self.compute_host.iter().zip(&self.compute_ps).enumerate() {
             if h >= n || net.nodes[h as usize].kind != NodeKind::Host {
-                let what = if h >= n { format!("node index {h} out of range (0..{n})") } else { format!("'{}' is a switch; compute runs on hosts", net.nodes[h as usize].name) };
+                let what = if h >= n {
+                    format!("node index {h} out of range (0..{n})")
+                } else {
+                    format!("'{}' is a switch; compute runs on hosts", net.nodes[h as usize].name)
+                };
                 return Err(Error::spec(format!("compute[{i}].host"), what));
             }
         }
@@ -438,7 +469,13 @@ impl Workload {
     /// A node's name if it has one, else its label.
     fn node_display(&self, x: usize) -> String {
         let (m, b) = (self.n_msgs(), self.n_barriers as usize);
-        let (col, i) = if x < m { (&self.msg_name, x) } else if x < m + b { (&self.barrier_name, x - m) } else { (&self.compute_name, x - m - b) };
+        let (col, i) = if x < m {
+            (&self.msg_name, x)
+        } else if x < m + b {
+            (&self.barrier_name, x - m)
+        } else {
+            (&self.compute_name, x - m - b)
+        };
         match col.get(i) {
             Some(&k) if k != NONE => self.names[k as usize].clone(),
             _ => self.node_label(x),

@@ -35,10 +35,7 @@ impl Sim {
         let mut ok: Vec<bool> = (0..self.net.ports.len())
             .map(|p| {
                 let port = &self.net.ports[p];
-                !self.net.topo.is_switch(self.net.topo.ports[p].node)
-                    && port.cap.is_none()
-                    && port.voq.is_none()
-                    && port.credits == u64::MAX
+                !self.net.topo.is_switch(self.net.topo.ports[p].node) && port.cap.is_none() && port.voq.is_none() && port.credits == u64::MAX
             })
             .collect();
         for f in &self.flows {
@@ -60,7 +57,7 @@ impl Sim {
             return false;
         }
         let port = &self.net.ports[p as usize];
-        debug_assert!(port.egress.len() == 0, "nothing pushes into a NIC that pulls ahead");
+        debug_assert!(port.egress.is_empty(), "nothing pushes into a NIC that pulls ahead");
         let Some(&m) = port.senders.front() else {
             return false;
         };

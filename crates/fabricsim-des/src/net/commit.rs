@@ -100,7 +100,7 @@ impl Sim {
             port.egress.dev.push(pkt, size);
             port.busy_until
         };
-        self.into_pipe(p, pkt, start, size);
+        self.send_into_pipe(p, pkt, start, size);
     }
 
     /// Settle every committing port at the end of a run: at the stop time when the run reached it (every event

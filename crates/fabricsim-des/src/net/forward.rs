@@ -29,10 +29,7 @@ impl Sim {
                 port.egress.bytes() + port.voq.as_ref().map_or(0, |q| q.bytes)
             };
             // Least loaded; the route's port comes first, so it wins ties (min_by_key keeps the first minimum).
-            let best = std::iter::once(pref)
-                .chain(cands.iter().copied())
-                .min_by_key(|&c| load(c))
-                .expect("pref");
+            let best = std::iter::once(pref).chain(cands.iter().copied()).min_by_key(|&c| load(c)).expect("pref");
             if best != pref {
                 self.pkts[pkt as usize].path = NONE;
             }
@@ -44,12 +41,7 @@ impl Sim {
         } else {
             self.net.fib.next_hops(v, self.flows[pk.flow as usize].dst_ep)
         };
-        if self.faults.any
-            && pk.path != NONE
-            && cands
-                .iter()
-                .all(|&c| !self.faults.link_up[self.net.topo.ports[c as usize].link as usize])
-        {
+        if self.faults.any && pk.path != NONE && cands.iter().all(|&c| !self.faults.link_up[self.net.topo.ports[c as usize].link as usize]) {
             // The explicit path's next link is dead: the packet leaves its path for the tables.
             pk.path = NONE;
             cands = self.net.fib.next_hops(v, self.flows[pk.flow as usize].dst_ep);
@@ -69,10 +61,7 @@ impl Sim {
                         let port = &self.net.ports[p as usize];
                         port.egress.bytes() + port.voq.as_ref().map_or(0, |q| q.bytes)
                     };
-                    (0..n)
-                        .map(|k| cands[(first + k) % n])
-                        .min_by_key(|&p| load(p))
-                        .expect("n > 1 candidates")
+                    (0..n).map(|k| cands[(first + k) % n]).min_by_key(|&p| load(p)).expect("n > 1 candidates")
                 }
                 _ => cands[ecmp_index(self.flows[pk.flow as usize].salt, v, n)],
             },
@@ -98,8 +87,7 @@ impl Sim {
         }
         if self.net.ports[out as usize].voq.is_some() {
             let size = self.pkts[pkt as usize].size();
-            let input =
-                self.net.topo.ports[self.net.topo.ports[from as usize].peer_port as usize].local as usize;
+            let input = self.net.topo.ports[self.net.topo.ports[from as usize].peer_port as usize].local as usize;
             let port = &mut self.net.ports[out as usize];
             let voq = port.voq.as_mut().expect("checked above");
             voq.push(input, pkt, size);

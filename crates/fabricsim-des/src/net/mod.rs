@@ -218,7 +218,7 @@ impl Sim {
     #[inline]
     fn has_work(&self, p: u32) -> bool {
         let port = &self.net.ports[p as usize];
-        port.egress.len() > 0
+        !port.egress.is_empty()
             || !port.senders.is_empty()
             || port.voq.as_ref().is_some_and(|v| v.len > 0)
             || (self.net.roce && !self.net.roce_ports[p as usize].ctrl.is_empty())
@@ -230,10 +230,7 @@ impl Sim {
     pub(crate) fn try_start(&mut self, p: u32) {
         let now = self.now;
         let port = &mut self.net.ports[p as usize];
-        debug_assert!(
-            !port.pending && now >= port.busy_until,
-            "try_start on a busy port {p}"
-        );
+        debug_assert!(!port.pending && now >= port.busy_until, "try_start on a busy port {p}");
         if port.cap.is_some() && now < port.next_start {
             if self.has_work(p) {
                 let port = &mut self.net.ports[p as usize];
@@ -337,14 +334,14 @@ impl Sim {
         if let Some(cap) = port.cap {
             port.next_start = now + cap.tx_time(size as u64);
         }
-        self.into_pipe(p, pkt, now, size)
+        self.send_into_pipe(p, pkt, now, size)
     }
 
     /// Serialise `pkt` of `size` wire bytes on port p from `start`: the transmitter is busy until its end, and the
     /// packet enters the pipe now, arriving one serialisation, the link delay and the peer's latency after
     /// `start`; the pipe schedules its head alone (arrivals are in start order). Returns the serialisation's end.
     #[inline]
-    pub(crate) fn into_pipe(&mut self, p: u32, pkt: u32, start: Time, size: u32) -> Time {
+    pub(crate) fn send_into_pipe(&mut self, p: u32, pkt: u32, start: Time, size: u32) -> Time {
         let port = &mut self.net.ports[p as usize];
         let done = start + port.ser_time(size);
         port.busy_until = done;
@@ -405,10 +402,7 @@ impl Sim {
 
     pub(crate) fn on_pipe(&mut self, p: u32) {
         let port = &mut self.net.ports[p as usize];
-        let (_, pkt) = port
-            .pipe
-            .pop_front()
-            .expect("a pipe event implies a packet in the pipe");
+        let (_, pkt) = port.pipe.pop_front().expect("a pipe event implies a packet in the pipe");
         if let Some(&(t, _)) = port.pipe.front() {
             self.q.schedule(t, Ev::Pipe(p));
         }

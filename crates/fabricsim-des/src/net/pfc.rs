@@ -267,7 +267,7 @@ impl Sim {
         let n = self.net.ports.len();
         let blocked = |p: usize| {
             let (s, r) = (&self.net.ports[p], &self.net.roce_ports[p]);
-            r.paused && (s.egress.len() > 0 || !r.qps.is_empty() || !s.senders.is_empty())
+            r.paused && (!s.egress.is_empty() || !r.qps.is_empty() || !s.senders.is_empty())
         };
         // Iterative DFS over blocked ports; colour 0 = new, 1 = on the stack, 2 = done.
         let mut colour = vec![0u8; n];

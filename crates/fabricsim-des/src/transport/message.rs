@@ -126,11 +126,7 @@ impl Sim {
     pub(crate) fn start_released(&mut self, out: &mut Vec<(u32, Time)>) {
         let m = self.dag.n_msgs();
         for &(d, at) in out.iter() {
-            let ev = if d < m {
-                Ev::MsgStart(d)
-            } else {
-                Ev::ComputeDone(d - m)
-            };
+            let ev = if d < m { Ev::MsgStart(d) } else { Ev::ComputeDone(d - m) };
             self.q.schedule(at, ev);
         }
         out.clear();

@@ -144,18 +144,8 @@ impl Sim {
             f.last_tx = now;
         }
         let f = &self.flows[flow as usize];
-        debug_assert!(
-            header <= u16::MAX as u32,
-            "header bytes are validated to fit 16 bits"
-        );
-        let pkt = Packet {
-            flow,
-            payload,
-            header: header as u16,
-            tx_time: self.now.0,
-            path: f.path,
-            ..Packet::default()
-        };
+        debug_assert!(header <= u16::MAX as u32, "header bytes are validated to fit 16 bits");
+        let pkt = Packet { flow, payload, header: header as u16, tx_time: self.now.0, path: f.path, ..Packet::default() };
         if let Some(h) = self.hybrid.as_mut() {
             h.touch(flow);
         }

@@ -141,10 +141,7 @@ impl Ranges {
     }
     /// Bytes covered at or above `x`.
     fn above(&self, x: u64) -> u64 {
-        self.0
-            .iter()
-            .map(|&(s, e)| if e <= x { 0 } else { e - s.max(x) })
-            .sum()
+        self.0.iter().map(|&(s, e)| if e <= x { 0 } else { e - s.max(x) }).sum()
     }
     fn highest(&self) -> Option<u64> {
         self.0.last().map(|&(_, e)| e)
@@ -302,20 +299,13 @@ impl TcpConn {
     fn pipe(&self) -> u64 {
         let sacked = self.sacked.above(self.snd_una);
         if self.ca == CaState::Loss {
-            return self
-                .snd_nxt
-                .saturating_sub(self.snd_una)
-                .saturating_sub(sacked);
+            return self.snd_nxt.saturating_sub(self.snd_una).saturating_sub(sacked);
         }
         let outstanding = self.high_tx - self.snd_una - sacked;
         let mut lost_unretx = 0;
         if self.ca == CaState::Recovery {
             if self.cfg.sack {
-                let limit = self
-                    .sacked
-                    .highest()
-                    .unwrap_or(self.snd_una)
-                    .min(self.high_tx);
+                let limit = self.sacked.highest().unwrap_or(self.snd_una).min(self.high_tx);
                 let mut x = self.snd_una.max(self.rtx_high);
                 while let Some((a, b)) = self.sacked.next_gap(x, limit) {
                     if self.is_lost(a) {
@@ -335,11 +325,7 @@ impl TcpConn {
     fn next_lost(&self) -> Option<(u64, u64)> {
         match self.ca {
             CaState::Recovery if self.cfg.sack => {
-                let limit = self
-                    .sacked
-                    .highest()
-                    .unwrap_or(self.snd_una)
-                    .min(self.high_tx);
+                let limit = self.sacked.highest().unwrap_or(self.snd_una).min(self.high_tx);
                 let mut x = self.snd_una.max(self.rtx_high);
                 while let Some((a, b)) = self.sacked.next_gap(x, limit) {
                     if self.is_lost(a) {
@@ -349,8 +335,9 @@ impl TcpConn {
                 }
                 None
             }
-            CaState::Recovery => (self.rtx_high <= self.snd_una && self.snd_una < self.high_tx)
-                .then(|| (self.snd_una, self.mss.min(self.high_tx - self.snd_una))),
+            CaState::Recovery => {
+                (self.rtx_high <= self.snd_una && self.snd_una < self.high_tx).then(|| (self.snd_una, self.mss.min(self.high_tx - self.snd_una)))
+            }
             CaState::Loss if self.snd_nxt < self.high_tx => {
                 let (a, b) = self.sacked.next_gap(self.snd_nxt, self.high_tx)?;
                 Some((a, (b - a).min(self.mss)))
@@ -403,16 +390,8 @@ impl TcpConn {
         let t = (now + delay_min - c.epoch_start.unwrap()).as_secs_f64();
         let offs = if t < c.k { c.k - t } else { t - c.k };
         let delta = (cc * offs.powi(3)) as u32;
-        let target = if t < c.k {
-            c.origin.saturating_sub(delta)
-        } else {
-            c.origin + delta
-        };
-        let mut cnt = if target > seg_cwnd {
-            seg_cwnd / (target - seg_cwnd)
-        } else {
-            100 * seg_cwnd
-        };
+        let target = if t < c.k { c.origin.saturating_sub(delta) } else { c.origin + delta };
+        let mut cnt = if target > seg_cwnd { seg_cwnd / (target - seg_cwnd) } else { 100 * seg_cwnd };
         if c.last_max_cwnd == 0 && cnt > 20 {
             cnt = 20;
         }
@@ -505,9 +484,7 @@ impl TcpConn {
             c.curr_rtt = Some(c.curr_rtt.map_or(rtt, |r| r.min(rtt)));
             if c.sample_cnt < 8 {
                 c.sample_cnt += 1;
-            } else if c.curr_rtt.unwrap()
-                > dmin + Time(dmin.0 / 8).clamp(Time::from_ms(4), Time::from_ms(1000))
-            {
+            } else if c.curr_rtt.unwrap() > dmin + Time(dmin.0 / 8).clamp(Time::from_ms(4), Time::from_ms(1000)) {
                 c.found = true;
             }
             if c.found {
@@ -578,15 +555,7 @@ impl Sim {
     fn tcp_send_syn(&mut self, c: usize) {
         let flow = self.tcp.conns[c].data_flow;
         let now = self.now;
-        self.tcp_emit(
-            c,
-            flow,
-            TcpHdr {
-                flags: SYN,
-                ts_val: now.0,
-                ..Default::default()
-            },
-        );
+        self.tcp_emit(c, flow, TcpHdr { flags: SYN, ts_val: now.0, ..Default::default() });
         self.tcp_arm_rto(c);
     }
 
@@ -637,17 +606,7 @@ impl Sim {
             if conn.ca == CaState::Recovery {
                 conn.prr_out += len;
             }
-            let hdr = TcpHdr {
-                seq,
-                len: len as u32,
-                ack: 0,
-                flags: ACK,
-                ts_val: now.0,
-                ts_ecr: 0,
-                rwnd: 0,
-                sack: [(0, 0); 3],
-                n_sack: 0,
-            };
+            let hdr = TcpHdr { seq, len: len as u32, ack: 0, flags: ACK, ts_val: now.0, ts_ecr: 0, rwnd: 0, sack: [(0, 0); 3], n_sack: 0 };
             let flow = conn.data_flow;
             let arm = conn.rto_ev.is_none();
             self.tcp_emit(c, flow, hdr);
@@ -699,17 +658,7 @@ impl Sim {
             conn.ts_recent = h.ts_val;
             let flow = conn.ack_flow;
             let rwnd = conn.cfg.rcv_buf_bytes;
-            self.tcp_emit(
-                c,
-                flow,
-                TcpHdr {
-                    flags: SYN | ACK,
-                    ts_val: now.0,
-                    ts_ecr: h.ts_val,
-                    rwnd,
-                    ..Default::default()
-                },
-            );
+            self.tcp_emit(c, flow, TcpHdr { flags: SYN | ACK, ts_val: now.0, ts_ecr: h.ts_val, rwnd, ..Default::default() });
             return;
         }
         if h.len == 0 {
@@ -814,16 +763,7 @@ impl Sim {
             conn.hystart_reset(now);
             let flow = conn.data_flow;
             self.tcp_cancel_rto(c);
-            self.tcp_emit(
-                c,
-                flow,
-                TcpHdr {
-                    flags: ACK,
-                    ts_val: now.0,
-                    ts_ecr: h.ts_val,
-                    ..Default::default()
-                },
-            );
+            self.tcp_emit(c, flow, TcpHdr { flags: ACK, ts_val: now.0, ts_ecr: h.ts_val, ..Default::default() });
             self.tcp_send(c);
             return;
         }
@@ -894,8 +834,7 @@ impl Sim {
             match conn.ca {
                 CaState::Open | CaState::Disorder => {
                     conn.ca = CaState::Disorder;
-                    let lost = conn.dupacks >= conn.cfg.dupack_threshold
-                        || (conn.cfg.sack && conn.is_lost(conn.snd_una));
+                    let lost = conn.dupacks >= conn.cfg.dupack_threshold || (conn.cfg.sack && conn.is_lost(conn.snd_una));
                     if lost {
                         conn.ssthresh = conn.ss_thresh_on_loss();
                         conn.ca = CaState::Recovery;
@@ -911,13 +850,7 @@ impl Sim {
                         conn.rtx_high = seq + len;
                         conn.prr_out += len;
                         let flow = conn.data_flow;
-                        let hdr = TcpHdr {
-                            seq,
-                            len: len as u32,
-                            flags: ACK,
-                            ts_val: now.0,
-                            ..Default::default()
-                        };
+                        let hdr = TcpHdr { seq, len: len as u32, flags: ACK, ts_val: now.0, ..Default::default() };
                         self.tcp_emit(c, flow, hdr);
                         self.tcp_arm_rto(c);
                     } else if conn.dupacks <= 2 {
@@ -929,9 +862,7 @@ impl Sim {
                         return;
                     }
                 }
-                CaState::Recovery => {
-                    conn.prr(newly_sacked.max(if conn.cfg.sack { 0 } else { conn.mss }))
-                }
+                CaState::Recovery => conn.prr(newly_sacked.max(if conn.cfg.sack { 0 } else { conn.mss })),
                 CaState::Loss => {}
             }
         }
@@ -948,12 +879,9 @@ impl TcpConn {
         self.prr_delivered += delivered;
         let pipe = self.pipe();
         let send: i64 = if pipe > self.ssthresh {
-            ((self.prr_delivered as u128 * self.ssthresh as u128)
-                .div_ceil(self.recovery_flight.max(1) as u128) as i64)
-                - self.prr_out as i64
+            ((self.prr_delivered as u128 * self.ssthresh as u128).div_ceil(self.recovery_flight.max(1) as u128) as i64) - self.prr_out as i64
         } else {
-            let limit = (self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64)
-                + self.mss as i64;
+            let limit = (self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64) + self.mss as i64;
             (self.ssthresh as i64 - pipe as i64).min(limit)
         };
         let send = send.max(if self.prr_out > 0 { 0 } else { self.mss as i64 });

@@ -83,11 +83,7 @@ impl Sim {
     /// ns-3 ScheduleStartEvent: the on period begins after an off period (zero for CBR).
     pub(crate) fn src_schedule_on(&mut self, s: u32) {
         let src = &self.udp.srcs[s as usize];
-        let off = if src.kind == SourceKind::Cbr {
-            Time::ZERO
-        } else {
-            src.off
-        };
+        let off = if src.kind == SourceKind::Cbr { Time::ZERO } else { src.off };
         let id = self.q.schedule(self.now + off, timer(ON, s));
         self.udp.srcs[s as usize].toggle_ev = Some(id);
     }

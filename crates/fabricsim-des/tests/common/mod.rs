@@ -15,41 +15,22 @@ pub struct Net {
 
 impl Net {
     pub fn new() -> Net {
-        Net {
-            nodes: vec![],
-            links: vec![],
-        }
+        Net { nodes: vec![], links: vec![] }
     }
     pub fn host(&mut self, name: &str) -> u32 {
         self.nodes.push(NodeSpec::new(name, NodeKind::Host, 0));
         self.nodes.len() as u32 - 1
     }
     pub fn switch(&mut self, name: &str, latency_ps: u64) -> u32 {
-        self.nodes
-            .push(NodeSpec::new(name, NodeKind::Switch, latency_ps));
+        self.nodes.push(NodeSpec::new(name, NodeKind::Switch, latency_ps));
         self.nodes.len() as u32 - 1
     }
     pub fn link(&mut self, a: u32, b: u32, rate_bps: u64, delay_ps: u64) -> usize {
-        self.links.push(LinkSpec {
-            a,
-            b,
-            rate_bps,
-            delay_ps,
-            weight: 1,
-            a_end: PortSpec::default(),
-            b_end: PortSpec::default(),
-        });
+        self.links.push(LinkSpec { a, b, rate_bps, delay_ps, weight: 1, a_end: PortSpec::default(), b_end: PortSpec::default() });
         self.links.len() - 1
     }
     pub fn spec(self, seed: u64) -> RunSpec {
-        RunSpec::new(
-            seed,
-            NetworkSpec {
-                nodes: self.nodes,
-                links: self.links,
-                default_queue: EgressSpec::default(),
-            },
-        )
+        RunSpec::new(seed, NetworkSpec { nodes: self.nodes, links: self.links, default_queue: EgressSpec::default() })
     }
 }
 
@@ -57,14 +38,7 @@ pub fn msg(name: &str, src: u32, dst: u32, size: u64, packet: u64, header: u64) 
     MessageSpec::new(name, src, dst, size, packet, header)
 }
 
-pub fn source(
-    name: &str,
-    kind: SourceKind,
-    src: u32,
-    dst: u32,
-    rate_bps: u64,
-    packet: u64,
-) -> SourceSpec {
+pub fn source(name: &str, kind: SourceKind, src: u32, dst: u32, rate_bps: u64, packet: u64) -> SourceSpec {
     SourceSpec {
         name: name.into(),
         kind,

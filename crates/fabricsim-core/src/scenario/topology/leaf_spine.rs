@@ -20,7 +20,9 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let fabric_delay = t.or("fabric_delay", 0, read::duration)?;
     let spine_arbiter = t.or("spine_arbiter", "round_robin", read::literal(ARBITERS))?;
     let sw = Switches::read(t)?;
-    if racks.saturating_mul(per_rack).saturating_mul(nics) > 2_000_000 || racks.saturating_mul(lpr).saturating_mul(spines).saturating_mul(parallel) > 2_000_000 {
+    if racks.saturating_mul(per_rack).saturating_mul(nics) > 2_000_000
+        || racks.saturating_mul(lpr).saturating_mul(spines).saturating_mul(parallel) > 2_000_000
+    {
         return Err(Decline::new("topology: too large to build natively"));
     }
     let leaf = |r: u64, j: u64| if lpr == 1 { format!("leaf{r}") } else { format!("leaf{r}_{j}") };

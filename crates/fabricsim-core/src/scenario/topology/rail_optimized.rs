@@ -35,9 +35,7 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
         return Err(Decline::new("topology: too large to build natively"));
     }
     let (g, s) = (g_per as usize, s_per as usize);
-    let gpus: Vec<String> = (0..sus)
-        .flat_map(|u| (0..s_per).flat_map(move |sv| (0..g_per).map(move |x| format!("su{u}.s{sv}.g{x}"))))
-        .collect();
+    let gpus: Vec<String> = (0..sus).flat_map(|u| (0..s_per).flat_map(move |sv| (0..g_per).map(move |x| format!("su{u}.s{sv}.g{x}")))).collect();
     let nics: Vec<String> = gpus.iter().map(|x| format!("{x}.nic")).collect();
     let servers: Vec<String> = (0..sus).flat_map(|u| (0..s_per).map(move |sv| format!("su{u}.s{sv}"))).collect();
     let rails: Vec<String> = (0..sus).flat_map(|u| (0..g_per).map(move |x| format!("su{u}.rail{x}"))).collect();
@@ -59,7 +57,8 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     }
     net.links.extend(gpus.iter().zip(&nics).map(|(x, n)| link(x.clone(), n.clone(), nvl + rate, 0)));
     net.links.extend(nics.iter().enumerate().map(|(i, n)| weighted(format!("{}.nvs", servers[i / g]), n.clone(), nvl, 0, NVLINK_WEIGHT)));
-    net.links.extend(nics.iter().enumerate().map(|(i, n)| weighted(n.clone(), rails[(i / (s * g)) * g + i % g].clone(), rate, delay, NETWORK_WEIGHT)));
+    net.links
+        .extend(nics.iter().enumerate().map(|(i, n)| weighted(n.clone(), rails[(i / (s * g)) * g + i % g].clone(), rate, delay, NETWORK_WEIGHT)));
     for (i, r) in rails.iter().enumerate() {
         let ups: &[String] = if tiers == 1 { &spine_names } else { &spine_names[(i / g) * spines as usize..(i / g + 1) * spines as usize] };
         for sp in ups {
@@ -80,7 +79,11 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
             servers: servers
                 .iter()
                 .enumerate()
-                .map(|(i, sv)| RailServer { nvswitch: format!("{sv}.nvs"), gpus: gpus[i * g..(i + 1) * g].to_vec(), nics: nics[i * g..(i + 1) * g].to_vec() })
+                .map(|(i, sv)| RailServer {
+                    nvswitch: format!("{sv}.nvs"),
+                    gpus: gpus[i * g..(i + 1) * g].to_vec(),
+                    nics: nics[i * g..(i + 1) * g].to_vec(),
+                })
                 .collect(),
         });
     }

@@ -110,7 +110,12 @@ impl Sim {
     #[inline]
     pub(crate) fn int_push(&mut self, p: u32, pkt: u32) {
         let port = &self.net.ports[p as usize];
-        let hop = IntHop { ts: self.now.0, tx_bytes: port.tx_bytes, qlen: port.egress.bytes() + self.net.roce_ports[p as usize].ctrl_bytes, rate: port.rate.0 };
+        let hop = IntHop {
+            ts: self.now.0,
+            tx_bytes: port.tx_bytes,
+            qlen: port.egress.bytes() + self.net.roce_ports[p as usize].ctrl_bytes,
+            rate: port.rate.0,
+        };
         let st = &mut self.rdma.ints[pkt as usize];
         if (st.n as usize) < MAX_HOPS {
             st.hops[st.n as usize] = hop;

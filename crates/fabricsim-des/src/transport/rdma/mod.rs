@@ -93,7 +93,7 @@ impl TransportModel for Rdma {
     /// count), or HPCC's rate and window; line rate alone without congestion control.
     fn cc_state(sim: &Sim, q: u32, ack: bool) -> Option<[f64; 3]> {
         let qp = &sim.rdma.qps[q as usize];
-        (!ack).then(|| [qp.rate, qp.dcqcn.target, qp.dcqcn.alpha + 0.0625])
+        (!ack).then_some([qp.rate, qp.dcqcn.target, qp.dcqcn.alpha + 0.0625])
     }
 
     /// Each QP's pacing time and NACK timer, HPCC's last update, and the INT timestamps of packets in flight.
