@@ -136,7 +136,7 @@ def run(scenario: Scenario, seed: int | None = None, fidelity: str | None = None
     comes back with `halted` set ("max_events", "max_wall") and `complete` False. Ctrl-C stops the engine
     within about 50 ms and raises `RunInterrupted` (a KeyboardInterrupt) carrying the record so far. The flow
     engine checks the limits between instants, so it may pass `max_events` by the events of one instant."""
-    from .topology.base import bulk
+    from .spec.base import bulk
 
     try:
         fid = _fidelity(scenario, fidelity)
@@ -172,7 +172,7 @@ class Prepared:
 
     def _head(self, seed: int, fidelity: str) -> str:
         if fidelity not in self._rest:
-            from .topology.base import bulk
+            from .spec.base import bulk
 
             header = bulk(lambda: _for_fidelity(self.scenario, self.scenario.header(), fidelity))()
             rest = {k: v for k, v in header.items() if k != "seed"}

@@ -17,6 +17,7 @@ from typing import Any, Iterable, NamedTuple, Sequence
 import numpy as np
 
 from .errors import ScenarioError, SpecError
+from .spec.base import bulk
 
 U32 = np.uint32
 _MSG, _SENT, _BARRIER, _COMPUTE = 0, 1 << 30, 2 << 30, 3 << 30
@@ -54,8 +55,6 @@ class Workload:
     plus 4 bytes per dependency."""
 
     def __init__(self, scenario):
-        from .topology.base import bulk
-
         bulk(self._init)(scenario)
 
     def _init(self, scenario) -> None:

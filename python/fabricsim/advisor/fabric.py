@@ -12,11 +12,11 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
-from ..collectives.placement import NIC_ORDER
+from ..collectives.placement import NIC_ORDER, VELA_PRESETS
 from ..collectives.run import fabric_of, vela_topology
 from ..engine import Prepared
 from ..errors import ScenarioError
@@ -46,6 +46,9 @@ class Fabric:
     rack: np.ndarray
     pod: np.ndarray
     nic_switch: dict[tuple[int, int], str]
+    presets: Mapping[str, list[list[int]]] = field(default_factory=dict)
+    """Named placements of this fabric (server-id lists per collective) that the search offers as candidates:
+    study 000's Tables II and III on `vela` (`collectives.placement.VELA_PRESETS`), none elsewhere."""
     prepared: Prepared = field(init=False)
 
     def __post_init__(self) -> None:
@@ -83,7 +86,7 @@ def named_fabric(name: str) -> Fabric:
     """The fabric `--fabric NAME` names (NAMED); ScenarioError listing them if unknown."""
     if name == "vela":
         doc = {"seed": 1, "topology": vela_topology(), "routing": {"ecmp": "per_message"}}
-        return from_doc(doc, "vela", ids="numbers", nic_order=NIC_ORDER)
+        return from_doc(doc, "vela", ids="numbers", nic_order=NIC_ORDER, presets=VELA_PRESETS)
     if name == "cpo_baseline":
         doc = {"seed": 1, "topology": dict(CPO_BASELINE), "routing": {"ecmp": "per_message"}}
         return from_doc(doc, "cpo_baseline", ids="numbers")
@@ -97,8 +100,10 @@ def scenario_fabric(path: str | Path) -> Fabric:
     return from_doc(fabric_of(read_document(path)), str(path), ids="names")
 
 
-def from_doc(doc: dict, name: str, ids: str = "names", nic_order: tuple[int, ...] | None = None) -> Fabric:
-    """A Fabric from a scenario document (fabric tables only). O(nodes + links)."""
+def from_doc(doc: dict, name: str, ids: str = "names", nic_order: tuple[int, ...] | None = None,
+             presets: Mapping[str, list[list[int]]] | None = None) -> Fabric:
+    """A Fabric from a scenario document (fabric tables only), with its named placements `presets` (server ids).
+    O(nodes + links)."""
     sc = scenario_from_dict(doc, name)
     net = sc.topology.network()
     kinds = {nd.name: nd.kind for nd in net.nodes}
@@ -128,7 +133,7 @@ def from_doc(doc: dict, name: str, ids: str = "names", nic_order: tuple[int, ...
         above = frozenset(x for sw in key for x in up.get(sw, ()) if x not in key)
         pod[r] = pod_key.setdefault(above, len(pod_key))
     sid = list(range(1, len(hosts) + 1)) if ids == "numbers" else hosts
-    return Fabric(name, sc, hosts, sid, nics, order, rack, pod, nic_switch)
+    return Fabric(name, sc, hosts, sid, nics, order, rack, pod, nic_switch, dict(presets or {}))
 
 
 @dataclass

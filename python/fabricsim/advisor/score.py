@@ -9,6 +9,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..chakra.lower import lower
 from ..collectives.run import ENGINE_PATTERNS, PATTERNS
 from ..errors import ScenarioError
 from ..workload import Workload
@@ -97,8 +98,6 @@ class Scorer:
         messages come first, [0, m))."""
         job = self.job
         if job.trace is not None:
-            from ..chakra.lower import lower
-
             lowered = lower(job.trace, self.fabric.scenario, placement=[self.fabric.endpoint(*n[0]) for n in nodes],
                             packet_size=job.packet)
             wl = lowered.workload

@@ -1,6 +1,6 @@
-"""The placement search: candidates (study presets, pack/spread families, Chic-sched-like constraint relaxation),
-local search by moves and swaps scored by the flow engine, and the best few confirmed at hybrid fidelity (the packet
-engine with steady-state fast-forward; `confirm_with="packet"` for the packet engine alone)."""
+"""The placement search: candidates (the fabric's named presets, pack/spread families, Chic-sched-like constraint
+relaxation), local search by moves and swaps scored by the flow engine, and the best few confirmed at hybrid fidelity
+(the packet engine with steady-state fast-forward; `confirm_with="packet"` for the packet engine alone)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,8 @@ def candidates(fabric: Fabric, n: int, free: Sequence[Sequence[int]], interfaces
                per_server: int | None = None, presets: bool = True, taken: np.ndarray | None = None
                ) -> list[tuple[str, Hosts]]:
     """Distinct feasible starting placements, labelled by how they were built:
-    - `preset NAME`: study 000's Tables II/III placements of n nodes (Vela-like fabric only);
+    - `preset NAME`: the fabric's named placements of n nodes (`Fabric.presets`: study 000's Tables II/III on
+      the Vela-like fabric, none elsewhere), unless `presets` is False;
     - `pack` (first fit in server order) and `pack best-fit` (the racks with the fewest free servers that hold
       the job, fullest first), one node per server, and `pack xK` with K nodes per server;
     - `pack emptiest racks` / `pack untouched servers` / `spread R emptiest`: the same, racks with the fewest
@@ -102,10 +103,8 @@ def candidates(fabric: Fabric, n: int, free: Sequence[Sequence[int]], interfaces
         if hosts is not None and len(hosts) == n:
             out.setdefault(tuple(int(h) for h in hosts), label)
 
-    if presets and fabric.name == "vela":
-        from ..studies.orchestration import PRESETS
-
-        for name, groups in PRESETS.items():
+    if presets:
+        for name, groups in fabric.presets.items():
             if len(groups) == 1 and len(groups[0]) == n:
                 hosts = [s - 1 for s in groups[0]]
                 need = np.bincount(hosts, minlength=fabric.n)

@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..collectives.placement import VELA_PRESETS, placement_groups, vela_nodes
 from ..errors import ScenarioError
 from ..workload import Deps, Workload
 from .trace import COLL, COMM_TYPES, COMP, MEM_LOAD, MEM_STORE, RECV, SEND, RankTrace
@@ -115,11 +116,8 @@ def placement_endpoints(scenario, n: int, placement: str | Sequence = "pack") ->
         elif kind == "spread" and not arg:
             eps = [(h, 0) for h in _spread(scenario, hosts)[:n]]
         elif kind == "preset" and arg:
-            from ..collectives.placement import placement_groups, vela_nodes
-            from ..studies.orchestration import PRESETS
-
             try:
-                servers = [sv for g in placement_groups(arg, presets=PRESETS) for sv in g]
+                servers = [sv for g in placement_groups(arg, presets=VELA_PRESETS) for sv in g]
             except ValueError as e:
                 raise ScenarioError(scenario.source, "placement", str(e)) from None
             eps = [node.endpoint for node_nics in vela_nodes(servers) for node in node_nics[:1]]

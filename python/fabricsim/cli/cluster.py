@@ -121,9 +121,9 @@ def cluster(fabric, scenario_path, policies, jobs, sizes, iterations, pattern, m
     """
     from dataclasses import replace
 
-    from ..cluster.compare import draw_comparison, policy_frame, runs_frame
+    from ..cluster.compare import draw_comparison, policy_frame, runs_frame, write_outputs
     from ..cluster.policies import POLICIES
-    from ..cluster.sim import ClusterConfig, load_fabric, simulate, write_outputs
+    from ..cluster.sim import ClusterConfig, load_fabric, simulate
     from ..cluster.solo import SoloCache
 
     if fabric is not None and scenario_path is not None:

@@ -115,7 +115,7 @@ def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes,
     """
     import tempfile
 
-    from ..report.stats import ci95
+    from ..sweep.stats import ci95
     from ..sweep import SweepFailed, SweepSpec, intify, run_sweep
 
     if msg_mib is not None and msg_mb_alias is not None:

@@ -1,6 +1,6 @@
 """Policy comparison over seeds (mean slowdown and mean JCT per policy with 95% CIs, and paired differences
-against pack and spread on the same job streams) and the cluster figures: JCT CDFs, slowdown bars, utilization
-and fragmentation over time."""
+against pack and spread on the same job streams), the cluster figures (JCT CDFs, slowdown bars, utilization
+and fragmentation over time) and the runs' output files (`write_outputs`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..report.stats import ci95
+from ..sweep.stats import ci95
 from .policies import POLICIES
 from .sim import ClusterConfig, ClusterResult, load_fabric, simulate
 from .solo import SoloCache
@@ -168,6 +168,27 @@ def draw_timeline(timeline, path: str | Path | None = None, seed: int | None = N
     axes[0].legend(fontsize=8, ncol=5, loc="lower center")
     fig.tight_layout()
     return _save(fig, path)
+
+
+def write_outputs(results: Sequence[ClusterResult], out: str | Path) -> list[Path]:
+    """Write the runs' per-job records (jobs.parquet and jobs.csv), timelines (timeline.csv), metrics
+    (runs.csv) and figures (jct_cdf.png, slowdown.png, timeline.png) to the folder `out`. Returns the paths."""
+    import pandas as pd
+
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    jobs = pd.concat([r.jobs for r in results], ignore_index=True)
+    tl = pd.concat([r.timeline.assign(policy=r.config.policy, seed=r.config.seed) for r in results], ignore_index=True)
+    runs = pd.DataFrame([{"policy": r.config.policy, "seed": r.config.seed, **r.metrics()} for r in results])
+    paths = [d / "jobs.parquet", d / "jobs.csv", d / "timeline.csv", d / "runs.csv"]
+    jobs.to_parquet(paths[0], index=False)
+    jobs.to_csv(paths[1], index=False)
+    tl.to_csv(paths[2], index=False)
+    runs.to_csv(paths[3], index=False)
+    paths.append(draw_jct_cdf(jobs, d / "jct_cdf.png"))
+    paths.append(draw_slowdown(policy_frame(runs), d / "slowdown.png"))
+    paths.append(draw_timeline(tl, d / "timeline.png"))
+    return paths
 
 
 def _save(fig, path):

@@ -21,7 +21,6 @@ import heapq
 import math
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -363,27 +362,3 @@ def sweep_task(payload: dict[str, Any], seed: int) -> dict[str, Any]:
     fields at `seed`; returns `ClusterResult.metrics()` (flat scalars)."""
     cfg = config_from_payload(payload, seed)
     return simulate(cfg).metrics()
-
-
-def write_outputs(results: Sequence[ClusterResult], out: str | Path) -> list[Path]:
-    """Write the runs' per-job records (jobs.parquet and jobs.csv), timelines (timeline.csv), metrics
-    (runs.csv) and figures (jct_cdf.png, slowdown.png, timeline.png) to the folder `out`. Returns the paths."""
-    import pandas as pd
-
-    from .compare import draw_jct_cdf, draw_slowdown, draw_timeline, policy_frame
-
-    d = Path(out)
-    d.mkdir(parents=True, exist_ok=True)
-    jobs = pd.concat([r.jobs for r in results], ignore_index=True)
-    tl = pd.concat([r.timeline.assign(policy=r.config.policy, seed=r.config.seed) for r in results], ignore_index=True)
-    runs = pd.DataFrame([{"policy": r.config.policy, "seed": r.config.seed, **r.metrics()} for r in results])
-    paths = [d / "jobs.parquet", d / "jobs.csv", d / "timeline.csv", d / "runs.csv"]
-    jobs.to_parquet(paths[0], index=False)
-    jobs.to_csv(paths[1], index=False)
-    tl.to_csv(paths[2], index=False)
-    runs.to_csv(paths[3], index=False)
-    paths.append(draw_jct_cdf(jobs, d / "jct_cdf.png"))
-    paths.append(draw_slowdown(policy_frame(runs), d / "slowdown.png"))
-    paths.append(draw_timeline(tl, d / "timeline.png"))
-    return paths
-

@@ -1,5 +1,6 @@
-"""Placements: which server and NIC each collective node uses, and a general pack/spread placer (study 000's named
-presets are in `fabricsim.studies.orchestration`).
+"""Placements: which server and NIC each collective node uses, a general pack/spread placer, and the named
+placements of the Vela-like fabric (`VELA_PRESETS`: study 000's Tables II and III, which
+`fabricsim.studies.orchestration` re-exports as its PRESETS).
 
 Servers are numbered 1..R·S in rack order (1–6 in rack 1, 7–12 in rack 2, …) and map to hosts h0…. On the
 Vela-like fabric NIC k of a server attaches to leaf k mod 2 of its rack. A node on a server takes that
@@ -29,6 +30,34 @@ class Node:
 NIC_ORDER = (0, 2, 1, 3)
 """The order in which a server's NICs are handed to its nodes: both NICs of the rack's first leaf, then the
 second leaf's."""
+
+
+VELA_PRESETS: dict[str, list[list[int]]] = {
+    # Table II: one node per server; collectives and their placements.
+    "4n_1r": [[1, 2, 3, 4]], "4n_2r": [[1, 2, 7, 8]], "4n_3r": [[1, 2, 7, 13]], "4n_4r": [[1, 7, 13, 19]],
+    "6n_1r": [[1, 2, 3, 4, 5, 6]], "6n_2r": [[1, 2, 3, 7, 8, 9]], "6n_3r": [[1, 2, 7, 8, 13, 14]],
+    "6n_4r": [[1, 2, 7, 8, 13, 19]],
+    "8n_2r": [[1, 2, 3, 4, 7, 8, 9, 10]], "8n_3r": [[1, 2, 3, 7, 8, 9, 13, 14]], "8n_4r": [[1, 2, 7, 8, 13, 14, 19, 20]],
+    "12n_2r": [list(range(1, 13))], "12n_3r": [[1, 2, 3, 4, 7, 8, 9, 10, 13, 14, 15, 16]],
+    "12n_4r": [[1, 2, 3, 7, 8, 9, 13, 14, 15, 19, 20, 21]],
+    "4n_1r_6n_1r": [[1, 2, 3, 4], [7, 8, 9, 10, 11, 12]], "4n_2r_6n_2r": [[1, 2, 7, 8], [13, 14, 15, 19, 20, 21]],
+    "4n_3r_6n_3r": [[1, 2, 7, 13], [8, 9, 14, 15, 19, 20]], "4n_4r_6n_4r": [[1, 7, 13, 19], [2, 3, 8, 9, 14, 20]],
+    "6n_1r_8n_2r": [[1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 13, 14, 15, 16]],
+    "6n_2r_8n_2r": [[1, 2, 3, 7, 8, 9], [13, 14, 15, 16, 19, 20, 21, 22]],
+    "6n_3r_8n_3r": [[1, 2, 7, 8, 13, 14], [9, 10, 11, 15, 16, 17, 19, 20]],
+    "6n_4r_8n_4r": [[1, 2, 7, 8, 13, 19], [3, 4, 9, 10, 14, 15, 20, 21]],
+    # Table III: several nodes per server within one rack.
+    "4n_1_1_1_1": [[1, 2, 3, 4]], "4n_2_1_1": [[1, 1, 2, 3]], "4n_2_2": [[1, 1, 2, 2]], "4n_3_1": [[1, 1, 1, 2]],
+    "4n_4": [[1, 1, 1, 1]],
+    "6n_1_1_1_1_1": [[1, 2, 3, 4, 5, 6]], "6n_1_1_1_2": [[1, 1, 2, 3, 4, 5]], "6n_1_1_2_2": [[1, 1, 2, 2, 3, 4]],
+    "6n_2_2_2": [[1, 1, 2, 2, 3, 3]], "6n_3_3": [[1, 1, 1, 2, 2, 2]], "6n_4_1_1": [[1, 1, 1, 1, 2, 3]],
+    "6n_4_2": [[1, 1, 1, 1, 2, 2]],
+}
+"""The named placements of the Vela-like fabric (4 racks x 6 servers, ids 1-24 in rack order): study 000's Tables
+II (one node per server) and III (several nodes per server), as server-id lists per collective. The built-in `vela`
+fabric offers them to the placement advisor (`advisor.fabric.named_fabric`), and a trace's `preset:NAME` placement
+reads them (`chakra.lower`). Note: Table II prints 4n_3r with the same ids as 4n_2r ([1, 2, 7, 8]); its Table IV
+hop counts (0.04 M 1-hop vs 0.20 M 3-hop packets) fit three racks, [1, 2, 7, 13], which is used here."""
 
 
 def vela_nodes(servers: list[int], interfaces: int = 1) -> list[list[Node]]:

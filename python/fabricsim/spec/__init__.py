@@ -5,10 +5,12 @@ the base unit (seconds for durations) or a string with a unit ("5ms", "100Gbps",
 checked completely when it is loaded or converted: unknown keys, wrong types, impossible values and dangling
 names are errors that name the field (`messages[2].after[0]`).
 
-Modules: `base` (strict model, constrained types), `network` (nodes, links, queues, ports, routing), `traffic`
-(sources, messages, barriers, TCP, measure), `roce` (the [pfc] [ecn] [rdma] tables and the engine's presets),
-`scenario` (Scenario and its wire form), `load` (documents, validation, error formatting). The topology families a scenario names by `kind` live in `fabricsim.topology`
-(see its `registry`); their models are re-exported here.
+Modules: `base` (strict model, constrained types, error locations, the file being validated, `bulk`), `network`
+(nodes, links, queues, ports, routing), `traffic` (sources, messages, barriers, TCP, measure), `roce` (the [pfc]
+[ecn] [rdma] tables and the engine's presets), `scenario` (Scenario, its wire form, `scenario_from_dict`), `load`
+(documents, error formatting). The topology families a scenario names by `kind` live in `fabricsim.topology`
+(see its `registry`); their models are re-exported here. Import order, bottom up: `base` and `network`, the
+topology families, `registry`, `scenario`, `load`.
 """
 
 from ..topology.custom import CustomTopology

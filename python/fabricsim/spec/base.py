@@ -1,15 +1,27 @@
-"""The building blocks of every scenario model: the strict base model, constrained field types and SpecProblem.
+"""The building blocks of every scenario model: the strict base model, constrained field types and SpecProblem;
+how a validation error names its field (`format_loc`, `first_error`); the file being validated
+(`current_source`); and `bulk`, which builders of many model objects run under.
 
 Units: durations are integer picoseconds, rates bit/s, sizes bytes; every field accepts a plain number in
 the base unit (seconds for durations) or a string with a unit ("5ms", "100Gbps", "10MiB").
+
+This module sits below the topology families and the scenario (both import it), so it knows neither: the
+topology union's tags that `format_loc` drops are passed in (`spec.load` and `spec.scenario` pass the
+registry's KINDS).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import contextlib
+import contextvars
+import functools
+import gc
+import re
+from collections.abc import Callable, Collection, Iterator
+from typing import Annotated, Any, Literal, TypeVar
 
 from annotated_types import Ge, Gt
-from pydantic import BaseModel, ConfigDict, Field, Strict
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 
 from ..units import Duration, FabricRate, FabricSize, Rate, Size
 
@@ -43,3 +55,88 @@ class _Model(BaseModel):
     """Every scenario model: unknown keys are errors, and assignments are validated like construction."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+# ---- validation errors, named by field ----------------------------------------------------------------------
+
+_PYDANTIC_STEP = re.compile(r"^(function-|constrained-|literal\[|lax-|strict-)|^(str|int|float|bool|list|dict)$")
+"""Location parts pydantic adds for validator steps and union branches (never a field name of ours)."""
+
+
+def format_loc(loc: tuple, tags: Collection[str] = ()) -> str:
+    """Pydantic error location -> dotted path with [i] indices (a part of `tags` right after a "topology" part,
+    the topology union's tag, dropped)."""
+    out = ""
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif i > 0 and loc[i - 1] == "topology" and part in tags:
+            continue
+        elif isinstance(part, str) and _PYDANTIC_STEP.match(part):
+            continue
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def first_error(e: ValidationError, tags: Collection[str] = ()) -> tuple[str, str]:
+    """(field path, message) of the first error of `e`, the path as `format_loc(loc, tags)` writes it."""
+    err = e.errors()[0]
+    msg = err["msg"]
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key"
+    elif err["type"] == "missing":
+        msg = "required field is missing"
+    elif err["type"] == "union_tag_invalid":
+        ctx = err.get("ctx", {})
+        tag = ctx.get("tag", err["input"])
+        msg = f"unknown kind {tag!r} (expected one of: {ctx.get('expected_tags', '')})"
+    # A union of an int and "unlimited" reports the last branch; name what was expected instead.
+    if err["type"] == "literal_error" and "unlimited" in msg:
+        msg = f"expected a positive number or 'unlimited', got {err['input']!r}"
+    elif err["type"].endswith("_type") and isinstance(err.get("input"), (bool, int, float, str)):
+        msg = f"{msg}, got {err['input']!r}"
+    return format_loc(tuple(err["loc"]), tags), msg
+
+
+# ---- the file being validated ------------------------------------------------------------------------------
+
+_SOURCE: contextvars.ContextVar[str | None] = contextvars.ContextVar("fabricsim_scenario_source", default=None)
+
+
+def current_source() -> str | None:
+    """The file `scenario_from_dict` is validating (for warnings that name it), else None."""
+    return _SOURCE.get()
+
+
+@contextlib.contextmanager
+def validating(source: str) -> Iterator[None]:
+    """`current_source()` is `source` inside the block (restored after)."""
+    token = _SOURCE.set(source)
+    try:
+        yield
+    finally:
+        _SOURCE.reset(token)
+
+
+# ---- building many model objects ------------------------------------------------------------------------------
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def bulk(fn: F) -> F:
+    """Decorate a builder: the cyclic garbage collector is paused while it runs (and resumed after, if it was
+    on), since it allocates many objects that form no cycle."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        was_on = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if was_on:
+                gc.enable()
+    return wrapper  # type: ignore[return-value]

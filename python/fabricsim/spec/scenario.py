@@ -13,9 +13,9 @@ from typing import Any, Literal
 from pydantic import PrivateAttr, ValidationError, model_validator
 
 from ..errors import ScenarioError
-from ..topology.registry import TopologyDef
+from ..topology.registry import KINDS, TopologyDef
 from ..units import Duration
-from .base import NonNegativeInt, SpecProblem, _Model
+from .base import NonNegativeInt, SpecProblem, _Model, bulk, current_source, first_error, format_loc, validating
 from .network import NetEventDef, PortDef, QueueDef, RoutingDef
 from .roce import EcnDef, PfcDef, RdmaDef, roce_wire
 from .base import Name, PositiveInt
@@ -109,8 +109,6 @@ class Scenario(_Model):
             s = super().model_copy(deep=deep)
             s._source = self._source
             return s
-        from .load import scenario_from_dict
-
         if not isinstance(update, Mapping):
             raise ScenarioError(self._source, "", f"model_copy: update must be a mapping of keys, not "
                                                   f"{type(update).__name__}")
@@ -155,7 +153,7 @@ class Scenario(_Model):
 
     def workload(self):
         """The scenario's own rows as a `fabricsim.Workload` (built once and kept while the rows are the same)."""
-        from ..workload import Workload
+        from ..workload import Workload  # here, not above: it imports numpy, which a small scenario never needs
 
         w = self._workload
         if not (isinstance(w, Workload) and w.belongs_to(self) and w.n_added == w.n_own):
@@ -166,8 +164,6 @@ class Scenario(_Model):
     def header(self) -> dict:
         """The wire header the engine compiles: network, routing, sources, TCP, measurement. The workload
         (messages, barriers, compute steps, collectives) travels as columns (`fabricsim.Workload`)."""
-        from ..topology.base import bulk
-
         try:
             return bulk(_to_wire)(self, rows=False)
         except SpecProblem as p:
@@ -181,6 +177,22 @@ class Scenario(_Model):
             return _to_wire(self)
         except SpecProblem as p:
             raise ScenarioError(self._source, p.field, p.reason) from None
+
+
+def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
+    """Validate a parsed scenario (dict) completely; raises ScenarioError naming the field. An implausible link
+    rate or message size (a missing unit) is a FabricsimWarning naming the file, the field and the value."""
+    if not isinstance(data, dict):
+        raise ScenarioError(source, "", "a scenario must be a table of keys")
+    with validating(source):
+        try:
+            sc = Scenario.model_validate(data)
+        except ValidationError as e:
+            field, msg = first_error(e, KINDS)
+            raise ScenarioError(source, field, msg) from None
+    sc._source = source
+    sc.check()
+    return sc
 
 
 def _event_wire(e, f: str, index: dict[str, int], ports_of) -> dict:
@@ -444,7 +456,6 @@ def _warn_implausible(data: Any, handler, count: int) -> None:
 
     from ..errors import FabricsimWarning
     from ..units import PLAUSIBILITY_MARK, _as_written, plausibility
-    from .load import current_source, format_loc
 
     found: list[tuple[str, str]] = []
     with plausibility("raise"):
@@ -454,7 +465,7 @@ def _warn_implausible(data: Any, handler, count: int) -> None:
             for err in e.errors():
                 msg = str(err.get("ctx", {}).get("error", err["msg"]))
                 if PLAUSIBILITY_MARK in msg:
-                    found.append((f"{format_loc(tuple(err['loc']))} = {_as_written(err['input'])}",
+                    found.append((f"{format_loc(tuple(err['loc']), KINDS)} = {_as_written(err['input'])}",
                                   msg.split(PLAUSIBILITY_MARK, 1)[1]))
     if not found:  # pragma: no cover - the second pass sees what the first did
         found = [("a fabric field", f"has {count} implausible value(s)")]

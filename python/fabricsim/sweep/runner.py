@@ -91,7 +91,7 @@ class SweepResult:
         order], "points": [{"params", "n", "incomplete", "metrics": {name: {"mean", "ci95", "n"}}}, ...]} with
         points in grid order; "incomplete" counts the point's incomplete runs among its n. Means of integral
         values stay ints (`intify`)."""
-        from ..report.stats import ci95
+        from .stats import ci95
 
         with Store(self.store_dir) as s:
             runs = s.metrics(self.hashes)

@@ -6,10 +6,10 @@ from typing import Any, Literal
 
 from pydantic import ValidationInfo, field_validator
 
-from ..spec.base import LinkRate, PositiveInt
+from ..spec.base import LinkRate, PositiveInt, bulk
 from ..spec.network import Network, ValiantPolicy
 from ..units import Duration
-from .base import BuiltTopology, bulk, hosts, link
+from .base import BuiltTopology, hosts, link
 
 GLOBAL_WEIGHT = 3
 """Routing weight of a global link (local and host links weigh 1): more than two local hops, so a least-cost

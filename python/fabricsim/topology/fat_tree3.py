@@ -8,10 +8,10 @@ from typing import Annotated, Literal
 from annotated_types import Gt
 from pydantic import AllowInfNan, Strict, ValidationInfo, field_validator
 
-from ..spec.base import LinkRate, PositiveInt
+from ..spec.base import LinkRate, PositiveInt, bulk
 from ..spec.network import Network
 from ..units import Duration
-from .base import BuiltTopology, bulk, hosts, link
+from .base import BuiltTopology, hosts, link
 
 PositiveNumber = Annotated[float, Strict(), Gt(0), AllowInfNan(False)]
 """A finite number > 0 (an integer is taken as it is; booleans and strings are errors)."""

@@ -11,9 +11,10 @@ from typing import Any, Literal
 from pydantic import PrivateAttr, field_validator, model_validator
 
 from ..errors import FabricsimWarning, ScenarioError
+from ..spec.base import bulk, current_source
 from ..spec.network import LinkDef, Network, NodeDef
 from ..units import PLAUSIBILITY_MARK, check_fabric_rate, parse_duration_ps, parse_rate_bps, plausibility
-from .base import BuiltTopology, bulk, link, node
+from .base import BuiltTopology, link, node
 
 SUFFIXES = {".json": "node-link JSON", ".graphml": "GraphML"}
 _NAME = re.compile(r"^[^\s:>#]+$")
@@ -22,10 +23,8 @@ _GRAPHML_TYPES = {"int": int, "long": int, "float": float, "double": float, "str
 
 def resolve(file: str) -> Path:
     """The graph file's path: as written if absolute, else relative to the folder of the scenario file being
-    loaded (`spec.load.current_source()`, as a sweep's `base` is relative to the sweep file), else (a
+    loaded (`spec.base.current_source()`, as a sweep's `base` is relative to the sweep file), else (a
     scenario built in Python) to the current folder. O(1)."""
-    from ..spec.load import current_source  # here: spec.load imports the registry, which imports this module
-
     p = Path(file)
     src = current_source()
     if p.is_absolute() or not src or src.startswith("<"):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..spec.base import LinkRate, PositiveInt
+from ..spec.base import LinkRate, PositiveInt, bulk
 from ..spec.network import Network, PxnPolicy, RailServer
 from ..units import Duration
-from .base import BuiltTopology, bulk, hosts, link
+from .base import BuiltTopology, hosts, link
 
 NVLINK_WEIGHT = 3
 """Routing weight of a NIC–NVSwitch link (NVLink): higher than a network link's, see RailOptimizedTopology."""

@@ -8,10 +8,10 @@ from typing import Literal
 
 from pydantic import field_validator
 
-from ..spec.base import LinkRate, PositiveInt
+from ..spec.base import LinkRate, PositiveInt, bulk
 from ..spec.network import DimensionOrderPolicy, Network
 from ..units import Duration
-from .base import BuiltTopology, bulk, hosts, link
+from .base import BuiltTopology, hosts, link
 
 
 def router_names(dims: list[int]) -> list[str]:
