@@ -16,7 +16,7 @@ $(VENV)/.deps: pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "maturin>=1.7,<2" "pydantic>=2.7" "networkx>=3.2" "numpy>=1.26" "click>=8.1" "rich>=13" \
 		"scipy>=1.11" "pandas>=2.1" "pyarrow>=14" "matplotlib>=3.8" "dask[distributed]>=2024.1" "pytest>=8" "hypothesis>=6" \
-		"ortools>=9.10" "highspy>=1.7,<1.13" "import-linter>=2.1"
+		"ortools>=9.10" "highspy>=1.7,<1.13" "import-linter>=2.1" "ruff>=0.17,<0.18"
 	touch $@
 
 ## setup: create .venv, install Python dependencies, build the Rust engine (release) into it
@@ -41,6 +41,7 @@ test-rust:
 	cargo test --release --workspace --exclude fabricsim-py -q
 
 test-python:
+	$(PY) -m ruff check python tests benchmarks experiments
 	$(PY) -m pytest -q -m "not slow"
 
 ## check-install: build the wheel, install it into a fresh venv, and from a temporary folder copy the examples,

@@ -11,7 +11,6 @@ Each case runs in its own process (peak RSS is its own). Usage: python benchmark
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 import time

@@ -19,7 +19,6 @@ import argparse
 import os
 import platform
 import statistics
-import time
 
 import fabricsim
 from fabricsim import scenario_from_dict

@@ -11,7 +11,6 @@ and 1.4 s on this machine kind. Usage: python benchmarks/bench_flow.py [--repeat
 from __future__ import annotations
 
 import argparse
-import re
 import resource
 import statistics
 import subprocess

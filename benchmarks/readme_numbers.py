@@ -793,7 +793,7 @@ def bench_fors() -> str:
     cases = [scenario(n) for n in SCENARIOS] + [random_failures(20, 18, k, seed=s) for k in (5, 20, 80) for s in (0, 1)]
     inproc, whole = [], []
     for ft in cases:
-        inproc.append(timed(lambda: fors_route(ft, fors_schedule(ft)))[1])
+        inproc.append(timed(lambda ft=ft: fors_route(ft, fors_schedule(ft)))[1])
         failed = ",".join(f"{a}:{b}" for a, b in sorted(ft.failed))
         whole.append(process([BIN / "fabricsim", "fors", "route", "--out", os.devnull]
                              + (["--failed", failed] if failed else []))[0])

@@ -167,6 +167,7 @@ def _run_with_stderr_on_a_terminal(args: list[str]) -> tuple[int, str, str]:
             break
         chunks.append(data)
     out = p.stdout.read().decode()
+    p.stdout.close()
     code = p.wait()
     os.close(master)
     return code, out, b"".join(chunks).decode(errors="replace")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from fabricsim.routing import (export_opensm, fors_algorithm2, fors_route, ftree, ilp_route_phase, minhop, parse_lfts,
                                route_phase, trace)
-from fabricsim.schedule import (fors_phases, fors_schedule, fors_schedule_f, linear_shift, paper_phases,
+from fabricsim.schedule import (fors_phases, fors_schedule, linear_shift, paper_phases,
                                 phase_lower_bound, xor)
 from fabricsim.schedule.verify import verify
 from fabricsim.studies.fors import SCENARIOS, calibrate, evaluate, scenario

@@ -26,7 +26,7 @@ _USER_FIELDS = {
     "size_bytes": "size", "packet_bytes": "packet_size", "header_bytes": "header", "start_ps": "start",
     "delay_ps": "delay", "deps": "after", "sent_deps": "after_sent", "queue_sample_ps": "queue_interval",
     "rate_bps": "rate", "on_ps": "on", "off_ps": "off", "stop_ps": "stop", "mss_bytes": "mss",
-    "max_wall": "max_wall_s", "input_buffer_bytes": "input_buffer", "packet_bytes": "packet_size",
+    "max_wall": "max_wall_s", "input_buffer_bytes": "input_buffer",
     "flowlet_gap_ps": "flowlet_gap",
 }
 """Wire field names → the names a scenario file uses, so an engine error names the user's key."""

@@ -12,6 +12,7 @@ import numpy as np
 from ..chakra.lower import lower
 from ..collectives.run import ENGINE_PATTERNS, PATTERNS
 from ..errors import ScenarioError
+from ..stats import t975
 from ..workload import Workload
 from .fabric import Background, Fabric
 
@@ -76,9 +77,7 @@ class Evaluation:
         n = len(self.times)
         if n < 2:
             return 0.0
-        from scipy.stats import t
-
-        return float(t.ppf(0.975, n - 1) * self.times.std(ddof=1) / math.sqrt(n) * 1e3)
+        return float(t975(n - 1) * self.times.std(ddof=1) / math.sqrt(n) * 1e3)
 
 
 class Scorer:

@@ -371,7 +371,7 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
             origin["barrier"].append((np.full(len(idx), r), idx))
     if pairs:
         cnts, flats = [], []
-        for p, (sr, si, dr, di) in enumerate(pairs):
+        for p, (_, _, dr, di) in enumerate(pairs):
             cc, ff = csr(dr, np.array([di]), first=np.array([m0_ + p], np.uint32))
             cnts.append(cc)
             flats.append(ff)
@@ -433,7 +433,7 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
                                            packet_size=packet_size, after=gate or None))
         done[q] = np.asarray(refs_done, np.uint32)
         lowered.collectives[-1]["messages"] = (m0, wl.n_messages)
-    for (kind_name, alg, g, per), idxs in bulk.items():
+    for (kind_name, alg, _, per), idxs in bulk.items():
         qs = np.asarray([lowered.collectives[j]["q"] for j in idxs], np.int64)
         counts = a_count[qs].astype(np.uint32)
         take = np.repeat(a_start[qs], counts.astype(np.int64)) + (np.arange(int(counts.sum())) - np.repeat(
@@ -447,7 +447,8 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
     dc = np.asarray([len(x) for x in done], np.uint32)
     wl._deps["barrier"][done_chunk] = (dc, np.concatenate(done).astype(np.uint32) if len(done) else np.zeros(0, np.uint32))
     for c in lowered.collectives:
-        a_, b_ = c.pop("messages"), c.pop("q")
+        a_ = c.pop("messages")
+        del c["q"]
         c["messages"] = a_
         for r in c["ranks"]:
             lowered.rank_messages[r].extend(range(*a_))

@@ -348,7 +348,7 @@ def gantt(lowered, rec, path, *, max_ranks: int = 64, title: str | None = None) 
     ends = np.concatenate([tl.msg_end[tl.msg_end != MISSING], tl.comp_end[tl.comp_end != MISSING]])
     t_end = int(ends.max()) * us if len(ends) else 0.0
 
-    for j, c in enumerate(lowered.collectives):
+    for c in lowered.collectives:
         a, b = c["messages"]
         ok = (tl.msg_start[a:b] != MISSING) & (tl.msg_end[a:b] != MISSING)
         if b <= a or not ok.any():

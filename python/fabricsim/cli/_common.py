@@ -191,6 +191,28 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     click.echo(f"fabricsim: warning: {message}".replace("\n", " "), err=True)
 
 
+EXTRA_OF_MODULE = {"matplotlib": "figures", "pandas": "records", "pyarrow": "records", "scipy": "studies",
+                   "ortools": "studies", "highspy": "studies", "dask": "dask", "distributed": "dask"}
+"""A heavy dependency a base install leaves out -> the extra that brings it (pyproject.toml's
+optional-dependencies)."""
+
+EXTRA_OF_COMMAND = {"cluster": "cluster", "reproduce": "studies", "report": "studies", "ina": "studies",
+                    "fors": "studies", "design": "studies", "locality": "studies"}
+"""Commands whose extra is named for them: it carries all they need, so one install is enough."""
+
+
+def missing_extra(e: ModuleNotFoundError, argv: list[str] | None) -> str | None:
+    """The one line for a command that needs an extra that is not installed (None: not such an import)."""
+    top = (e.name or "").partition(".")[0]
+    if top not in EXTRA_OF_MODULE:
+        return None
+    args = list(sys.argv[1:] if argv is None else argv)
+    cmd = next((a for a in args if not a.startswith("-")), "")
+    extra = EXTRA_OF_COMMAND.get(cmd, EXTRA_OF_MODULE[top])
+    what = f"fabricsim {cmd}" if cmd else "fabricsim"
+    return f"{what}: needs {top}, which a base install leaves out: pip install 'fabricsim[{extra}]'"
+
+
 def run_guarded(root: click.Group, argv: list[str] | None) -> int:
     """Run `root` on argv and return the exit code, mapping every user error to one line on stderr and code 2."""
     import warnings
@@ -221,6 +243,10 @@ def run_guarded(root: click.Group, argv: list[str] | None) -> int:
             return 0  # rich met a broken pipe: it pointed stdout at /dev/null and raised SystemExit(1)
         raise
     except Exception as e:  # an engine or internal failure: one line, exit 1, never a traceback
+        line = missing_extra(e, argv) if isinstance(e, ModuleNotFoundError) else None
+        if line is not None:  # a command that needs an extra a base install leaves out: a user's fix
+            click.echo(line, err=True)
+            return EXIT_USER_ERROR
         from .. import _core
 
         kind = "engine error" if isinstance(e, (_core.SimulationError, _core.ConservationError)) else "internal error"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 
 import click
 
@@ -115,6 +114,8 @@ def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes,
     """
     import tempfile
 
+    import numpy as np
+
     from ..sweep.stats import ci95
     from ..sweep import SweepFailed, SweepSpec, intify, run_sweep
 
@@ -162,33 +163,41 @@ def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes,
             res = e.result
         if res.invalid or res.failed:
             raise UserError(f"fabricsim collective: {(res.invalid + res.failed)[0][1]}")
-        df = res.frame().sort_values("seed")
-    used = [int(x) for x in df["seed"]]
-    missing = df["incomplete_messages"].fillna(0) if "incomplete_messages" in df else 0 * df["seed"]
-    short = df[missing > 0]
+        rows = sorted(res.rows(), key=lambda r: r["seed"])  # rows, not a frame: a base install has no pandas
+    used = [int(r["seed"]) for r in rows]
+    short = [r for r in rows if (r.get("incomplete_messages") or 0) > 0]
     out = {"fabric": where, "placement": placement, "servers": groups, "patterns": patterns, "msg_mib": msg_mib,
            "bytes": int(round(msg_mib * (1 << 20))), "interfaces": interfaces,
-           "fidelity": fidelity or ("packet" if names is None else sc.fidelity), "seeds": used, "runs": len(df),
-           "complete": short.empty,
+           "fidelity": fidelity or ("packet" if names is None else sc.fidelity), "seeds": used, "runs": len(rows),
+           "complete": not short,
            "incomplete_runs": [{"seed": int(r["seed"]), "incomplete_messages": int(r["incomplete_messages"])}
-                               for _, r in short.iterrows()]}
+                               for r in short]}
     for key in ("completion_time_ms", "throughput_gbps", "throughput_per_interface_gbps"):
-        mean, _, half, n = ci95(df[key].dropna())  # over the runs that completed
+        mean, _, half, n = ci95(r.get(key) for r in rows)  # over the runs that completed (ci95 drops None, NaN)
         out[key] = {"mean": mean if n else None, "ci95": None if n < 2 or half != half else half, "n": n}
-    hop_cols = sorted((c for c in df.columns if c.startswith("packets_") and c.endswith("hop") and c[8:-3].isdigit()),
+    cols = dict.fromkeys(c for r in rows for c in r)
+    hop_cols = sorted((c for c in cols if c.startswith("packets_") and c.endswith("hop") and c[8:-3].isdigit()),
                       key=lambda c: int(c[8:-3]))
-    out["hop_packets"] = {c[8:-3]: intify(float(df[c].fillna(0).mean())) for c in hop_cols}
+    # The mean over every run, a run without the column counting 0 (numpy's sum / n, as pandas' mean).
+    out["hop_packets"] = {c[8:-3]: intify(float(np.asarray([_or0(r.get(c)) for r in rows], dtype=float).mean()))
+                          for c in hop_cols}
     for h in ("1", "3"):
         out["hop_packets"].setdefault(h, 0)
     if as_json:
         echo_json(out)
     else:
         _print_text(out, pattern, where, groups, msg_mib, interfaces)
-    if not short.empty:
-        first = short.iloc[0]
-        click.echo(f"fabricsim collective: {len(short)} of {len(df)} runs did not complete ({_seed_text(list(short['seed']))})"
-                   f"; seed {int(first['seed'])}: {first['incomplete_reason']}", err=True)
+    if short:
+        first = short[0]
+        click.echo(f"fabricsim collective: {len(short)} of {len(rows)} runs did not complete "
+                   f"({_seed_text([int(r['seed']) for r in short])}); seed {int(first['seed'])}: {first['incomplete_reason']}",
+                   err=True)
         raise click.exceptions.Exit(EXIT_INCOMPLETE)
+
+
+def _or0(v) -> float:
+    """A metric of one run, 0 when the run has none (None or NaN)."""
+    return 0.0 if v is None or v != v else v
 
 
 def _print_text(out: dict, pattern: str, where: str, groups: list, msg_mib: float, interfaces: int) -> None:

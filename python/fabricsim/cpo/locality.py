@@ -95,7 +95,10 @@ class Packing:
     def summary(self) -> dict[str, Any]:
         placed = [(n, s) for n, s in zip(self.sizes, self.spans) if s is not None]
         large = [(n, s) for n, s in placed if n >= self.large_vms]
-        frac = (lambda xs: sum(s == 1 for _, s in xs) / len(xs) if xs else None)
+
+        def frac(xs):
+            return sum(s == 1 for _, s in xs) / len(xs) if xs else None
+
         return {"design": self.design, "slots_per_group": self.slots_per_group, "groups": self.groups,
                 "applications": len(self.sizes), "placed": len(placed), "rejected": len(self.sizes) - len(placed),
                 "utilization": self.used_slots / (self.slots_per_group * self.groups),

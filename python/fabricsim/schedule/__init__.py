@@ -162,7 +162,7 @@ def _intra_leaf(m0: int, m1: int, f: int) -> tuple[tuple[tuple[int, int], ...], 
             need[a].sort(key=lambda b: -rem_rx[b])
         match_rx: dict[int, int] = {}
 
-        def augment(a: int, seen: set[int]) -> bool:
+        def augment(a: int, seen: set[int], free_rx=free_rx, match_rx=match_rx) -> bool:  # this round's sets
             for b in need[a]:
                 if b in free_rx and b not in seen:
                     seen.add(b)

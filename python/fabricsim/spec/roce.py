@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge, Le
 from pydantic import Field, Strict
 
-from ..units import Duration, Rate, Size
+from ..units import Rate, Size
 from .base import PositiveDuration, PositiveRate, PositiveSize, SpecProblem, _Model
 
 Real = Annotated[float, Strict(), Field(allow_inf_nan=False)]

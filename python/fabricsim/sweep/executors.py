@@ -133,7 +133,7 @@ class LocalExecutor(Executor):
                         queue.append(t)
                 if broken:
                     # A worker died: every running future is lost. Requeue them and start a fresh pool.
-                    for fut, t in running.items():
+                    for t in running.values():
                         attempts[t.hash] += 1
                         queue.append(t)
                     running.clear()

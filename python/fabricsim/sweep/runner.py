@@ -66,13 +66,16 @@ class SweepResult:
     """(task, reason) of every run whose workload did not complete (e.g. a message never delivered after a drop),
     in grid order: stored with its metrics, status "incomplete"."""
 
+    def rows(self) -> list[dict[str, Any]]:
+        """This sweep's stored runs, one dict per run (params and metrics; what `frame` tabulates), without pandas."""
+        want = set(self.hashes)
+        with Store(self.store_dir) as s:
+            return [dict(r, sweep=self.name) for r in s.rows(None) if r["hash"] in want]
+
     def frame(self):
         import pandas as pd
 
-        want = set(self.hashes)
-        with Store(self.store_dir) as s:
-            rows = [dict(r, sweep=self.name) for r in s.rows(None) if r["hash"] in want]
-        return pd.DataFrame(rows)
+        return pd.DataFrame(self.rows())
 
     def summary(self) -> dict[str, Any]:
         """Counts of the runs (see the class), the distinct errors of invalid and failed runs (sorted) and the

@@ -9,7 +9,8 @@ import math
 from typing import Iterable, Sequence
 
 import numpy as np
-from scipy import stats as _st
+
+from ..stats import t975
 
 
 def ci95(values: Iterable[float]) -> tuple[float, float, float, int]:
@@ -23,7 +24,7 @@ def ci95(values: Iterable[float]) -> tuple[float, float, float, int]:
     if n < 2:
         return (mean, math.nan, math.nan, 1)
     std = float(x.std(ddof=1))
-    return (mean, std, float(_st.t.ppf(0.975, n - 1) * std / math.sqrt(n)), n)
+    return (mean, std, float(t975(n - 1) * std / math.sqrt(n)), n)
 
 
 def summarize(frame, by: Sequence[str], metrics: Sequence[str]):

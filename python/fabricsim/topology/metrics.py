@@ -75,18 +75,23 @@ class _Distances:
 
     def __init__(self, fabric: _Fabric, attached, M: int):
         import numpy as np
-        from scipy.sparse import csr_matrix
 
         n = self.n = len(fabric.sw)
         self.uniform = len(set(fabric.edges.values())) <= 1
         w0 = next(iter(fabric.edges.values()), 1)
         self.scale = M * w0 - 1 if self.uniform else 1  # hop counts to combined values
-        if fabric.edges:
-            i, j = np.array(list(fabric.edges)).T
-            w = np.array(list(fabric.edges.values()), dtype=float)
-            self.graph = csr_matrix((np.ones_like(w) if self.uniform else w * M - 1, (i, j)), shape=(n, n))
+        self.edges = [(a, b, 1.0 if self.uniform else w * M - 1.0) for (a, b), w in fabric.edges.items()]
+        try:
+            from scipy.sparse import csr_matrix
+        except ModuleNotFoundError:  # a base install: networkx searches instead (slower, the same distances)
+            self.graph = None
         else:
-            self.graph = csr_matrix((n, n))
+            if fabric.edges:
+                i, j = np.array(list(fabric.edges)).T
+                w = np.array(list(fabric.edges.values()), dtype=float)
+                self.graph = csr_matrix((np.ones_like(w) if self.uniform else w * M - 1, (i, j)), shape=(n, n))
+            else:
+                self.graph = csr_matrix((n, n))
         adj: dict[int, dict[int, float]] = {}
         for (a, b), w in fabric.edges.items():
             adj.setdefault(a, {})[b] = adj.setdefault(b, {})[a] = w * M - 1
@@ -101,9 +106,24 @@ class _Distances:
             self.rows = self._search(np.array(roots, dtype=np.int64))
 
     def _search(self, src):
-        from scipy.sparse.csgraph import dijkstra
+        """Rows of least combined distances from the switches `src` (SciPy's Dijkstra when SciPy is installed,
+        else networkx's; both sum the same integer-valued weights, so the rows are equal)."""
+        import numpy as np
 
-        return dijkstra(self.graph, directed=False, indices=src, unweighted=self.uniform) * self.scale
+        if self.graph is not None:
+            from scipy.sparse.csgraph import dijkstra
+
+            return dijkstra(self.graph, directed=False, indices=src, unweighted=self.uniform) * self.scale
+        import networkx as nx
+
+        g = nx.Graph()
+        g.add_nodes_from(range(self.n))
+        g.add_weighted_edges_from(self.edges)
+        out = np.full((len(src), self.n), np.inf)
+        for k, s in enumerate(np.asarray(src).tolist()):
+            for v, d in nx.single_source_dijkstra_path_length(g, s).items():
+                out[k, v] = d
+        return out * self.scale
 
     def of(self, switches):
         """Rows (len(switches) × switches) of combined distances from these switches."""
