@@ -153,18 +153,18 @@ def test_cycles_and_the_cli(tmp_path, capsys):
     fabric = tmp_path / "star.toml"
     fabric.write_text('[topology]\nkind = "custom"\nnodes = [' + ", ".join(f'{{name = "h{i}", kind = "host"}}' for i in range(8))
                       + ', {name = "s", kind = "switch"}]\nlinks = [' + ", ".join(f'{{a = "h{i}", b = "s", rate = "8Gbps"}}' for i in range(8)) + "]\n")
-    assert main(["trace", "run", str(prefix("all_reduce", 8)), "--scenario", str(fabric), "--json"]) == 0
+    assert main(["trace", "run", str(prefix("all_reduce", 8)), "--fabric", str(fabric), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["completion_time_s"] == pytest.approx(14 * (S // 8 + P) * 1e-9)
     assert {"ranks", "collectives", "events", "wall_s"} <= set(out) and len(out["ranks"]) == 8
     png, trace_json = tmp_path / "ring.png", tmp_path / "ring.json"
-    assert main(["trace", "run", str(ring), "--scenario", str(fabric), "--timeline", str(png), "--perfetto", str(trace_json),
+    assert main(["trace", "run", str(ring), "--fabric", str(fabric), "--timeline", str(png), "--perfetto", str(trace_json),
                  "--fidelity", "flow", "--json"]) == 0
     capsys.readouterr()
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and json.loads(trace_json.read_text())["traceEvents"]
     assert main(["trace", "info", str(ring), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["nodes"] == {"COMM_SEND_NODE": 112, "COMM_RECV_NODE": 112, "COMP_NODE": 56}
-    assert main(["trace", "run", str(bad), "--scenario", str(fabric)]) == 2
+    assert main(["trace", "run", str(bad), "--fabric", str(fabric)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "t.0.et" in err and "dependency cycle" in err
 
@@ -174,19 +174,23 @@ def test_synth_then_run_from_the_cli(tmp_path, capsys):
 
     from fabricsim.cli import main
 
-    out = tmp_path / "dptp"
+    out = tmp_path / "dptp"  # a folder: DIR/trace.{rank}.et and DIR/trace.comm_groups.json
     assert main(["trace", "synth", "dp-tp", "--out", str(out), "--ranks", "4", "--tp", "2", "--layers", "2",
                  "--hidden", "256", "--seq-len", "64"]) == 0
-    assert json.loads((tmp_path / "dptp.comm_groups.json").read_text()) == {"tp0": [0, 1], "tp1": [2, 3], "dp0": [0, 2], "dp1": [1, 3]}
+    assert json.loads((out / "trace.comm_groups.json").read_text()) == {"tp0": [0, 1], "tp1": [2, 3], "dp0": [0, 2], "dp1": [1, 3]}
+    assert sorted(p.name for p in out.iterdir()) == ["trace.0.et", "trace.1.et", "trace.2.et", "trace.3.et",
+                                                     "trace.comm_groups.json"]
     vela = tmp_path / "vela.toml"
     vela.write_text('[topology]\nkind = "leaf_spine"\nracks = 4\nleaves_per_rack = 2\nhosts_per_rack = 6\nnics_per_host = 4\n'
                     'spines = 4\nparallel_links = 2\nhost_rate = "100Gbps"\nfabric_rate = "100Gbps"\n')
     capsys.readouterr()
-    # preset 4n_4r puts the 4 ranks on servers 1, 7, 13, 19: one per rack.
-    assert main(["trace", "run", str(out), "--scenario", str(vela), "--placement", "preset:4n_4r", "--json"]) == 0
-    res = json.loads(capsys.readouterr().out)
-    assert [r["host"] for r in res["ranks"]] == ["h0", "h6", "h12", "h18"]
-    assert {c["group"] for c in res["collectives"]} == {"tp0", "tp1", "dp0", "dp1"}
+    # preset 4n_4r puts the 4 ranks on servers 1, 7, 13, 19: one per rack. `trace run DIR` reads DIR's one trace,
+    # its communicators included; so does the full PREFIX, DIR/trace.
+    for where in (out, out / "trace"):
+        assert main(["trace", "run", str(where), "--fabric", str(vela), "--placement", "preset:4n_4r", "--json"]) == 0
+        res = json.loads(capsys.readouterr().out)
+        assert [r["host"] for r in res["ranks"]] == ["h0", "h6", "h12", "h18"]
+        assert {c["group"] for c in res["collectives"]} == {"tp0", "tp1", "dp0", "dp1"}
 
 
 @pytest.mark.shared

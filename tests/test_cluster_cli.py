@@ -12,7 +12,7 @@ from fabricsim.cli import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = ["--fabric", "vela", "--jobs", "12", "--sizes", "uniform:2:6", "--iterations", "5", "--pattern", "all-reduce",
-         "--msg-mb", "1", "--load", "0.9", "-q"]
+         "--size", "1MiB", "--load", "0.9", "-q"]
 
 
 def test_short_help_is_the_registrys():
@@ -67,15 +67,15 @@ def test_plain_progress_lines_without_a_terminal(capsys):
 
 
 def test_a_scenario_file_fabric(capsys):
-    assert main(["cluster", "--scenario", str(ROOT / "examples" / "training_step.toml"), "--jobs", "6", "--sizes",
-                 "uniform:2:4", "--iterations", "3", "--msg-mb", "0.25", "--policy", "random", "-q", "--json"]) == 0
+    assert main(["cluster", "--fabric", str(ROOT / "examples" / "training_step.toml"), "--jobs", "6", "--sizes",
+                 "uniform:2:4", "--iterations", "3", "--size", "256KiB", "--policy", "random", "-q", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["servers"] == 4 and doc["policies"]["random"]["mean_slowdown"]["mean"] == 1.0  # one switch
 
 
 @pytest.mark.parametrize("args, option, words", [
     (["--policy", "best"], "--policy", "unknown policy 'best'"),
-    (["--fabric", "nope"], "--fabric", "unknown fabric 'nope'"),
+    (["--fabric", "nope"], "--fabric", "'nope' is neither a built-in fabric (vela, cpo_baseline) nor a fabric file"),
     (["--sizes", "choice:4,30"], "--sizes", "the fabric holds 24"),
     (["--sizes", "zipf:2"], "--sizes", "not a form of sizes"),
     (["--sizes", "uniform:8:2"], "--sizes", "low bound above"),
@@ -84,7 +84,8 @@ def test_a_scenario_file_fabric(capsys):
     (["--arrival-rate", "-1", "--load", "0.5"], "--arrival-rate", "not both"),
     (["--load", "-0.5"], "--load", "positive fraction"),
     (["--load", "0"], "--load", "positive fraction"),
-    (["--msg-mb", "0"], "--msg-mb", "positive number of MiB"),
+    (["--size", "0"], "--size", "at least 1 byte"),
+    (["--msg-mb", "0"], "--size", "positive number of MiB"),  # the old option: one warning line, then this
     (["--jobs", "0"], "--jobs", "must be >= 1"),
     (["--interfaces", "5"], "--interfaces", "must be 1..4"),
     (["--interfaces", "2", "--per-server", "3"], "--per-server", "must be 1..2"),
@@ -100,6 +101,8 @@ def test_bad_input_is_one_line_exit_2(capsys, args, option, words):
     cap = capsys.readouterr()
     assert cap.out == ""
     lines = cap.err.strip().splitlines()
+    if "--msg-mb" in args:  # a deprecated option says so first
+        assert lines.pop(0) == "fabricsim cluster: --msg-mb is deprecated; use --size 0MiB"
     assert len(lines) == 1 and "Traceback" not in cap.err
     assert option in lines[0] and words in lines[0], lines[0]
 
@@ -111,7 +114,7 @@ def test_arrival_rate_negative_alone(capsys):
 
 
 def test_missing_scenario_file_names_it(capsys):
-    assert main(["cluster", "--scenario", "/nonexistent/fabric.toml", "-q"]) == 2
+    assert main(["cluster", "--fabric", "/nonexistent/fabric.toml", "-q"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "/nonexistent/fabric.toml" in err
 

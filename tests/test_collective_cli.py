@@ -1,4 +1,4 @@
-"""`fabricsim collective` on any fabric: completion times by hand, what --msg-mib means per pattern, seeds, the
+"""`fabricsim collective` on any fabric: completion times by hand, what --size means per pattern, seeds, the
 progress bar, and one-line errors.
 
 The hand calculations use the store-and-forward rule of the README's "Model semantics": one message of P
@@ -53,7 +53,7 @@ def run_json(capsys, *args: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-S = 65536  # --msg-mib 0.0625
+S = 65536  # --size 64KiB
 
 
 @pytest.mark.parametrize("pattern, expected_ns", [
@@ -70,7 +70,7 @@ S = 65536  # --msg-mib 0.0625
     ("reduce-scatter", message_ns(S // 2)),
 ])
 def test_two_node_collectives_by_hand(capsys, two_hosts, pattern, expected_ns):
-    out = run_json(capsys, "--scenario", two_hosts, "--nodes", "1,2", "--pattern", pattern, "--msg-mib", "0.0625",
+    out = run_json(capsys, "--fabric", two_hosts, "--nodes", "1,2", "--pattern", pattern, "--size", "64KiB",
                    "--seeds", "3")
     assert out["bytes"] == S and out["seeds"] == [1, 2, 3] and out["runs"] == 3
     ct = out["completion_time_ms"]
@@ -89,36 +89,53 @@ def test_two_node_collectives_by_hand(capsys, two_hosts, pattern, expected_ns):
 
 
 def test_text_output_names_the_seeds(capsys, two_hosts):
-    assert main(["collective", "--scenario", two_hosts, "--nodes", "h0,h1", "--pattern", "all-to-all",
-                 "--msg-mib", "0.0625", "--seed", "7", "--seeds", "2", "--workers", "0"]) == 0
+    assert main(["collective", "--fabric", two_hosts, "--nodes", "h0,h1", "--pattern", "all-to-all",
+                 "--size", "64KiB", "--seed", "7", "--seeds", "2", "--workers", "0"]) == 0
     text = capsys.readouterr().out
     assert "over 2 runs, seeds 7..8" in text
     # 55.748 us = 0.055748 ms, shown to 4 significant digits; 128 packets of one switch hop.
     assert "completion 0.05575 ± 0.00000 ms" in text and "1-hop 128" in text
-    assert main(["collective", "--scenario", two_hosts, "--nodes", "h0,h1", "--msg-mib", "0.0625", "--seed", "4",
+    assert main(["collective", "--fabric", two_hosts, "--nodes", "h0,h1", "--size", "64KiB", "--seed", "4",
                  "--seeds", "1", "--workers", "0", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["seeds"] == [4] and out["completion_time_ms"]["ci95"] is None
 
 
-def test_msg_mb_is_a_hidden_alias_of_msg_mib(capsys, two_hosts):
-    a = run_json(capsys, "--scenario", two_hosts, "--nodes", "1,2", "--msg-mib", "0.0625", "--seeds", "1")
-    b = run_json(capsys, "--scenario", two_hosts, "--nodes", "1,2", "--msg-mb", "0.0625", "--seeds", "1")
-    assert a["completion_time_ms"] == b["completion_time_ms"] and b["bytes"] == S
+def test_old_size_options_are_deprecated_aliases_of_size(capsys, two_hosts):
+    # --msg-mib and --msg-mb (MiB) still work for one release: the same run as --size, one warning line each.
+    a = run_json(capsys, "--fabric", two_hosts, "--nodes", "1,2", "--size", "64KiB", "--seeds", "1")
+    for old in ("--msg-mib", "--msg-mb"):
+        assert main(["collective", "--fabric", two_hosts, "--nodes", "1,2", old, "0.0625", "--seeds", "1",
+                     "--workers", "0", "--json"]) == 0
+        cap = capsys.readouterr()
+        b = json.loads(cap.out)
+        assert a["completion_time_ms"] == b["completion_time_ms"] and b["bytes"] == S
+        assert cap.err == f"fabricsim collective: {old} is deprecated; use --size 0.0625MiB\n"
     assert main(["collective", "--nodes", "1,2", "--msg-mb", "1", "--msg-mib", "1"]) == 2
-    assert "--msg-mib" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--size" in err and "not both" in err
     assert main(["collective", "--help"]) == 0
     help_text = capsys.readouterr().out
-    assert "--msg-mib" in help_text and "--msg-mb " not in help_text
-    for words in ("all-to-all: what a node sends to each other node", "ring-all-reduce: a node's whole buffer"):
-        assert words in " ".join(help_text.split())
+    assert "--size SIZE" in help_text and "--msg-" not in help_text
+    flat = " ".join(help_text.split()).replace("- ", "-")  # click wraps lines after hyphens too
+    for words in ("all-to-all: what a node sends to each other node", "ring-all-reduce: a node's whole buffer",
+                  "a bare number is bytes"):
+        assert words in flat
+
+
+def test_size_units_are_the_scenario_files(capsys, two_hosts):
+    # 64KiB = 65536 B (binary), 64kB = 64000 B (decimal), a bare number is bytes; a bit unit is refused.
+    for text, n in (("64KiB", 65536), ("64kB", 64000), ("64000", 64000), ("0.0625MiB", 65536)):
+        assert run_json(capsys, "--fabric", two_hosts, "--nodes", "1,2", "--size", text, "--seeds", "1")["bytes"] == n
+    assert main(["collective", "--nodes", "1,2", "--size", "1Mb"]) == 2
+    assert "bit unit" in capsys.readouterr().err
 
 
 def test_vela_contention_free_all_to_all(capsys):
     # 4n_1r: servers 1-4 on one leaf (NIC 0), 1 switch hop. In each phase every node sends 1 MiB = 1024 packets
     # to a different node, back to back: the NIC is busy for 3·1024 packets of 81.92 ns (100 Gb/s), and the last
     # one arrives one leaf traversal (1.5 us) and one serialization later (links have no delay).
-    out = run_json(capsys, "--fabric", "vela", "--placement", "4n_1r", "--pattern", "all-to-all", "--msg-mib", "1",
+    out = run_json(capsys, "--fabric", "vela", "--placement", "4n_1r", "--pattern", "all-to-all", "--size", "1MiB",
                    "--seeds", "2")
     ser = 1024 * 8 / 100e9
     assert out["completion_time_ms"]["mean"] == pytest.approx((3 * 1024 * ser + ser + 1.5e-6) * 1e3, rel=1e-12)
@@ -128,18 +145,19 @@ def test_vela_contention_free_all_to_all(capsys):
 def test_fabric_file_spread_placement_counts_hops(capsys):
     # spread:8 on 2 racks of 8: h0, h8, h1, h9, ... (4 per rack). Of the 8·7 = 56 messages of 1 MiB (1024
     # packets), 2·4·3 = 24 stay in a rack (1 switch hop) and 32 cross a spine (3 hops).
-    out = run_json(capsys, "--scenario", str(ROOT / "examples/leaf_spine_16.toml"), "--placement", "spread:8",
-                   "--pattern", "all-to-all", "--msg-mib", "1", "--seeds", "2", "--fidelity", "flow")
+    out = run_json(capsys, "--fabric", str(ROOT / "examples/leaf_spine_16.toml"), "--placement", "spread:8",
+                   "--pattern", "all-to-all", "--size", "1MiB", "--seeds", "2", "--fidelity", "flow")
     assert out["servers"] == [["h0", "h8", "h1", "h9", "h2", "h10", "h3", "h11"]]
     assert out["hop_packets"] == {"1": 24 * 1024, "3": 32 * 1024}
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--scenario", "{two}", "--nodes", "1,2,99"], ["--nodes", "99", "1..2"]),
+    (["--fabric", "{two}", "--nodes", "1,2,99"], ["--nodes", "99", "1..2"]),
     (["--nodes", "1,2,99"], ["--nodes", "99", "1..24"]),
-    (["--scenario", "{two}", "--placement", "spread:5"], ["--placement", "5 nodes", "2 hosts"]),
-    (["--scenario", "{two}", "--fabric", "vela", "--nodes", "1,2"], ["--scenario", "--fabric"]),
-    (["--nodes", "1,2", "--msg-mib", "0"], ["--msg-mib"]),
+    (["--fabric", "{two}", "--placement", "spread:5"], ["--placement", "5 nodes", "2 hosts"]),
+    (["--scenario", "{two}", "--fabric", "vela", "--nodes", "1,2"], ["--scenario", "--fabric", "not both"]),
+    (["--fabric", "nowhere", "--nodes", "1,2"], ["--fabric", "vela", "fabric file"]),
+    (["--nodes", "1,2", "--size", "0"], ["--size", "at least 1 byte"]),
 ])
 def test_bad_input_is_one_line(capsys, two_hosts, args, words):
     assert main(["collective", *[a.replace("{two}", two_hosts) for a in args]]) == 2
@@ -174,7 +192,7 @@ def _run_with_stderr_on_a_terminal(args: list[str]) -> tuple[int, str, str]:
 
 
 def test_progress_bar_only_on_a_terminal(two_hosts):
-    args = ["collective", "--scenario", two_hosts, "--nodes", "1,2", "--msg-mib", "0.0625", "--seeds", "3",
+    args = ["collective", "--fabric", two_hosts, "--nodes", "1,2", "--size", "64KiB", "--seeds", "3",
             "--workers", "0"]
     code, out, tty = _run_with_stderr_on_a_terminal(args)
     assert code == 0 and "seeds 1..3" in out
@@ -195,8 +213,8 @@ def test_a_collective_that_cannot_complete_says_why_and_exits_3(capsys, tmp_path
                  .replace('{a = "h1", b = "s0", rate = "10Gbps"', '{a = "h1", b = "s0", rate = "1Gbps"')
                  .replace("links = [", 'links = [{a = "h2", b = "s0", rate = "10Gbps", delay = "1us"}, ')
                  + "[queue]\nlimit_packets = 2\n")
-    args = ["collective", "--scenario", str(f), "--nodes", "h0,h2,h1", "--pattern", "all-to-all",
-            "--msg-mib", "0.0625", "--seeds", "2", "--workers", "0"]
+    args = ["collective", "--fabric", str(f), "--nodes", "h0,h2,h1", "--pattern", "all-to-all",
+            "--size", "64KiB", "--seeds", "2", "--workers", "0"]
     assert main([*args, "--json"]) == 3
     cap = capsys.readouterr()
     out = json.loads(cap.out)  # valid JSON: no NaN for the means of runs that never completed

@@ -190,8 +190,8 @@ def test_locality_pack_table(capsys, tmp_path):
 def test_locality_cli(capsys, tmp_path):
     assert main(["locality", "simulate", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["increase_pct"] > 50
-    t = tmp_path / "t.csv"
-    assert main(["locality", "trace", "--out", str(t), "--seed", "3"]) == 0
+    t = tmp_path / "apps" / "trace.csv"  # --out DIR writes DIR/trace.csv
+    assert main(["locality", "trace", "--out", str(t.parent), "--seed", "3"]) == 0
     assert capsys.readouterr().err == f"wrote {len(read_trace(str(t)))} applications ({sum(read_trace(str(t)))} VMs) to {t}\n"
     assert main(["locality", "pack", "--trace", str(t), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -54,7 +54,7 @@ def test_base_commands_run_without_extras(tmp_path):
     topo = json.loads(r.stdout)
     # 4 racks x 4 hosts under 4 leaves and 2 spines: host to host across racks is 4 links, within a rack 2.
     assert topo["hosts"] == 16 and topo["diameter_hops"] == 4
-    r = base("collective", "--pattern", "ring-all-reduce", "--nodes", "1,2,7,8", "--msg-mib", "1", "--seeds", "2",
+    r = base("collective", "--pattern", "ring-all-reduce", "--nodes", "1,2,7,8", "--size", "1MiB", "--seeds", "2",
              "--fidelity", "flow", "--json")
     assert r.returncode == 0, r.stderr
     # A ring all-reduce of 1 MiB over 4 NICs of 100 Gb/s: 2·(N−1)/N·S·8 / 100 Gb/s = 62.9 µs at least.

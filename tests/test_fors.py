@@ -171,40 +171,49 @@ def _cli(*args):
 
 
 def test_cli_verify_reports_conflicts_and_bad_input(tmp_path):
-    out = tmp_path / "r.json"
-    r = _cli("route", "--m0", "6", "--m1", "4", "--failed", "0:0", "--scheme", "minhop", "--out", str(out))
+    out = tmp_path / "r" / "routes.json"  # --out DIR writes DIR/routes.json
+    r = _cli("route", "--m0", "6", "--m1", "4", "--failed", "0:0", "--scheme", "minhop", "--out", str(out.parent))
     assert r.returncode == 0, r.stderr
     v = _cli("verify", "--m0", "6", "--m1", "4", "--failed", "0:0", "--routes", str(out))
     assert v.returncode == 1 and "carries" in v.stdout
-    r = _cli("route", "--m0", "6", "--m1", "4", "--failed", "0:0", "--out", str(out))
+    r = _cli("route", "--m0", "6", "--m1", "4", "--failed", "0:0", "--out", str(out.parent))
     v = _cli("verify", "--m0", "6", "--m1", "4", "--failed", "0:0", "--routes", str(out))
     assert v.returncode == 0 and v.stdout.startswith("ok:")
     for method in ("cpsat", "highs"):  # the ILP on every phase, intra-leaf-only phases included
-        r = _cli("route", "--m0", "6", "--m1", "4", "--failed", "0:0,1:1", "--method", method, "--out", str(out))
+        r = _cli("route", "--m0", "6", "--m1", "4", "--failed", "0:0,1:1", "--method", method, "--out",
+                 str(out.parent))
         assert r.returncode == 0, r.stderr
         v = _cli("verify", "--m0", "6", "--m1", "4", "--failed", "0:0,1:1", "--routes", str(out))
         assert v.returncode == 0 and v.stdout.startswith("ok:"), v.stdout
     bad = _cli("route", "--failed", "zero")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
-    bad = _cli("schedule", "--scenario", "7X")
-    assert bad.returncode == 2 and "unknown scenario" in bad.stderr
+    bad = _cli("schedule", "--failure-case", "7X")
+    assert bad.returncode == 2 and "unknown failure case" in bad.stderr
 
 
 def test_cli_names_the_valid_scenarios_and_what_it_wrote(tmp_path, capsys):
     from fabricsim.cli import main
 
-    assert main(["fors", "schedule", "--scenario", "9F"]) == 2
+    assert main(["fors", "schedule", "--failure-case", "9F"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--scenario: unknown scenario '9F'" in err
+    assert err.count("\n") == 1 and "--failure-case: unknown failure case '9F'" in err
     assert all(name in err for name in ("0F", "1F_SW0", "3F_SW0_5_11", "SW18_19_22_23"))
-    assert main(["fors", "schedule", "--scenario", "3F_SW0", "--m0", "2", "--m1", "3"]) == 2
+    assert main(["fors", "schedule", "--failure-case", "3F_SW0", "--m0", "2", "--m1", "3"]) == 2
     assert "more failed links per leaf than FT(2;2,3) has spines (2)" in capsys.readouterr().err
-    # Linear shift on FT(2;4,3): 12 servers, 11 phases of 12 pairs.
-    out = tmp_path / "s.json"
-    assert main(["fors", "schedule", "--m0", "4", "--m1", "3", "--scheme", "linear-shift", "--out", str(out)]) == 0
+    # Linear shift on FT(2;4,3): 12 servers, 11 phases of 12 pairs, in DIR/schedule.json (DIR created).
+    out = tmp_path / "new" / "schedule.json"
+    assert main(["fors", "schedule", "--m0", "4", "--m1", "3", "--scheme", "linear-shift", "--out",
+                 str(out.parent)]) == 0
     cap = capsys.readouterr()
     assert cap.out == "" and cap.err == f"wrote the schedule (11 phases) to {out}\n"
     assert [len(ph) for ph in json.loads(out.read_text())["phases"]] == [12] * 11
+    # An old-style --out FILE.json still writes that file, for one release, with one line saying so.
+    old = tmp_path / "s.json"
+    assert main(["fors", "schedule", "--m0", "4", "--m1", "3", "--scheme", "linear-shift", "--out", str(old)]) == 0
+    cap = capsys.readouterr()
+    assert cap.err == ("fabricsim fors schedule: --out s.json (a file) is deprecated; use --out DIR (writes "
+                       f"DIR/schedule.json)\nwrote the schedule (11 phases) to {old}\n")
+    assert old.read_text() == out.read_text()
     osm = tmp_path / "osm"
     assert main(["fors", "export-opensm", "--m0", "4", "--m1", "3", "--out", str(osm)]) == 0
     err = capsys.readouterr().err

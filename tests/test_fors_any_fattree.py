@@ -51,7 +51,7 @@ def test_text_output_labels_the_overhead_as_an_input(capsys):
     assert main(["fors", "evaluate", "--m0", "8", "--m1", "4", "--overhead-us", "2.5"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("fors on FT(2;8,4) (f = 0, m = 0): ") and "over 32 servers" in lines[0]
-    assert lines[1] == ("  inputs: 32 active servers (all of FT(2;8,4)), 200 Gb/s links, 1024 KiB per pair and phase; "
+    assert lines[1] == ("  inputs: 32 active servers (all of FT(2;8,4)), 200 Gb/s links, 1 MiB per pair and phase; "
                         "overhead 2.50 us per phase (input: --overhead-us)")
     assert main(["fors", "evaluate", "--m0", "8", "--m1", "4"]) == 0
     assert capsys.readouterr().out.splitlines()[1].endswith(

@@ -193,23 +193,28 @@ def test_cli_ina_workers_and_the_deprecated_workers(tmp_path, capsys):
     assert main(["ina", "--workers", "90", "--json"]) == 0  # the old name still works, with a warning
     cap = capsys.readouterr()
     assert json.loads(cap.out)["throughput_gbps"] == 50.0
-    assert cap.err == "fabricsim ina: --workers is deprecated (elsewhere it counts processes): use --ina-workers\n"
+    assert cap.err == ("fabricsim ina: --workers is deprecated here (everywhere else it counts processes); use "
+                       "--ina-workers 90\n")
     assert main(["ina", "--ina-workers", "80", "--workers", "80"]) == 2
-    assert "once, not both" in capsys.readouterr().err
+    assert capsys.readouterr().err == "fabricsim ina: give --ina-workers or its old name --workers, not both\n"
     assert main(["ina", "--help"]) == 0
     help_text = capsys.readouterr().out
     assert "--ina-workers" in help_text and "--workers " not in help_text
 
 
 def test_cli_baseline_seeds(capsys):
-    assert main(["ina", "--scheme", "spar", "--topology", "fat-tree", "--seeds", "3", "--json"]) == 0
+    assert main(["ina", "--scheme", "spar", "--fabric", "fat-tree", "--seeds", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["seeds"] == [1, 2, 3] and len(out["throughput_per_seed_gbps"]) == 3
     assert out["throughput_gbps"] == pytest.approx(sum(out["throughput_per_seed_gbps"]) / 3)
+    # --seed S: seeds S..S+K-1, each run as the same seed does in a longer range.
+    assert main(["ina", "--scheme", "spar", "--fabric", "fat-tree", "--seed", "2", "--seeds", "2", "--json"]) == 0
+    two = json.loads(capsys.readouterr().out)
+    assert two["seeds"] == [2, 3] and two["throughput_per_seed_gbps"] == out["throughput_per_seed_gbps"][1:]
 
 
 def test_cli_bad_input_is_one_line_exit_2(tmp_path, capsys):
-    assert main(["ina", "--scheme", "atro", "--topology", "leaf-spine"]) == 2
+    assert main(["ina", "--scheme", "atro", "--fabric", "leaf-spine"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "topology" in err[0]
     bad = tmp_path / "bad.json"

@@ -60,7 +60,7 @@ def test_trace_run_says_where_the_timeline_and_the_perfetto_trace_went(tmp_path,
                  "--out", str(step)]) == 0
     capsys.readouterr()
     png, pf = tmp_path / "t.png", tmp_path / "t.json"
-    assert main(["trace", "run", str(step), "--scenario", str(ROOT / "examples/leaf_spine_16.toml"), "--fidelity",
+    assert main(["trace", "run", str(step), "--fabric", str(ROOT / "examples/leaf_spine_16.toml"), "--fidelity",
                  "flow", "--timeline", str(png), "--perfetto", str(pf), "--json"]) == 0
     cap = capsys.readouterr()
     json.loads(cap.out)  # stdout stays one JSON object

@@ -265,7 +265,8 @@ def place(fabric: Fabric, nodes: int, job: JobSpec | None = None, *, free: Seque
           compare: Sequence[tuple[str, Hosts]] = (), progress: Callable[[str], None] | None = None) -> PlaceResult:
     """Rank placements of `nodes` nodes of `job` on `fabric` (free NICs `free`, default all) beside `background`.
 
-    Candidates (see `candidates`) are scored by the flow engine over `flow_seeds` seeds (ECMP draws; default 3
+    Candidates (see `candidates`) are scored by the flow engine over `flow_seeds` seeds from `seed` (ECMP draws
+    `seed`..`seed`+`flow_seeds`-1, as the confirming runs' `seed`..`seed`+`seeds`-1; default 3
     on fabrics of up to 100 servers, else 1), the best three are improved by local search until `max_evals`
     distinct placements have been scored (default 300 up to 100 servers, else 60; deterministic for a given
     `seed`) or, if given, `budget_s` seconds have passed (a time cap makes the result depend on the machine), and
@@ -302,7 +303,7 @@ def place(fabric: Fabric, nodes: int, job: JobSpec | None = None, *, free: Seque
     labels = {h: lab for lab, h in cands}
     for lab, h in compare:
         labels.setdefault(tuple(h), lab)
-    search = Search(scorer, free, job.interfaces, range(1, flow_seeds + 1), room(fabric, free, job.interfaces, per, taken),
+    search = Search(scorer, free, job.interfaces, range(seed, seed + flow_seeds), room(fabric, free, job.interfaces, per, taken),
                     np.random.default_rng(seed), deadline, max_evals)
     say = progress or (lambda s: None)
     say(f"scoring {len(labels)} candidates with the flow engine ({flow_seeds} seed(s) each)")
@@ -334,11 +335,11 @@ def place(fabric: Fabric, nodes: int, job: JobSpec | None = None, *, free: Seque
     # The confirmed placements with their hybrid- or packet-fidelity times, then the rest (flow engine only) after them.
     shown = chosen + rest
     nodes_of = [assign_nics(fabric, h, free, job.interfaces) for h in shown]
-    flows = scorer.evaluate_all(nodes_of, list(range(1, flow_seeds + 1)), "flow")
+    flows = scorer.evaluate_all(nodes_of, list(range(seed, seed + flow_seeds)), "flow")
     evs = list(flows)
     if confirm:
         say(f"{confirm_with} fidelity: {len(chosen)} placements x {seeds} seed(s)")
-        evs[:len(chosen)] = scorer.evaluate_all(nodes_of[:len(chosen)], list(range(1, seeds + 1)), confirm_with)
+        evs[:len(chosen)] = scorer.evaluate_all(nodes_of[:len(chosen)], list(range(seed, seed + seeds)), confirm_with)
     out = [Placement([fabric.ids[x] for x in h], ev.mean_ms, ev.ci95_ms, ev.fidelity, labels.get(h, "local search"), h,
                      [[fabric.endpoint(*e) for e in node] for node in nd], fl.mean_ms, racks_used(fabric, h))
            for h, nd, fl, ev in zip(shown, nodes_of, flows, evs)]

@@ -473,6 +473,9 @@ def write(prefix: str | Path, traces: list[dict[str, Any]], comm_groups: dict[st
 
 
 def read_comm_groups(prefix: str | Path) -> dict[str, list[int]] | None:
-    """PREFIX.comm_groups.json as written by `write`, or None when there is none."""
-    f = Path(f"{prefix}.comm_groups.json")
+    """PREFIX.comm_groups.json as written by `write`, or None when there is none (`prefix` may be a folder holding
+    one trace, as `trace.load` reads)."""
+    from .trace import trace_prefix
+
+    f = Path(f"{trace_prefix(prefix)}.comm_groups.json")
     return json.loads(f.read_text()) if f.exists() else None

@@ -50,9 +50,24 @@ class RankTrace:
         return None if k == np.iinfo(np.uint32).max else self.names[k]
 
 
-def load(prefix: str | Path) -> list[RankTrace]:
-    """Every `PREFIX.{rank}.et` (or `.et.gz`) file, ranks 0..n−1 without gaps; errors name the file."""
+def trace_prefix(prefix: str | Path) -> Path:
+    """The PREFIX of a trace given as PREFIX or as a folder holding one trace, NAME.{rank}.et (what `fabricsim trace
+    synth --out DIR` writes): then DIR/NAME. A folder holding several traces is a ScenarioError naming them."""
     p = Path(prefix)
+    if not p.is_dir():
+        return p
+    pat = re.compile(r"^(.+)\.\d+\.et(\.gz)?$")
+    names = sorted({m.group(1) for f in p.iterdir() if (m := pat.match(f.name))})
+    if len(names) > 1:
+        raise ScenarioError(str(prefix), "", f"the folder holds several traces ({', '.join(names)}): give "
+                                             f"{p / names[0]}")
+    return p / names[0] if names else p
+
+
+def load(prefix: str | Path) -> list[RankTrace]:
+    """Every `PREFIX.{rank}.et` (or `.et.gz`) file, ranks 0..n−1 without gaps; errors name the file. `prefix` may
+    be a folder holding one trace (`trace_prefix`)."""
+    p = trace_prefix(prefix)
     folder = p.parent if str(p.parent) else Path(".")
     pat = re.compile(re.escape(p.name) + r"\.(\d+)\.et(\.gz)?$")
     found: dict[int, Path] = {}

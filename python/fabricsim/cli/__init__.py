@@ -97,7 +97,9 @@ def cli() -> None:
 
     Scenarios are TOML files (`fabricsim examples copy DIR` copies the examples); quantities take units
     ("5ms", "100Gbps", "10MiB") or base-unit numbers (seconds, bit/s, bytes). Every command that simulates
-    accepts --seed and --json.
+    accepts --seed S and --seeds K (runs S..S+K-1) and --json (exactly one JSON object on stdout). One
+    vocabulary throughout: --size a message size with a unit (10MiB, 4KiB, 1GB), --fabric FILE|NAME a fabric
+    file or a built-in fabric, --out DIR a folder, --workers local processes.
     """
 
 

@@ -4,13 +4,20 @@ Contract: a user error prints one line on stderr and exits with code 2 (`EXIT_US
 internal failure prints one line and exits with 1; a run stopped by a limit (`--max-events`, `--max-wall`)
 exits with 3 (`EXIT_INCOMPLETE`) and one by Ctrl-C with 130 (`EXIT_INTERRUPTED`), each with one line;
 `--json` prints exactly one JSON object on stdout; no command ever prints a traceback.
+
+One vocabulary across commands (tests/test_cli_vocabulary.py checks it): a message size is `--size` with a unit
+(`SIZE`), a fabric is `--fabric FILE|NAME` (`FabricParam`), `--out DIR` is a folder (`out_file` for the commands
+that write one file into it), `--seed S --seeds K` are the runs S..S+K-1 (`seed_stats`, `seed_text`), `--workers`
+counts processes. A renamed option stays one release as a hidden alias (`deprecated_option`) that warns once.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
-from typing import Any, Callable, TypeVar
+from pathlib import Path
+from typing import Any, Callable, NamedTuple, TypeVar
 
 import click
 
@@ -113,6 +120,29 @@ def simulate(run: Callable[..., Any], label: str, *, max_events: int | None, max
                    err=True)
         raise click.exceptions.Exit(EXIT_INCOMPLETE)
     return rec
+
+
+def simulate_seeds(run_one: Callable[..., Any], seeds: list[int], label: str, *, max_events: int | None,
+                   max_wall: float | None, partial: bool, quiet: bool, show: Callable[[list], None]) -> list:
+    """`simulate` once per seed: `run_one(seed, max_events=, max_wall_s=, progress=)` for each of `seeds`, the
+    records in order. A run stopped by a limit or Ctrl-C shows the records so far and it (`show(records)`, with
+    --partial) and exits as `simulate` does."""
+    recs: list = []
+    for s in seeds:
+        recs.append(simulate(lambda s=s, **kw: run_one(s, **kw), f"{label}, seed {s}", max_events=max_events,
+                             max_wall=max_wall, partial=partial, quiet=quiet, show=lambda r: show(recs + [r])))
+    return recs
+
+
+def incomplete_runs(command: str, recs: list, stop_s: float | None) -> None:
+    """After a multi-seed run: if some records did not complete, one line on stderr (how many, the first one's
+    seed and reason) and exit 3."""
+    bad = [(r.seed, r.incomplete_reason(stop_s)) for r in recs]
+    bad = [(s, why) for s, why in bad if why is not None]
+    if bad:
+        click.echo(f"{command}: {len(bad)} of {len(recs)} runs did not complete; seed {bad[0][0]}: {bad[0][1]}",
+                   err=True)
+        raise click.exceptions.Exit(EXIT_INCOMPLETE)
 
 
 def echo_json(obj: Any) -> None:
@@ -253,3 +283,236 @@ def run_guarded(root: click.Group, argv: list[str] | None) -> int:
         click.echo(f"fabricsim: {kind}: {type(e).__name__}: {e}".replace("\n", " "), err=True)
         return 1
     return 0
+
+
+# ---- the shared vocabulary ---------------------------------------------------------------------------------
+
+SIZE_HELP = ("with a unit: 10MiB, 4KiB, 1GiB (binary: 2^20, 2^10, 2^30 bytes) or 10MB, 1GB (decimal: 10^6, 10^9 "
+             "bytes), as in a scenario file; a bare number is bytes")
+"""How --help describes a `--size` value (the units of fabricsim.units.parse_size_bytes)."""
+
+
+class SizeParam(click.ParamType):
+    """A message size: a number of bytes or a number with a byte unit, read by the scenario files' own parser
+    (fabricsim.units.parse_size_bytes: kB/MB/GB are powers of 10, KiB/MiB/GiB powers of 2, a bit unit such as Mb is
+    refused), converted to an int of bytes, at least 1."""
+
+    name = "size"
+
+    def convert(self, value, param, ctx) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            n = value
+        else:
+            from ..units import parse_size_bytes  # imported here: `fabricsim --help` imports no pydantic
+
+            try:
+                n = parse_size_bytes(str(value))
+            except ValueError as e:
+                self.fail(str(e), param, ctx)
+        if n < 1:
+            self.fail(f"'{value}' is {n} bytes; a message has at least 1 byte", param, ctx)
+        return n
+
+
+SIZE = SizeParam()
+
+
+def size_option(default: str, what: str, more: str = "") -> Callable:
+    """The `--size` option: `what` (e.g. "Message size S per interface"), its units, `more`, and the default as
+    written (e.g. "10MiB"); the value is an int of bytes."""
+    return click.option("--size", "size", type=SIZE, default=default, show_default=True, metavar="SIZE",
+                        help=f"{what}, {SIZE_HELP}.{' ' + more if more else ''}")
+
+
+def mib_text(n_bytes: int) -> str:
+    """A byte count as the `--size` value that gives it in MiB: 10485760 -> "10MiB", 65536 -> "0.0625MiB"."""
+    return f"{n_bytes / (1 << 20):.15g}MiB"
+
+
+class Fabric(NamedTuple):
+    """A `--fabric` value: a built-in fabric's `name`, or the `path` of a fabric (or scenario) file."""
+
+    text: str
+    name: str | None = None
+    path: str | None = None
+
+
+class FabricParam(click.ParamType):
+    """`--fabric FILE|NAME`: one of `names` (the built-in fabrics the command knows), or a fabric file: a value
+    ending in .toml, holding a path separator or naming an existing file. Anything else is a usage error listing
+    the names."""
+
+    name = "fabric"
+
+    def __init__(self, names: tuple[str, ...] = ()):
+        self.names = tuple(names)
+
+    def convert(self, value, param, ctx) -> Fabric:
+        if isinstance(value, Fabric):
+            return value
+        text = str(value)
+        if text.endswith(".toml") or "/" in text or "\\" in text:
+            return Fabric(text, path=text)
+        if text in self.names:
+            return Fabric(text, name=text)
+        if Path(text).is_file():
+            return Fabric(text, path=text)
+        known = f"neither a built-in fabric ({', '.join(self.names)}) nor" if self.names else "not"
+        self.fail(f"'{text}' is {known} a fabric file (FABRIC.toml)", param, ctx)
+
+
+def fabric_help(names: dict[str, str], what: str = "") -> str:
+    """--help of `--fabric FILE|NAME`: the built-in names with one line each, then what a file gives."""
+    built = "; ".join(f"{k} = {v}" for k, v in names.items())
+    head = f"A built-in fabric ({built}) or a" if names else "A"
+    return (f"{head} fabric file: any scenario TOML, its [topology], [routing], [queue] used and its traffic tables "
+            f"ignored (a value ending in .toml or naming an existing file).{' ' + what if what else ''}")
+
+
+def fabric_option(names: dict[str, str], default: str | None = None, what: str = "") -> Callable:
+    """The `--fabric FILE|NAME` option over the built-in fabrics `names` (name -> one line for --help)."""
+    return click.option("--fabric", "fabric", type=FabricParam(tuple(names)), default=default,
+                        show_default=default is not None, metavar="FILE|NAME", help=fabric_help(names, what))
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    """Whether the user gave parameter `name` (on the command line or in the environment), or an alias set it."""
+    from click.core import ParameterSource
+
+    if name in ctx.meta.get("fabricsim.aliased", ()):
+        return True
+    return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+
+def _flag(ctx: click.Context, name: str) -> str:
+    """The option string of parameter `name` (its longest, e.g. --size)."""
+    for p in ctx.command.params:
+        if p.name == name:
+            return max(p.opts, key=len)
+    return name
+
+
+class _Alias(NamedTuple):
+    old: str
+    dest: str
+    sets: Callable[[Any], dict[str, Any]]
+    use: Callable[[Any], str]
+    why: str
+
+
+def deprecated_option(old: str, sets: Callable[[Any], dict[str, Any]], use: Callable[[Any], str], *,
+                      why: str = "", **option: Any) -> Callable:
+    """A renamed option kept one release: a hidden option `old` (click keywords `option`, e.g. its old type) that,
+    when given, prints ONE line on stderr, `fabricsim CMD: OLD is deprecated[ why]; use NEW VALUE` (`use(value)`,
+    e.g. "--size 10MiB"), and sets the command's parameters to `sets(value)` (e.g. {"size": 10485760}), so the
+    command runs exactly as with the new option. Giving it with an option that sets one of those parameters (the
+    new one, or another old alias of it) is a user error, one line and exit 2, with nothing else printed.
+    Decorate the command's function, below @click.command; several aliases share one wrapper, which checks them
+    all before it warns."""
+
+    def decorate(fn: Callable) -> Callable:
+        aliases = getattr(fn, "__fabricsim_aliases__", None)
+        if aliases is None:
+            aliases = []
+            inner = fn
+
+            @functools.wraps(inner)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                ctx = click.get_current_context()
+                by: dict[str, str] = {}
+                lines = []
+                for a in reversed(aliases):  # in the order the decorators are written
+                    value = kwargs.pop(a.dest)
+                    if value is None:
+                        continue
+                    new = a.sets(value)
+                    for name in new:
+                        if name in by:
+                            raise UserError(f"{ctx.command_path}: give {_flag(ctx, name)} once, not both {by[name]} "
+                                            f"and {a.old} (old names of it)")
+                        if _given(ctx, name):
+                            raise UserError(f"{ctx.command_path}: give {_flag(ctx, name)} or its old name {a.old}, "
+                                            "not both")
+                        by[name] = a.old
+                    kwargs.update(new)
+                    lines.append(f"{ctx.command_path}: {a.old} is deprecated{' ' + a.why if a.why else ''}; "
+                                 f"use {a.use(value)}")
+                ctx.meta.setdefault("fabricsim.aliased", set()).update(by)
+                for line in lines:
+                    click.echo(line, err=True)
+                return inner(*args, **kwargs)
+
+            wrapper.__fabricsim_aliases__ = aliases  # type: ignore[attr-defined]
+            fn = wrapper
+        dest = "deprecated_" + old.lstrip("-").replace("-", "_")
+        aliases.append(_Alias(old, dest, sets, use, why))
+        return click.option(old, dest, hidden=True, default=None, **option)(fn)
+
+    return decorate
+
+
+def deprecated_aliases(command: click.Command) -> list[_Alias]:
+    """The deprecated aliases of a command (`deprecated_option`), for tests and help."""
+    return list(getattr(command.callback, "__fabricsim_aliases__", ()))
+
+
+def out_file(command: str, out: str | None, fixed: str, legacy: tuple[str, ...]) -> Path | None:
+    """Where a command that writes one file puts it for `--out DIR`: DIR/`fixed` (DIR created). For one release an
+    old-style `--out FILE` (a value ending in one of `legacy`, e.g. ".json") is still that file, with one line on
+    stderr saying so. None without --out."""
+    if out is None:
+        return None
+    p = Path(out)
+    if p.suffix.lower() in legacy and not p.is_dir():
+        click.echo(f"{command}: --out {p.name} (a file) is deprecated; use --out DIR (writes DIR/{fixed})", err=True)
+        return p
+    if p.exists() and not p.is_dir():
+        raise UserError(f"{command}: --out: {out} exists and is not a folder")
+    p.mkdir(parents=True, exist_ok=True)
+    return p / fixed
+
+
+OUT_HELP = "Folder to write into (created if needed)"
+
+
+def seeds_option(help: str, default: int | None = None) -> Callable:
+    """`--seeds K`: K runs, seeds S..S+K-1 (S = --seed)."""
+    return click.option("--seeds", "seeds", type=click.IntRange(min=1), default=default, metavar="K",
+                        show_default=default is not None, help=help)
+
+
+def seed_stats(values: list) -> dict:
+    """{"mean", "ci95", "n"} of the runs' values (None ignored): the mean and the half-width of its 95% confidence
+    interval (Student t; None for one value)."""
+    import math
+
+    from ..report.stats import ci95
+
+    mean, _, half, n = ci95(v for v in values if v is not None)
+    return {"mean": mean if n else None, "ci95": None if n < 2 or math.isnan(half) else half, "n": n}
+
+
+def seed_text(seeds: list[int]) -> str:
+    """The seeds as a range when consecutive ("seeds 1..5"), else listed ("seeds 1, 4, 9")."""
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}"
+    if seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"seeds {seeds[0]}..{seeds[-1]}"
+    return "seeds " + ", ".join(map(str, seeds))
+
+
+def pm_text(stat: dict, fmt: str = ".4g", unit: str = "") -> str:
+    """A seed_stats dict as "mean ± ci unit" ("n/a" without a value)."""
+    if stat["mean"] is None:
+        return "n/a"
+    ci = "" if stat["ci95"] is None else f" ± {format(stat['ci95'], fmt.replace('+', ''))}"
+    return f"{format(stat['mean'], fmt)}{ci}{' ' + unit if unit else ''}"
+
+
+def resolve_trace(prefix: str) -> str:
+    """A Chakra trace argument: PREFIX of PREFIX.{rank}.et, or a folder (`trace synth --out DIR`) holding one trace
+    set, NAME.{rank}.et, which it then stands for (fabricsim.chakra.trace.trace_prefix). A folder holding several
+    is a user error naming them."""
+    from ..chakra.trace import trace_prefix
+
+    return str(trace_prefix(prefix))

@@ -8,10 +8,20 @@ import time
 import click
 
 from ..errors import ScenarioError
-from ._common import EXIT_INTERRUPTED, check_figure_path, echo_json, stdout_console
+from ._common import (
+    EXIT_INTERRUPTED,
+    Fabric,
+    check_figure_path,
+    deprecated_option,
+    echo_json,
+    fabric_option,
+    size_option,
+    stdout_console,
+)
+from .place import FABRICS, MIB
 
 OPTION = {"policy": "--policy", "fabric": "--fabric", "jobs": "--jobs", "sizes": "--sizes", "iterations": "--iterations",
-          "pattern": "--pattern", "msg_mb": "--msg-mb", "interfaces": "--interfaces", "per_server": "--per-server",
+          "pattern": "--pattern", "msg_mb": "--size", "interfaces": "--interfaces", "per_server": "--per-server",
           "packet": "--packet-bytes", "load": "--load", "arrival_rate": "--arrival-rate", "sharing": "--sharing",
           "seed": "--seed", "hosts": "--policy"}
 """ClusterConfig field -> the option that sets it (errors name the option)."""
@@ -63,11 +73,8 @@ class _Progress:
 
 
 @click.command("cluster")
-@click.option("--fabric", default=None, metavar="NAME",
-              help="A built-in fabric: vela (study 000: 4 racks x 6 servers, 4 NICs each; the default) or cpo_baseline "
-                   "(study 003: 128 racks x 48 servers, 2 NICs each, 3:1).")
-@click.option("--scenario", "scenario_path", default=None, metavar="FABRIC.toml",
-              help="Any fabric file instead (its traffic tables are ignored); servers are its hosts.")
+@fabric_option(FABRICS, default="vela", what="A file's hosts are the servers.")
+@deprecated_option("--scenario", lambda v: {"fabric": Fabric(v, path=v)}, lambda v: f"--fabric {v}")
 @click.option("--policy", "policies", multiple=True, metavar="P",
               help="pack, spread, random, first-fit, advisor, or all (the default); repeat for several.")
 @click.option("--jobs", type=int, default=100, show_default=True, help="Jobs per run.")
@@ -78,8 +85,8 @@ class _Progress:
               help="Collectives per job, back to back: N, choice:..., uniform:LO:HI or exp:MEAN.")
 @click.option("--pattern", default="ring-all-reduce", show_default=True,
               help="all-to-all, all-gather, all-reduce (study 000's), ring-all-reduce or reduce-scatter.")
-@click.option("--msg-mb", type=float, default=10.0, show_default=True, metavar="MIB",
-              help="Message size S in MiB per interface (as `fabricsim collective --msg-mib`).")
+@size_option("10MiB", "Message size S per interface (as `fabricsim collective --size`)")
+@deprecated_option("--msg-mb", lambda v: {"size": round(v * MIB)}, lambda v: f"--size {v:g}MiB", type=float)
 @click.option("--interfaces", type=int, default=1, show_default=True, help="NICs per node.")
 @click.option("--per-server", type=int, default=1, show_default=True,
               help="Nodes of a job per server at most (a server runs one job at a time).")
@@ -92,7 +99,7 @@ class _Progress:
               help="How running jobs share links: ps (processor sharing at the most loaded link group) or maxmin "
                    "(fluid max-min).")
 @click.option("--seed", type=int, default=1, show_default=True, help="The first seed; runs use seeds S..S+K-1.")
-@click.option("--seeds", type=int, default=1, show_default=True, help="Runs K per policy, one per seed.")
+@click.option("--seeds", type=int, default=1, show_default=True, metavar="K", help="Runs K per policy, one per seed.")
 @click.option("--out", "out_dir", default=None, metavar="DIR",
               help="Write jobs.parquet, jobs.csv, timeline.csv, runs.csv and figures (JCT CDF, slowdown, timeline, "
                    "policies) here.")
@@ -103,7 +110,7 @@ class _Progress:
                    "packet engine with steady-state fast-forward, docs/guide/hybrid.md) or packet.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def cluster(fabric, scenario_path, policies, jobs, sizes, iterations, pattern, msg_mb, interfaces, per_server,
+def cluster(fabric, policies, jobs, sizes, iterations, pattern, size, interfaces, per_server,
             packet_bytes, load, arrival_rate, sharing, seed, seeds, out_dir, figure, fidelity, quiet, as_json) -> None:
     """Multi-job cluster simulator: Poisson job arrivals, placement policies, interference, slowdown.
 
@@ -118,6 +125,7 @@ def cluster(fabric, scenario_path, policies, jobs, sizes, iterations, pattern, m
     Examples:
       fabricsim cluster --fabric vela --sizes uniform:2:8 --pattern all-reduce --interfaces 4 --load 0.8 --seeds 5
       fabricsim cluster --fabric cpo_baseline --jobs 1000 --policy pack --policy advisor --json
+      fabricsim cluster --fabric examples/leaf_spine_16.toml --size 4MiB --seeds 3 --out cluster-out
     """
     from dataclasses import replace
 
@@ -126,8 +134,6 @@ def cluster(fabric, scenario_path, policies, jobs, sizes, iterations, pattern, m
     from ..cluster.sim import ClusterConfig, load_fabric, simulate
     from ..cluster.solo import SoloCache
 
-    if fabric is not None and scenario_path is not None:
-        raise ScenarioError(PREFIX, "--scenario", "give --fabric NAME or --scenario FILE, not both")
     if load is not None and arrival_rate is not None:
         raise ScenarioError(PREFIX, "--arrival-rate", "give --load or --arrival-rate, not both")
     if seeds < 1:
@@ -140,8 +146,8 @@ def cluster(fabric, scenario_path, policies, jobs, sizes, iterations, pattern, m
             if name not in chosen:
                 chosen.append(name)
     check_figure_path(PREFIX, figure)
-    base = ClusterConfig(policy=chosen[0], fabric=fabric or "vela", scenario=scenario_path, jobs=jobs, sizes=sizes,
-                         iterations=iterations, pattern=pattern, msg_mb=msg_mb, interfaces=interfaces,
+    base = ClusterConfig(policy=chosen[0], fabric=fabric.name or "vela", scenario=fabric.path, jobs=jobs, sizes=sizes,
+                         iterations=iterations, pattern=pattern, msg_mb=size / MIB, interfaces=interfaces,
                          per_server=per_server, packet=packet_bytes,
                          load=None if arrival_rate is not None else (0.7 if load is None else load),
                          arrival_rate=arrival_rate, sharing=sharing, seed=seed, fidelity=fidelity)

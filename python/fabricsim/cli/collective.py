@@ -6,7 +6,18 @@ from __future__ import annotations
 import click
 
 from ..errors import UserError
-from ._common import EXIT_INCOMPLETE, FIDELITY, echo_json
+from ._common import (
+    EXIT_INCOMPLETE,
+    FIDELITY,
+    Fabric,
+    deprecated_option,
+    echo_json,
+    fabric_option,
+    seeds_option,
+    size_option,
+)
+
+MIB = 1 << 20
 
 VELA_SERVERS = 24
 """Servers of the Vela-like fabric (4 racks x 6), ids 1..24."""
@@ -57,14 +68,15 @@ def _fabric_file(path: str):
     return doc, scenario_from_dict(doc, path)
 
 
+VELA = {"vela": "study 000's 4 racks x 6 servers, 8 leaves, 4 spines, lossless; the default"}
+"""The built-in fabrics of `collective --fabric`."""
+
+
 @click.command("collective")
-@click.option("--scenario", "scenario_path", default=None, metavar="FABRIC.toml",
-              help="Any fabric (its [topology], [routing], [queue]; traffic tables are ignored): its hosts are the "
-                   "candidate nodes, numbered 1..H in fabric order (or named).")
-@click.option("--fabric", type=click.Choice(["vela"]), default=None,
-              help="A built-in fabric: vela = study 000's 4 racks x 6 servers, 8 leaves, 4 spines, lossless "
-                   "(the default without --scenario).")
-@click.option("--topology", "topology_alias", type=click.Choice(["vela"]), default=None, hidden=True)
+@fabric_option(VELA, what="A file's hosts are the candidate nodes, numbered 1..H in fabric order (or named).")
+@deprecated_option("--scenario", lambda v: {"fabric": Fabric(v, path=v)}, lambda v: f"--fabric {v}")
+@deprecated_option("--topology", lambda v: {"fabric": Fabric(v, name=v)}, lambda v: f"--fabric {v}",
+                   type=click.Choice(["vela"]))
 @click.option("--pattern", type=click.Choice(["all-to-all", "all-gather", "all-reduce", "ring-all-reduce",
                                               "reduce-scatter"]), default="all-reduce", show_default=True)
 @click.option("--placement", default=None, metavar="PRESET",
@@ -76,13 +88,15 @@ def _fabric_file(path: str):
                    "a server.")
 @click.option("--nodes-b", default=None, metavar="13,14,...", help="A second, concurrent collective.")
 @click.option("--pattern-b", default=None, help="Pattern of the second collective (default: --pattern).")
-@click.option("--msg-mib", type=click.FloatRange(min=0, min_open=True), default=None, metavar="MIB",
-              help="Size S in MiB (2^20 bytes; default 10), per interface. What S is depends on the pattern: "
-                   "all-to-all: what a node sends to each other node; all-gather: each node's block, sent to every "
-                   "other node; all-reduce (the study's All-to-All then All-Gather): S to each other node in each "
-                   "part; ring-all-reduce: a node's whole buffer, sent in 2(N-1) steps of S/N; reduce-scatter: the "
-                   "whole buffer, N-1 steps of S/N.")
-@click.option("--msg-mb", "msg_mb_alias", type=click.FloatRange(min=0, min_open=True), default=None, hidden=True)
+@size_option("10MiB", "Size S per interface",
+             "What S is depends on the pattern: all-to-all: what a node sends to each other node; all-gather: each "
+             "node's block, sent to every other node; all-reduce (the study's All-to-All then All-Gather): S to each "
+             "other node in each part; ring-all-reduce: a node's whole buffer, sent in 2(N-1) steps of S/N; "
+             "reduce-scatter: the whole buffer, N-1 steps of S/N.")
+@deprecated_option("--msg-mib", lambda v: {"size": round(v * MIB)}, lambda v: f"--size {v:g}MiB",
+                   type=click.FloatRange(min=0, min_open=True))
+@deprecated_option("--msg-mb", lambda v: {"size": round(v * MIB)}, lambda v: f"--size {v:g}MiB",
+                   type=click.FloatRange(min=0, min_open=True))
 @click.option("--interfaces", type=click.IntRange(1, 4), default=1, show_default=True, help="NICs per node.")
 @click.option("--packet-bytes", type=click.IntRange(64, 65536), default=1024, show_default=True)
 @click.option("--barrier", is_flag=True, help="Separate phases by a barrier (default: free-running).")
@@ -91,26 +105,26 @@ def _fabric_file(path: str):
                    "NIC), delivered = the next after the previous arrived, parallel = all at once. Default: sent for "
                    "All-to-All, parallel for All-Gather (also inside All-Reduce).")
 @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
-              help="The first seed; runs use seeds S..S+N-1 (ECMP is random).")
-@click.option("--seeds", type=click.IntRange(min=1), default=5, show_default=True, help="Runs N, one per seed.")
+              help="The first seed; runs use seeds S..S+K-1 (ECMP is random).")
+@seeds_option("Runs K, one per seed.", default=5)
 @click.option("--workers", type=click.IntRange(min=0), default=None,
               help="Local worker processes (default: cores; 0 = in this process).")
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (means and 95% CIs) on stdout.")
-def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes, nodes_b, pattern_b, msg_mib,
-               msg_mb_alias, interfaces, packet_bytes, barrier, order, seed, seeds, workers, fidelity, as_json) -> None:
+def collective(fabric, pattern, placement, nodes, nodes_b, pattern_b, size, interfaces, packet_bytes, barrier, order,
+               seed, seeds, workers, fidelity, as_json) -> None:
     """Run a collective on the Vela-like lossless fabric or any fabric file over several seeds and report
     completion time, throughput (aggregate and per interface, Gb/s) and packets by switch hops, as mean and 95% CI.
 
-    S (--msg-mib) is per interface: with --interfaces K each of a node's K NICs runs the whole collective
+    S (--size) is per interface: with --interfaces K each of a node's K NICs runs the whole collective
     with S. A multi-seed run shows a progress bar on stderr when it is a terminal; the seeds used are printed
     with the result. Runs that do not complete (a drop on a lossy fabric: messages do not retransmit) are named
     on stderr, and the command exits with 3.
 
     \b
     Examples:
-      fabricsim collective --placement 4n_2r --pattern all-reduce --seeds 30 --json
-      fabricsim collective --scenario examples/leaf_spine_16.toml --placement spread:8 --pattern all-to-all
+      fabricsim collective --placement 4n_2r --pattern all-reduce --size 10MiB --seeds 30 --json
+      fabricsim collective --fabric examples/leaf_spine_16.toml --placement spread:8 --pattern all-to-all
     """
     import tempfile
 
@@ -119,12 +133,8 @@ def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes,
     from ..sweep.stats import ci95
     from ..sweep import SweepFailed, SweepSpec, intify, run_sweep
 
-    if msg_mib is not None and msg_mb_alias is not None:
-        raise UserError("fabricsim collective: give --msg-mib (or its old name --msg-mb) once, not both")
-    msg_mib = msg_mib if msg_mib is not None else msg_mb_alias if msg_mb_alias is not None else 10.0
-    fabric = fabric or topology_alias
-    if scenario_path is not None and fabric is not None:
-        raise UserError("fabricsim collective: give --scenario FABRIC.toml or --fabric vela, not both")
+    msg_mib = size / MIB  # exact: a power-of-two divisor
+    scenario_path = fabric.path if fabric is not None else None
     if (placement is None) == (nodes is None):
         raise UserError("fabricsim collective: give exactly one of --placement and --nodes")
     names = None
@@ -167,7 +177,7 @@ def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes,
     used = [int(r["seed"]) for r in rows]
     short = [r for r in rows if (r.get("incomplete_messages") or 0) > 0]
     out = {"fabric": where, "placement": placement, "servers": groups, "patterns": patterns, "msg_mib": msg_mib,
-           "bytes": int(round(msg_mib * (1 << 20))), "interfaces": interfaces,
+           "bytes": size, "interfaces": interfaces,
            "fidelity": fidelity or ("packet" if names is None else sc.fidelity), "seeds": used, "runs": len(rows),
            "complete": not short,
            "incomplete_runs": [{"seed": int(r["seed"]), "incomplete_messages": int(r["incomplete_messages"])}
@@ -186,7 +196,7 @@ def collective(scenario_path, fabric, topology_alias, pattern, placement, nodes,
     if as_json:
         echo_json(out)
     else:
-        _print_text(out, pattern, where, groups, msg_mib, interfaces)
+        _print_text(out, pattern, where, groups, size, interfaces)
     if short:
         first = short[0]
         click.echo(f"fabricsim collective: {len(short)} of {len(rows)} runs did not complete "
@@ -200,7 +210,7 @@ def _or0(v) -> float:
     return 0.0 if v is None or v != v else v
 
 
-def _print_text(out: dict, pattern: str, where: str, groups: list, msg_mib: float, interfaces: int) -> None:
+def _print_text(out: dict, pattern: str, where: str, groups: list, size: int, interfaces: int) -> None:
     """The human summary: what ran, on which seeds, and the means ± 95% CI of the runs that completed."""
     c, t, ti = out["completion_time_ms"], out["throughput_gbps"], out["throughput_per_interface_gbps"]
     used = out["seeds"]
@@ -211,7 +221,9 @@ def _print_text(out: dict, pattern: str, where: str, groups: list, msg_mib: floa
     hops = sorted(out["hop_packets"].items(), key=lambda kv: int(kv[0]))
     shown = [(k, v) for k, v in hops if v] or hops
     hop_text = ", ".join(f"{k}-hop {v:,}" if isinstance(v, int) else f"{k}-hop {v:,.1f}" for k, v in shown)
-    click.echo(f"{pattern} on {where}, nodes {groups} ({msg_mib:g} MiB, {interfaces} interface(s)); {stat}:")
+    from ..units import format_size
+
+    click.echo(f"{pattern} on {where}, nodes {groups} ({format_size(size)}, {interfaces} interface(s)); {stat}:")
     per_if = "n/a" if ti["mean"] is None else f"{ti['mean']:.2f}"
     click.echo(f"  completion {_pm(c, 3)} ms; throughput {_pm(t, 1)} Gb/s ({per_if} per interface); "
                f"packets by switch hops {hop_text}")

@@ -5,7 +5,20 @@ from __future__ import annotations
 import click
 
 from ..errors import ScenarioError, UserError
-from ._common import echo_json
+from ._common import (
+    OUT_HELP,
+    deprecated_option,
+    echo_json,
+    out_file,
+    pm_text,
+    seed_stats,
+    seed_text,
+    seeds_option,
+    size_option,
+)
+
+TRACE_FILE = "trace.csv"
+"""What `locality trace --out DIR` writes in DIR."""
 
 
 def _fmt(v) -> str:
@@ -117,29 +130,29 @@ def locality() -> None:
               help="Share of small applications (uniform 1…--small-max VMs); the rest log-uniform up to --large-max.")
 @click.option("--small-max", type=click.IntRange(min=1), default=16, show_default=True)
 @click.option("--large-max", type=click.IntRange(min=2), default=256, show_default=True)
-@click.option("--out", default=None, metavar="FILE.csv", help="Write here instead of stdout.")
+@click.option("--out", default=None, metavar="DIR", help=f"{OUT_HELP}: DIR/{TRACE_FILE} instead of stdout.")
 def trace_cmd(seed, capacity, fill, small_share, small_max, large_max, out) -> None:
     """Write a synthetic application trace as CSV (column `vms`, one row per application, arrival order)."""
-    from pathlib import Path
-
     from ..cpo.locality import synthetic_trace
 
+    path = out_file("fabricsim locality trace", out, TRACE_FILE, (".csv",))
     try:
         sizes = synthetic_trace(seed, capacity_vms=capacity, fill=fill, small_share=small_share,
                                 small_max=small_max, large_max=large_max)
     except ValueError as e:
         raise UserError(f"fabricsim locality trace: {e}") from None
     text = "vms\n" + "".join(f"{n}\n" for n in sizes)
-    if out:
-        Path(out).write_text(text)
-        click.echo(f"wrote {len(sizes)} applications ({sum(sizes)} VMs) to {out}", err=True)
+    if path is not None:
+        path.write_text(text)
+        click.echo(f"wrote {len(sizes)} applications ({sum(sizes)} VMs) to {path}", err=True)
     else:
         click.echo(text, nl=False)
 
 
 @locality.command("pack")
 @click.option("--trace", "trace_file", default=None, metavar="FILE.csv",
-              help="One row per application: its VM count (column `vms`, or the first column).")
+              help=f"One row per application: its VM count (column `vms`, or the first column), e.g. the "
+                   f"DIR/{TRACE_FILE} of `locality trace --out DIR`.")
 @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
               help="Seed of the synthetic trace used when no --trace is given.")
 @click.option("--designs", default="baseline,motion", show_default=True,
@@ -194,7 +207,8 @@ def pack_cmd(trace_file, seed, designs, vms_per_server, large_vms, as_json) -> N
 
 
 @locality.command("simulate")
-@click.option("--msg-bytes", type=click.IntRange(min=1), default=256, show_default=True)
+@size_option("256B", "Message per VM pair")
+@deprecated_option("--msg-bytes", lambda v: {"size": v}, lambda v: f"--size {v}B", type=click.IntRange(min=1))
 @click.option("--packet-bytes", type=click.IntRange(min=1), default=256, show_default=True)
 @click.option("--vnic-gbps", type=click.FloatRange(min=0, min_open=True), default=70.0, show_default=True,
               help="VNIC throttle of every VM.")
@@ -204,20 +218,37 @@ def pack_cmd(trace_file, seed, designs, vms_per_server, large_vms, as_json) -> N
               help="First-level switches the spread placement uses (2: the halves of the exchange apart).")
 @click.option("--fabric-delay-us", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Propagation delay of every leaf-spine link (the study states none).")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="ECMP seed.")
-@click.option("--json", "as_json", is_flag=True)
-def simulate_cmd(msg_bytes, packet_bytes, vnic_gbps, stack_us, leaves, fabric_delay_us, seed, as_json) -> None:
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="The first ECMP seed S.")
+@seeds_option("Runs K, seeds S..S+K-1; prints every run and the mean ± 95% CI. Default: one run, seed S.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def simulate_cmd(size, packet_bytes, vnic_gbps, stack_us, leaves, fabric_delay_us, seed, seeds, as_json) -> None:
     """The 24-VM all-to-all under one first-level switch and spread over --leaves, on the lossless baseline
     fabric (packet engine): both completion times and the spread's increase (one cell of the study's Fig. 2)."""
     from ..cpo.locality_sim import overhead
 
-    try:
-        r = overhead(msg_bytes, packet_bytes, vnic_gbps, stack_us, leaves=leaves, seed=seed,
-                     fabric_delay_us=fabric_delay_us)
-    except ValueError as e:
-        raise UserError(f"fabricsim locality simulate: {e}") from None
+    runs = []
+    for s in range(seed, seed + (seeds or 1)):
+        try:
+            runs.append(overhead(size, packet_bytes, vnic_gbps, stack_us, leaves=leaves, seed=s,
+                                 fabric_delay_us=fabric_delay_us))
+        except ValueError as e:
+            raise UserError(f"fabricsim locality simulate: {e}") from None
+    if seeds is None:
+        r = runs[0]
+        if as_json:
+            echo_json(r)
+        else:
+            click.echo(f"one switch {r['single_us']:.2f} us, {leaves} switches {r['spread_us']:.2f} us: "
+                       f"{r['increase_pct']:+.1f}%")
+        return
+    seed_list = list(range(seed, seed + seeds))
+    out = {"seeds": seed_list, "runs": [{"seed": s, **r} for s, r in zip(seed_list, runs)],
+           **{k: seed_stats([r[k] for r in runs]) for k in ("single_us", "spread_us", "increase_pct")}}
     if as_json:
-        echo_json(r)
-    else:
-        click.echo(f"one switch {r['single_us']:.2f} us, {leaves} switches {r['spread_us']:.2f} us: "
+        echo_json(out)
+        return
+    for s, r in zip(seed_list, runs):
+        click.echo(f"seed {s}: one switch {r['single_us']:.2f} us, {leaves} switches {r['spread_us']:.2f} us: "
                    f"{r['increase_pct']:+.1f}%")
+    click.echo(f"mean ± 95% CI over {seed_text(seed_list)}: one switch {pm_text(out['single_us'], '.2f', 'us')}, "
+               f"{leaves} switches {pm_text(out['spread_us'], '.2f', 'us')}: {pm_text(out['increase_pct'], '+.1f')}%")

@@ -8,7 +8,10 @@ from pathlib import Path
 import click
 
 from ..errors import UserError
-from ._common import echo_json
+from ._common import deprecated_option, echo_json, seeds_option
+
+FABRICS = ["reconfigurable", "leaf-spine", "fat-tree"]
+"""The fabrics `ina --fabric` names."""
 
 
 def _evaluate_file(path: str, as_json: bool, simulate: bool) -> None:
@@ -34,7 +37,7 @@ def _evaluate_file(path: str, as_json: bool, simulate: bool) -> None:
             row["simulated_gbps"] = sim(plan).rate_gbps
         out.append(row)
     if as_json:
-        echo_json(out[0] if len(out) == 1 else out)
+        echo_json(out[0] if len(out) == 1 else {"plans": out})
     else:
         for r in out:
             head = f"seed {r['seed']}: " if r["seed"] is not None else ""
@@ -54,13 +57,15 @@ def _evaluate_file(path: str, as_json: bool, simulate: bool) -> None:
               help="atro: joint topology + routing optimum (exact MILP); aro: optimal routing on the fixed fabric "
                    "after random placement; paring: Steiner-tree overlay placement and routing; spar: greedy ToR "
                    "aggregators over shortest paths.")
-@click.option("--topology", type=click.Choice(["reconfigurable", "leaf-spine", "fat-tree"]), default=None,
-              help="reconfigurable (patch panel, ATRO only; the default for atro); leaf-spine (10 spines, 10 "
-                   "leaves × 14 hosts) or fat-tree (4 cores, 8 aggregation, 8 edges × 12 hosts) for the baselines "
-                   "(default leaf-spine).")
-@click.option("--ina-workers", "workers", type=click.IntRange(min=1), default=90, show_default=True,
+@click.option("--fabric", type=click.Choice(FABRICS), default=None, metavar="NAME",
+              help="A built-in fabric: reconfigurable (patch panel, ATRO only; the default for atro); leaf-spine (10 "
+                   "spines, 10 leaves × 14 hosts) or fat-tree (4 cores, 8 aggregation, 8 edges × 12 hosts) for the "
+                   "baselines (default leaf-spine).")
+@deprecated_option("--topology", lambda v: {"fabric": v}, lambda v: f"--fabric {v}", type=click.Choice(FABRICS))
+@click.option("--ina-workers", "ina_workers", type=click.IntRange(min=1), default=90, show_default=True,
               help="INA workers n: the hosts that send reduction flows (one PS besides).")
-@click.option("--workers", "workers_alias", type=click.IntRange(min=1), default=None, hidden=True)
+@deprecated_option("--workers", lambda v: {"ina_workers": v}, lambda v: f"--ina-workers {v}",
+                   why="here (everywhere else it counts processes)", type=click.IntRange(min=1))
 @click.option("--aggregators", type=click.IntRange(min=0), default=4, show_default=True,
               help="Switches that support INA.")
 @click.option("--switches", type=click.IntRange(min=1), default=20, show_default=True,
@@ -70,8 +75,9 @@ def _evaluate_file(path: str, as_json: bool, simulate: bool) -> None:
               help="Capacity b of every link, Gb/s.")
 @click.option("--layers", type=click.IntRange(min=1), default=5, show_default=True,
               help="Layer limit L (loop-freedom): at most L switches on any path to the PS.")
-@click.option("--seeds", type=click.IntRange(min=1), default=30, show_default=True,
-              help="Random repetitions of a baseline (seeds 1…n); ATRO runs once.")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
+              help="The first seed S (of the random placement of the baselines).")
+@seeds_option("Random repetitions K of a baseline, seeds S..S+K-1; ATRO runs once (seed S).", default=30)
 @click.option("--time-limit-s", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
               help="Solver time limit per run (ATRO, ARO); a run that hits it reports its gap.")
 @click.option("--solver", type=click.Choice(["highs", "cpsat"]), default=None,
@@ -91,7 +97,7 @@ def _evaluate_file(path: str, as_json: bool, simulate: bool) -> None:
 @click.option("--simulate", is_flag=True,
               help="Also run the plan as pipelined reduce + broadcast flows in the flow engine and report the rate.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def ina(scheme, topology, workers, workers_alias, aggregators, switches, ports, link_gbps, layers, seeds, time_limit_s, solver,
+def ina(scheme, fabric, ina_workers, aggregators, switches, ports, link_gbps, layers, seed, seeds, time_limit_s, solver,
         objective, rate_levels, agg_placement, plan_file, eval_file, simulate, as_json) -> None:
     """Parameter-server All-Reduce with in-network aggregation (study 002, ATRO).
 
@@ -102,24 +108,16 @@ def ina(scheme, topology, workers, workers_alias, aggregators, switches, ports, 
     \b
     Examples:
       fabricsim ina                                  # ATRO, the study's default instance (50 Gb/s, proven)
-      fabricsim ina --scheme aro --topology fat-tree --seeds 30 --json
+      fabricsim ina --scheme aro --fabric fat-tree --seeds 30 --json
       fabricsim ina --ina-workers 80 --plan atro80.json && fabricsim ina --evaluate atro80.json --simulate
     """
-    if workers_alias is not None:
-        from click.core import ParameterSource
-
-        if click.get_current_context().get_parameter_source("workers") == ParameterSource.COMMANDLINE:
-            raise UserError("fabricsim ina: give --ina-workers (or its old name --workers) once, not both")
-        click.echo("fabricsim ina: --workers is deprecated (elsewhere it counts processes): use --ina-workers",
-                   err=True)
-        workers = workers_alias
     if eval_file:
         _evaluate_file(eval_file, as_json, simulate)
         return
     from ..ina import study
 
-    topology = topology or ("reconfigurable" if scheme == "atro" else "leaf-spine")
-    opts = dict(workers=workers, aggregators=aggregators, switches=switches, ports=ports, link_gbps=link_gbps,
+    topology = fabric or ("reconfigurable" if scheme == "atro" else "leaf-spine")
+    opts = dict(first_seed=seed, workers=ina_workers, aggregators=aggregators, switches=switches, ports=ports, link_gbps=link_gbps,
                 layers=layers, solver=solver, objective=objective, time_limit_s=time_limit_s, rate_levels=rate_levels,
                 agg_placement=agg_placement)
     quiet = as_json or scheme == "atro" or seeds == 1

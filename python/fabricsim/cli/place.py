@@ -6,27 +6,40 @@ import sys
 
 import click
 
-from ._common import check_figure_path, echo_json
+from ._common import (
+    Fabric,
+    check_figure_path,
+    deprecated_option,
+    echo_json,
+    fabric_option,
+    resolve_trace,
+    seeds_option,
+    size_option,
+)
+
+MIB = 1 << 20
+
+FABRICS = {"vela": "study 000's 4 racks x 6 servers, 4 x 100G NICs each, 8 leaves, 4 spines (server ids 1-24)",
+           "cpo_baseline": "study 003's baseline, 128 groups x 48 servers, 2 x 100G NICs each (server ids 1-6144)"}
+"""The built-in fabrics of `place --fabric` (and `cluster --fabric`)."""
 
 
 @click.command("place")
 @click.option("--nodes", type=click.IntRange(min=2), default=None, metavar="N",
               help="Nodes of the job (a node drives --interfaces NICs of one server; several nodes may share a "
                    "server while it has free NICs, see --per-server). With --trace: its ranks (the default).")
-@click.option("--fabric", default="vela", show_default=True, metavar="NAME",
-              help="A built-in fabric: vela = study 000's 4 racks x 6 servers, 4 x 100G NICs each, 8 leaves, 4 spines "
-                   "(server ids 1-24); cpo_baseline = study 003's baseline, 128 groups x 48 servers, 2 x 100G NICs "
-                   "each (server ids 1-6144).")
-@click.option("--scenario", "scenario_path", default=None, metavar="FABRIC.toml",
-              help="Any fabric file instead (traffic tables ignored): its hosts are the servers, by name.")
+@fabric_option(FABRICS, default="vela", what="A file's hosts are the servers, by name.")
+@deprecated_option("--scenario", lambda v: {"fabric": Fabric(v, path=v)}, lambda v: f"--fabric {v}")
 @click.option("--interfaces", type=click.IntRange(1, 8), default=1, show_default=True, metavar="K",
-              help="NICs per node; the collective runs once per interface (NIC k to NIC k) with --msg-mb each.")
+              help="NICs per node; the collective runs once per interface (NIC k to NIC k) with --size each.")
 @click.option("--pattern", type=click.Choice(["all-reduce", "all-to-all", "all-gather", "ring-all-reduce",
                                               "reduce-scatter"]), default="all-reduce", show_default=True)
-@click.option("--msg-mb", "msg_mb", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
-              metavar="MIB", help="Message size S in MiB (2^20 bytes) per interface, as `fabricsim collective`.")
-@click.option("--trace", default=None, metavar="PREFIX",
-              help="A Chakra trace (PREFIX.{rank}.et) instead of --pattern: its ranks are the nodes.")
+@size_option("10MiB", "Message size S per interface, as `fabricsim collective --size`")
+@deprecated_option("--msg-mb", lambda v: {"size": round(v * MIB)}, lambda v: f"--size {v:g}MiB",
+                   type=click.FloatRange(min=0, min_open=True))
+@click.option("--trace", default=None, metavar="PREFIX|DIR",
+              help="A Chakra trace (PREFIX.{rank}.et, or a folder of one, as `trace synth --out DIR` writes) instead "
+                   "of --pattern: its ranks are the nodes.")
 @click.option("--busy", default=None, metavar="BUSY.csv",
               help="Occupied servers or NICs and background jobs. Columns: server (required), nic (blank = the whole "
                    "server), job (rows with one job name are the nodes of a background job that keeps running and "
@@ -38,10 +51,9 @@ from ._common import check_figure_path, echo_json
               help="The fidelity that confirms the best T: hybrid (the packet engine with steady-state fast-forward, "
                    "docs/guide/hybrid.md) or packet. The flow engine models no buffers and is pessimistic by up to "
                    "28% on contended collectives, so it only ranks the candidates.")
-@click.option("--seeds", type=click.IntRange(min=1), default=3, show_default=True, metavar="R",
-              help="Seeds per confirmed placement (ECMP draws); the 95% CI is over them.")
+@seeds_option("Runs K per confirmed placement, seeds S..S+K-1 (ECMP draws); the 95% CI is over them.", default=3)
 @click.option("--flow-seeds", type=click.IntRange(min=1), default=None, metavar="F",
-              help="Flow-engine seeds per scored placement [default: 3 up to 100 servers, else 1].")
+              help="Flow-engine runs per scored placement, seeds S..S+F-1 [default: 3 up to 100 servers, else 1].")
 @click.option("--per-server", type=click.IntRange(min=1), default=None, metavar="M",
               help="At most M nodes per server, background jobs' nodes included [default: as many as its free NICs allow].")
 @click.option("--evals", "max_evals", type=click.IntRange(min=1), default=None, metavar="N",
@@ -49,12 +61,13 @@ from ._common import check_figure_path, echo_json
 @click.option("--budget", "budget_s", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
               help="Also stop the local search after this long (the result then depends on the machine's speed).")
 @click.option("--no-confirm", is_flag=True, help="Rank by the flow engine only (no confirming runs).")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="The local search's RNG seed.")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
+              help="The first seed S: of the engine runs (ECMP draws, S..S+K-1) and of the local search's RNG.")
 @click.option("--figure", default=None, metavar="FILE.png", help="Draw the ranking (completion time and 95% CI).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object: placements (servers, completion_ms, ci95_ms, fidelity, ...), best first; "
                    "bottlenecks; why.")
-def place(nodes, fabric, scenario_path, interfaces, pattern, msg_mb, trace, busy, top, confirm_with, seeds, flow_seeds,
+def place(nodes, fabric, interfaces, pattern, size, trace, busy, top, confirm_with, seeds, flow_seeds,
           per_server, max_evals, budget_s, no_confirm, seed, figure, as_json) -> None:
     """Where should this job go? Rank placements of N nodes on a fabric by predicted completion time.
 
@@ -68,15 +81,15 @@ def place(nodes, fabric, scenario_path, interfaces, pattern, msg_mb, trace, busy
     Examples:
       fabricsim place --nodes 8
       fabricsim place --nodes 8 --per-server 1 --busy busy.csv --json
-      fabricsim place --scenario examples/leaf_spine_16.toml --nodes 4 --pattern all-to-all --msg-mb 4
+      fabricsim place --fabric examples/leaf_spine_16.toml --nodes 4 --pattern all-to-all --size 4MiB
       fabricsim place --fabric cpo_baseline --nodes 32 --top 2 --seeds 2
     """
     from ..advisor.api import place as advise
 
     check_figure_path("fabricsim place", figure)
     say = None if as_json or not sys.stderr.isatty() else (lambda s: click.echo(f"  {s}", err=True))
-    res = advise(nodes, fabric=fabric, scenario=scenario_path, pattern=pattern, msg_mb=msg_mb, interfaces=interfaces,
-                 trace=trace, busy=busy, top=top, seeds=seeds, per_server=per_server, budget_s=budget_s, max_evals=max_evals,
+    res = advise(nodes, fabric=fabric.name or "vela", scenario=fabric.path, pattern=pattern, msg_mb=size / MIB,
+                 interfaces=interfaces, trace=resolve_trace(trace) if trace else None, busy=busy, top=top, seeds=seeds, per_server=per_server, budget_s=budget_s, max_evals=max_evals,
                  flow_seeds=flow_seeds, confirm=not no_confirm, confirm_with=confirm_with, seed=seed, progress=say)
     if figure:
         _figure(res, figure)

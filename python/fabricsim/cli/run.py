@@ -6,19 +6,22 @@ import click
 
 from ..errors import UserError
 from ..units import format_duration, format_rate, format_size
-from ._common import EXIT_INCOMPLETE, FIDELITY, check_figure_path, load_checked, run_control, simulate, stdout_console
+from ._common import (EXIT_INCOMPLETE, FIDELITY, check_figure_path, echo_json, incomplete_runs, load_checked,
+                      run_control, seed_stats, seed_text, seeds_option, simulate, simulate_seeds, stdout_console)
 
 
 @click.command("run")
 @click.argument("scenario", metavar="SCENARIO.toml")
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed.")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed (the first, S).")
+@seeds_option("Runs K, seeds S..S+K-1 (S = --seed, else the scenario's): one line per run and the completion "
+              "time's mean ± 95% CI; with --json one object with every run's record. Default: one run.")
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (the run record) on stdout.")
 @click.option("--figure", metavar="FILE.png", default=None,
               help="RoCE runs ([pfc], [ecn] or transport = \"rdma\"): also draw the bottleneck queue (from the queue "
                    "samples), each queue pair's rate and the PFC pause timeline to this image file.")
 @run_control
-def run(scenario: str, seed: int | None, fidelity: str | None, as_json: bool, figure: str | None,
+def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None, as_json: bool, figure: str | None,
         max_events: int | None, max_wall: float | None, partial: bool, quiet: bool) -> None:
     """Simulate SCENARIO.toml (packet engine, or --fidelity flow) and print a summary.
 
@@ -42,6 +45,17 @@ def run(scenario: str, seed: int | None, fidelity: str | None, as_json: bool, fi
     if figure is not None and not sc.roce:
         raise UserError(f"fabricsim run: --figure draws RoCE runs; {scenario} has no [pfc], [ecn] or "
                         "transport = \"rdma\"")
+    if seeds is not None:
+        if figure is not None:
+            raise UserError("fabricsim run: --figure draws one run; give it without --seeds")
+        first = sc.seed if seed is None else seed
+        recs = simulate_seeds(lambda s, **kw: run_scenario(sc, seed=s, fidelity=fidelity, **kw),
+                              list(range(first, first + seeds)), f"simulating {scenario}", max_events=max_events,
+                              max_wall=max_wall, partial=partial, quiet=quiet,
+                              show=lambda rs: _show_seeds(scenario, rs, as_json))
+        _show_seeds(scenario, recs, as_json)
+        incomplete_runs(f"fabricsim: {scenario}", recs, None if sc.stop is None else sc.stop * 1e-12)
+        return
     show = (lambda r: click.echo(r.to_json())) if as_json else (lambda r: _print_summary(scenario, r))
     rec = simulate(lambda **kw: run_scenario(sc, seed=seed, fidelity=fidelity, **kw), f"simulating {scenario}",
                    max_events=max_events, max_wall=max_wall, partial=partial, quiet=quiet, show=show)
@@ -52,6 +66,44 @@ def run(scenario: str, seed: int | None, fidelity: str | None, as_json: bool, fi
     if reason is not None:
         click.echo(f"fabricsim: {scenario}: {reason}", err=True)
         raise click.exceptions.Exit(EXIT_INCOMPLETE)
+
+
+def seeds_summary(recs: list) -> dict:
+    """What a multi-seed run adds to its records: the seeds, how many completed, and the completion time's mean
+    and 95% CI over the runs that completed."""
+    return {"seeds": [r.seed for r in recs], "complete": all(r.complete for r in recs),
+            "completion_time_s": seed_stats([r.completion_time_s for r in recs if r.complete])}
+
+
+def seed_line(rec) -> str:
+    """One run of several: its seed, completion time, packets and events."""
+    ct, p = rec.completion_time_s, rec.packets
+    return (f"seed {rec.seed}: completion {format_duration(ct * 1e12) if ct is not None else 'n/a'}, packets tx "
+            f"{p['tx']} rx {p['rx']} dropped {p['dropped']}, {rec.events} events in {rec.wall_s:.3f} s"
+            + ("" if rec.complete else " (incomplete)"))
+
+
+def mean_line(summary: dict) -> str:
+    """The completion time over seeds: mean ± 95% CI of the runs that completed."""
+    st, seeds = summary["completion_time_s"], summary["seeds"]
+    if st["mean"] is None:
+        return f"completion over {seed_text(seeds)}: n/a (no run completed)"
+    ci = "" if st["ci95"] is None else f" ± {format_duration(st['ci95'] * 1e12)}"
+    return (f"completion over {seed_text(seeds)}: {format_duration(st['mean'] * 1e12)}{ci} (mean ± 95% CI of "
+            f"{st['n']} complete run{'s' if st['n'] != 1 else ''})")
+
+
+def _show_seeds(path: str, recs: list, as_json: bool) -> None:
+    """A multi-seed run: one JSON object (the scenario, the summary, every record in `runs`), or a line per seed
+    and the mean."""
+    summary = seeds_summary(recs)
+    if as_json:
+        echo_json({"scenario": path, **summary, "runs": [r.to_json_dict() for r in recs]})
+        return
+    click.echo(f"{path}  fidelity {recs[0].fidelity}")
+    for r in recs:
+        click.echo(f"  {seed_line(r)}")
+    click.echo(mean_line(summary))
 
 
 @click.command("validate")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import UserError
-from ._common import EXIT_INCOMPLETE, EXIT_USER_ERROR, FIDELITY, echo_json, stdout_console
+from ._common import EXIT_INCOMPLETE, EXIT_USER_ERROR, FIDELITY, echo_json, seeds_option, stdout_console
 
 EXIT_RUNS_FAILED = 1
 """Some runs were invalid or failed, others have results (stored and summarized)."""
@@ -19,13 +19,17 @@ EXIT_RUNS_FAILED = 1
               help="Local worker processes (default: one per core; 0 = run in this process).")
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
               help="Run on an existing Dask cluster instead. Connecting gives up after 5 s (exit 2, one line).")
-@click.option("--seeds", type=click.IntRange(min=1), default=None, help="Override the number of seeds (1..N).")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="The first seed S: every point runs seeds S..S+K-1 (K = --seeds, else the file's count of seeds).")
+@seeds_option("Runs K per point, seeds S..S+K-1 (S = --seed, else 1), instead of the file's seeds.")
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True, help="Retries of a failed run.")
-@click.option("--export", "export_path", default=None, metavar="FILE.csv|FILE.parquet", help="Also export the runs.")
+@click.option("--export", "export_path", default=None, metavar="FILE.csv|FILE.parquet",
+              help="Also export the runs to this one file (the store is the sweep's folder, --store DIR).")
 @FIDELITY
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the sweep summary) on stdout.")
-def sweep(spec_file, store_dir, workers, scheduler, seeds, retries, export_path, fidelity, quiet, as_json) -> None:
+def sweep(spec_file, store_dir, workers, scheduler, seed, seeds, retries, export_path, fidelity, quiet,
+          as_json) -> None:
     """Run a sweep: every grid point x seed of SWEEP.toml, on local processes or a Dask cluster.
 
     Every finished run is committed to the store at once; re-running skips stored runs, so an
@@ -49,6 +53,9 @@ def sweep(spec_file, store_dir, workers, scheduler, seeds, retries, export_path,
     if export_path and Path(export_path).suffix not in (".csv", ".parquet"):
         raise UserError(f"fabricsim sweep: --export: '{export_path}' must end in .csv or .parquet")
     spec, base = load_sweep(spec_file)
+    if seed is not None:  # seeds S..S+K-1 in place of the file's
+        k = seeds or (spec.seeds if isinstance(spec.seeds, int) else len(spec.seeds))
+        spec, seeds = spec.model_copy(update={"seeds": list(range(seed, seed + k))}), None
     if fidelity:
         base = {**base, "fidelity": fidelity}
     store_dir = store_dir or str(Path("fabricsim-outputs") / spec.name)

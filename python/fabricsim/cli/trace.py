@@ -3,20 +3,39 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
 from ..units import format_duration, format_size
-from ._common import EXIT_INCOMPLETE, FIDELITY, echo_json, run_control, simulate, stdout_console
+from ._common import (
+    EXIT_INCOMPLETE,
+    FIDELITY,
+    OUT_HELP,
+    Fabric,
+    deprecated_option,
+    echo_json,
+    fabric_option,
+    incomplete_runs,
+    resolve_trace,
+    run_control,
+    seeds_option,
+    simulate,
+    simulate_seeds,
+    stdout_console,
+)
 
 
 @click.group("trace")
 def trace() -> None:
-    """Chakra execution traces (MLCommons ET, one PREFIX.{rank}.et file per rank, gzip or not)."""
+    """Chakra execution traces (MLCommons ET, one PREFIX.{rank}.et file per rank, gzip or not).
+
+    A trace argument is PREFIX, or a folder holding one trace (`trace synth --out DIR` writes DIR/trace.{rank}.et).
+    """
 
 
 @trace.command("info")
-@click.argument("prefix", metavar="PREFIX")
+@click.argument("prefix", metavar="PREFIX|DIR")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
 def info(prefix: str, as_json: bool) -> None:
     """Node counts by type, bytes by collective type, point-to-point bytes and the critical path (the longest
@@ -24,7 +43,7 @@ def info(prefix: str, as_json: bool) -> None:
     from ..chakra import info as trace_info
     from ..chakra import load
 
-    out = trace_info(load(prefix))
+    out = trace_info(load(resolve_trace(prefix)))
     if as_json:
         echo_json(out)
         return
@@ -38,9 +57,9 @@ def info(prefix: str, as_json: bool) -> None:
 
 
 @trace.command("run")
-@click.argument("prefix", metavar="PREFIX")
-@click.option("--scenario", "scenario_path", required=True, metavar="FABRIC.toml",
-              help="The fabric (its [topology], [routing], [queue]); the trace's ranks are placed on its hosts.")
+@click.argument("prefix", metavar="PREFIX|DIR")
+@fabric_option({}, what="Required: the trace's ranks are placed on its hosts.")
+@deprecated_option("--scenario", lambda v: {"fabric": Fabric(v, path=v)}, lambda v: f"--fabric {v}")
 @click.option("--placement", default="pack", show_default=True,
               help="pack (rank i on the i-th host, NIC 0), spread (round-robin over the edge switches), nics:K (K ranks per host, NICs 0..K-1), preset:NAME "
                    "(study 000's Tables II/III on the Vela-like fabric, e.g. preset:8n_4r), or a comma-separated host "
@@ -65,17 +84,20 @@ def info(prefix: str, as_json: bool) -> None:
               help="Write a per-rank Gantt of compute and communication, critical path marked (PNG, SVG or PDF).")
 @click.option("--perfetto", type=click.Path(dir_okay=False), default=None,
               help="Write a Chrome-trace JSON to open in ui.perfetto.dev (a process per rank, the critical path as a track).")
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the fabric's seed.")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the fabric's seed (the first, S).")
+@seeds_option("Runs K, seeds S..S+K-1 (S = --seed, else the fabric's): one line per run and the completion time's "
+              "mean ± 95% CI; with --json one object with every run's in `runs`. Default: one run.")
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object: completion_time_s, ranks, collectives, events, wall_s, complete.")
 @run_control
-def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, comm_groups: str | None,
+def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups: str | None,
         device: str | None, chunks: int, chunks_in_flight: int | None, all_gather_size: str, timeline: str | None,
-        perfetto: str | None, seed: int | None, fidelity: str | None, as_json: bool, max_events: int | None,
+        perfetto: str | None, seed: int | None, seeds: int | None, fidelity: str | None, as_json: bool,
+        max_events: int | None,
         max_wall: float | None, partial: bool, quiet: bool) -> None:
-    """Simulate the trace PREFIX.{rank}.et on FABRIC.toml and report per-rank finish, compute, communication
-    and exposed communication, and each collective's start and end.
+    """Simulate the trace PREFIX.{rank}.et on the fabric of --fabric FABRIC.toml and report per-rank finish,
+    compute, communication and exposed communication, and each collective's start and end.
 
     A trace that did not complete (drops on a lossy fabric: messages do not retransmit) says why on stderr
     and exits 3; Ctrl-C stops the engine at once (exit 130); long runs show a progress bar on a terminal."""
@@ -85,6 +107,10 @@ def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, 
     from ..errors import UserError
     from ..spec import load_scenario
 
+    if fabric is None:
+        raise UserError("fabricsim trace run: give the fabric: --fabric FABRIC.toml")
+    scenario_path = fabric.path
+    prefix = resolve_trace(prefix)
     sc = load_scenario(scenario_path)
     place = placement if placement in ("pack",) or placement.startswith(("nics:", "preset:")) else [
         (p.split(":")[0], int(p.split(":")[1])) if ":" in p else p for p in placement.split(",")]
@@ -101,6 +127,18 @@ def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, 
             raise UserError(f"{comm_groups}: not a JSON object of communicator -> rank list ({e})") from None
     lowered = lower(load(prefix), sc, placement=place, algorithm=alg, comm_groups=groups, device=device, chunks=chunks,
                     chunks_in_flight=chunks_in_flight, all_gather_size=all_gather_size)
+    if seeds is not None:
+        if timeline or perfetto:
+            raise UserError("fabricsim trace run: --timeline and --perfetto draw one run; give them without --seeds")
+        first = sc.seed if seed is None else seed
+        recs = simulate_seeds(lambda s, **kw: run_scenario(sc, seed=s, fidelity=fidelity, workload=lowered.workload,
+                                                             **kw),
+                              list(range(first, first + seeds)), f"simulating {prefix}", max_events=max_events,
+                              max_wall=max_wall, partial=partial, quiet=quiet,
+                              show=lambda rs: _show_seeds(prefix, scenario_path, rs, lowered, as_json))
+        _show_seeds(prefix, scenario_path, recs, lowered, as_json)
+        incomplete_runs(f"fabricsim: {prefix}", recs, None if sc.stop is None else sc.stop * 1e-12)
+        return
     show = lambda r: _show(prefix, scenario_path, r, summarize(lowered, r), as_json)  # noqa: E731
     rec = simulate(lambda **kw: run_scenario(sc, seed=seed, fidelity=fidelity, workload=lowered.workload, **kw),
                    f"simulating {prefix}", max_events=max_events, max_wall=max_wall, partial=partial, quiet=quiet,
@@ -121,10 +159,32 @@ def run(prefix: str, scenario_path: str, placement: str, algorithm: str | None, 
         raise click.exceptions.Exit(EXIT_INCOMPLETE)
 
 
+def _show_seeds(prefix: str, scenario_path: str, recs: list, lowered, as_json: bool) -> None:
+    """A multi-seed trace run: one JSON object (the summary, every run's object in `runs`), or a line per seed and
+    the mean."""
+    from ..chakra.lower import summarize
+    from .run import mean_line, seed_line, seeds_summary
+
+    summary = seeds_summary(recs)
+    if as_json:
+        echo_json({"trace": prefix, "fabric": scenario_path, **summary,
+                   "runs": [_record(r, summarize(lowered, r)) for r in recs]})
+        return
+    click.echo(f"{prefix} on {scenario_path} ({recs[0].fidelity})")
+    for r in recs:
+        click.echo(f"  {seed_line(r)}")
+    click.echo(mean_line(summary))
+
+
+def _record(rec, s: dict) -> dict:
+    """A trace run's JSON object."""
+    return {"completion_time_s": rec.completion_time_s, **s, "events": rec.events, "wall_s": rec.wall_s,
+            "fidelity": rec.fidelity, "seed": rec.seed, "complete": rec.complete, "halted": rec.halted}
+
+
 def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
     """Print a trace run: one JSON object, or a summary with the ranks and collectives tables."""
-    out = {"completion_time_s": rec.completion_time_s, **s, "events": rec.events, "wall_s": rec.wall_s,
-           "fidelity": rec.fidelity, "seed": rec.seed, "complete": rec.complete, "halted": rec.halted}
+    out = _record(rec, s)
     if as_json:
         echo_json(out)
         return
@@ -154,7 +214,12 @@ def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
 
 @trace.command("synth")
 @click.argument("kind", type=click.Choice(["dp", "tp", "pp", "ep", "dp-tp"]))
-@click.option("--out", "out", required=True, metavar="PREFIX", help="Write PREFIX.{rank}.et (and PREFIX.comm_groups.json).")
+@click.option("--out", "out", default=None, metavar="DIR",
+              help=f"{OUT_HELP}: DIR/NAME.{{rank}}.et (and DIR/NAME.comm_groups.json); `trace run DIR` reads it.")
+@click.option("--name", default="trace", show_default=True, metavar="NAME",
+              help="File name stem of the trace in --out DIR (NAME.gz: gzip-compressed files).")
+@deprecated_option("--prefix", lambda v: {"out": str(Path(v).parent), "name": Path(v).name},
+                   lambda v: f"--out {Path(v).parent} --name {Path(v).name}")
 @click.option("--ranks", type=click.IntRange(min=2), default=8, show_default=True,
               help="Ranks (dp, tp, ep), pipeline stages (pp).")
 @click.option("--tp", type=click.IntRange(min=2), default=2, show_default=True, help="dp-tp: tensor-parallel group size.")
@@ -172,7 +237,7 @@ def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
               help="Fraction of the device's peak FLOP/s and memory bandwidth reached (roofline durations).")
 @click.option("--forward-us", "forward_us", type=click.FloatRange(0, min_open=True), default=None,
               help="Calibrate: one layer's forward time for one micro-batch (µs); other nodes scale by FLOPs.")
-def synth(kind: str, out: str, ranks: int, tp: int, layers: int, hidden: int, seq_len: int, micro_batch: int,
+def synth(kind: str, out: str | None, name: str, ranks: int, tp: int, layers: int, hidden: int, seq_len: int, micro_batch: int,
           micro_batches: int, bucket_layers: int, dtype_bytes: int, device: str, efficiency: float,
           forward_us: float | None) -> None:
     """Write the Chakra trace of one training step: data parallel (per-layer backward with bucketed gradient
@@ -181,7 +246,15 @@ def synth(kind: str, out: str, ranks: int, tp: int, layers: int, hidden: int, se
     Sizes and FLOPs follow the formulas in fabricsim/chakra/synth.py (12·h² parameters per layer, 24·b·s·h² +
     4·b·s²·h forward FLOPs)."""
     from ..chakra import synth as sy
+    from ..errors import UserError
 
+    if out is None:
+        raise UserError("fabricsim trace synth: give the folder to write: --out DIR")
+    if not name or "/" in name or name in (".", ".."):
+        raise UserError(f"fabricsim trace synth: --name: '{name}' is not a file name (give the folder with --out)")
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"fabricsim trace synth: --out: {out} exists and is not a folder")
     model = sy.Model(layers=layers, hidden=hidden, seq_len=seq_len, micro_batch=micro_batch, dtype_bytes=dtype_bytes,
                      device=device, efficiency=efficiency, forward_us=forward_us)
     groups = None
@@ -195,11 +268,10 @@ def synth(kind: str, out: str, ranks: int, tp: int, layers: int, hidden: int, se
         traces = sy.expert_parallel(model, ranks)
     else:
         if ranks % tp:
-            from ..errors import UserError
-
             raise UserError(f"--ranks {ranks} is not a multiple of --tp {tp}")
         traces, groups = sy.data_tensor_parallel(model, ranks // tp, tp, bucket_layers)
-    path = sy.write(out, traces, groups)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = sy.write(folder / name, traces, groups)
     nodes = sum(len(t["id"]) for t in traces)
     click.echo(f"wrote {len(traces)} ranks, {nodes:,} nodes: {path}.{{0..{len(traces) - 1}}}.et"
                + (f" and {path}.comm_groups.json" if groups else ""), err=True)

@@ -62,12 +62,13 @@ def solve(scheme: str, topology: str, seed: int = 0, *, workers: int = 90, aggre
     return spar(fab, workers, aggregators, seed)
 
 
-def study(scheme: str, topology: str, seeds: int = 30, progress=None, **opts: Any) -> dict[str, Any]:
-    """`seeds` repetitions (seeds 1…n) of a randomized scheme, one run of ATRO; the mean and per-seed figures.
-    `progress(done, total)` is called after every run."""
+def study(scheme: str, topology: str, seeds: int = 30, progress=None, *, first_seed: int = 1,
+          **opts: Any) -> dict[str, Any]:
+    """`seeds` repetitions (seeds first_seed…first_seed+seeds−1) of a randomized scheme, one run of ATRO (seed
+    `first_seed`); the mean and per-seed figures. `progress(done, total)` is called after every run."""
     if seeds < 1:
         raise ValueError(f"seeds: must be at least 1, not {seeds}")
-    runs = [1] if scheme == "atro" else list(range(1, seeds + 1))
+    runs = [first_seed] if scheme == "atro" else list(range(first_seed, first_seed + seeds))
     sols = []
     for i, s in enumerate(runs):
         sols.append(solve(scheme, topology, s, **opts))
