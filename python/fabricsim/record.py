@@ -14,6 +14,9 @@ MISSING = np.iinfo(np.uint64).max
 FLOW_KINDS = ("cbr", "onoff", "message", "tcp", "tcp-ack", "rdma-ack")
 """`flows.kind` codes, in the engine's order."""
 
+WORK_SCALARS = ("wall_s", "events")
+"""Scalars that measure the engine's work rather than the simulated network; `digests` leaves them out."""
+
 _TIME_COLS = ("first_tx_ps", "last_tx_ps", "first_rx_ps", "last_rx_ps", "complete_ps", "start_ps")
 
 
@@ -429,6 +432,25 @@ class RunRecord:
                 continue
             rows.append({k: c[k][i] for k in ("name", "tx_packets", "tx_bytes", "drops", "peak_packets", "peak_bytes")})
         return rows
+
+    def digests(self) -> dict[str, str]:
+        """sha256 of every column (its dtype, length and bytes), keyed by the column's name ("flows.tx_bytes"),
+        and of every scalar (its canonical JSON) keyed "scalars.NAME", engine-work scalars (WORK_SCALARS) left
+        out. The regression corpus keeps these, so a changed record names the columns that changed, and a new
+        column is covered the moment the engine writes it. O(record size)."""
+        import hashlib
+        import json
+
+        out = {}
+        for name in sorted(self.columns):
+            a = np.ascontiguousarray(self.columns[name])
+            h = hashlib.sha256(f"{a.dtype.str}:{a.shape}:".encode())
+            h.update(a.tobytes() if a.dtype != object else json.dumps(a.tolist(), sort_keys=True).encode())
+            out[name] = h.hexdigest()
+        for k in sorted(self.scalars):
+            if k not in WORK_SCALARS:
+                out[f"scalars.{k}"] = hashlib.sha256(json.dumps(self.scalars[k], sort_keys=True, default=str).encode()).hexdigest()
+        return out
 
     @property
     def raw(self) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""Re-baseline the record regression corpus: recompute every case's record hash with the current engine and print
-which cases changed. Run only for a deliberate, documented model change (issue 29's re-baselining); the commit
+"""Re-baseline the record regression corpus: recompute every case's column digests with the current engine and print
+which cases and columns changed. Run only for a deliberate, documented model change (issue 29's re-baselining); the commit
 that runs it lists every changed record and why. Usage: python tests/regression/rebaseline.py [--check]"""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from test_regression import CORPUS, record_sha  # noqa: E402
+from test_regression import CORPUS, changed_columns  # noqa: E402
 
 from fabricsim.engine import run_wire  # noqa: E402
 
@@ -24,12 +24,13 @@ def main() -> int:
     changed = 0
     for path in CORPUS:
         case = json.load(gzip.open(path))
-        sha = record_sha(run_wire(case["spec"], case["fidelity"]).legacy_dict())
-        if sha != case["record_sha256"]:
+        got = run_wire(case["spec"], case["fidelity"]).digests()
+        cols = changed_columns(case["column_sha256"], got)
+        if cols:
             changed += 1
-            print(f"{path.name}: {case['record_sha256'][:12]} -> {sha[:12]}")
+            print(f"{path.name}: {', '.join(cols)}")
             if not args.check:
-                case["record_sha256"] = sha
+                case["column_sha256"] = got
                 with gzip.open(path, "wt") as f:
                     json.dump(case, f, sort_keys=True)
     print(f"{changed} of {len(CORPUS)} records changed" + ("" if args.check else "; corpus rewritten"))
