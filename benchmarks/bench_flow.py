@@ -34,15 +34,15 @@ def whole_process(binary: Path, mode: str, m0: int, m1: int) -> tuple[float, flo
 
 def python_api() -> str:
     import fabricsim
-    from fabricsim import scenario_from_dict
-    from fabricsim.collectives import all_to_all, split_barriers
+    from fabricsim import Workload, scenario_from_dict
 
     t0 = time.perf_counter()
-    msgs, bars = split_barriers(all_to_all([(f"h{i}", 0) for i in range(360)], 1_000_000, barrier=True, order="parallel"))
-    sc = scenario_from_dict({"topology": {"kind": "fat_tree", "m0": 20, "m1": 18, "rate": "100Gbps"},
-                             "messages": msgs, "barriers": bars})
+    sc = scenario_from_dict({"topology": {"kind": "fat_tree", "m0": 20, "m1": 18, "rate": "100Gbps"}})
+    wl = Workload(sc)
+    wl.collective("all_to_all", [(f"h{i}", 0) for i in range(360)], 1_000_000, algorithm="shift", barrier=True,
+                  order="parallel")
     t1 = time.perf_counter()
-    rec = fabricsim.run(sc, fidelity="flow")
+    rec = fabricsim.run(sc, workload=wl, fidelity="flow")
     t2 = time.perf_counter()
     return (f"Python API, phased all-to-all FT(2;20,18): build + validate {t1 - t0:.2f} s, run {t2 - t1:.2f} s "
             f"(engine {rec.wall_s:.3f} s), completion {rec.completion_time_s * 1e3:.2f} ms")

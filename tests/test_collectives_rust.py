@@ -1,11 +1,18 @@
-"""Collectives generated in the engine: closed forms in both engines, and records identical to the Python
-reference generators (`fabricsim.collectives.patterns`) run as message rows."""
+"""Collectives generated in the engine: closed forms in both engines, and the frozen reference DAGs: the
+fixtures crates/fabricsim-core/tests/fixtures/collectives/*.json hold, lowered to wire rows, the messages and
+dependencies of the Python generators the engine's shift and ring collectives were written to reproduce (208
+cases; the Rust test `expand_reproduces_the_python_generators` checks `expand` against them). The Python
+generators are gone; `fabricsim.collectives.all_to_all` & co. now name the engine's rows, and must lower to the
+same wire rows."""
+
+import json
+from pathlib import Path
 
 import pytest
 
 import fabricsim
 from fabricsim import ScenarioError, Workload
-from fabricsim.collectives import all_reduce, all_to_all, ring_all_reduce, split_barriers
+from fabricsim.collectives import all_gather, all_reduce, all_to_all, reduce_scatter, ring_all_reduce, split_barriers
 
 NS = 1000  # ps
 
@@ -56,46 +63,38 @@ def test_collective_done_barrier_gates_compute():
     assert rec.scalars["completion_ps"] == (7_000_000 + 6 * 1000) * NS
 
 
-def vela():
-    from fabricsim.collectives.run import vela_topology
-
-    return fabricsim.scenario_from_dict({"topology": vela_topology(), "routing": {"ecmp": "per_message"}})
-
-
-def rows_record(sc, items, fidelity):
-    msgs, bars = split_barriers(items)
-    full = fabricsim.scenario_from_dict({**sc.model_dump(exclude={"messages", "barriers"}), "messages": msgs,
-                                         "barriers": bars})
-    return fabricsim.run(full, fidelity=fidelity).legacy_dict()
+FIXTURES = Path(__file__).resolve().parent.parent / "crates/fabricsim-core/tests/fixtures/collectives"
+FIXTURE_TOPOLOGY = {"kind": "leaf_spine", "racks": 2, "leaves_per_rack": 2, "hosts_per_rack": 4, "nics_per_host": 4,
+                    "spines": 2, "host_rate": "100Gbps", "fabric_rate": "100Gbps"}
+"""The fabric the fixtures' rank indices and rows refer to."""
+GENERATORS = {("all_to_all", "shift"): all_to_all, ("all_gather", "shift"): all_gather, ("all_reduce", "shift"): all_reduce,
+              ("all_reduce", "ring"): ring_all_reduce, ("reduce_scatter", "ring"): reduce_scatter}
 
 
-def without_names(rec):
-    rec = dict(rec, flows={k: v for k, v in rec["flows"].items() if k != "name"})
-    rec.pop("wall_s")
-    return rec
-
-
-CASES = [
-    ("all_to_all", "shift", dict(order="sent"), lambda eps, s: all_to_all(eps, s, order="sent")),
-    ("all_to_all", "shift", dict(order="delivered", barrier=True), lambda eps, s: all_to_all(eps, s, order="delivered", barrier=True)),
-    ("all_reduce", "shift", dict(), lambda eps, s: all_reduce(eps, s)),
-    ("all_reduce", "shift", dict(barrier=True), lambda eps, s: all_reduce(eps, s, barrier=True)),
-    ("all_reduce", "ring", dict(), lambda eps, s: ring_all_reduce(eps, s)),
-]
-
-
-@pytest.mark.parametrize("kind,algorithm,opts,reference", CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CASES)])
-@pytest.mark.parametrize("fidelity", ["packet", "flow"])
-def test_engine_generator_gives_the_reference_record(kind, algorithm, opts, reference, fidelity):
-    eps = [("h0", 0), ("h1", 0), ("h6", 0), ("h12", 2)]
-    size = 64 * 1024
-    sc = vela()
-    wl = Workload(sc)
-    wl.collective(kind, eps, size, algorithm=algorithm, **opts)
-    got = fabricsim.run(sc, workload=wl, fidelity=fidelity).legacy_dict()
-    want = rows_record(sc, reference(eps, size), fidelity)
-    # The engine's collective adds one completion barrier after the reference's messages: no traffic, no time.
-    assert without_names(got) == without_names(want)
+def test_generators_lower_to_the_frozen_reference_rows():
+    # Every fixture case through the public generator (named dicts, `after` lists by name, barrier entries),
+    # lowered as every scenario is: the same message rows [src, src_nic, dst, dst_nic, size, deps, sent_deps,
+    # barriers], barrier rows, packet and header bytes.
+    names = [n.name for n in fabricsim.scenario_from_dict({"topology": FIXTURE_TOPOLOGY}).topology.network().nodes]
+    cases = msgs_total = 0
+    for path in sorted(FIXTURES.glob("*.json")):
+        for c in json.loads(path.read_text())["cases"]:
+            spec = c["spec"]
+            opts = {k: spec[k] for k in ("barrier", "order", "ag_order") if k in spec}
+            items = GENERATORS[spec["kind"], spec["algorithm"]](
+                [(names[i], nic) for i, nic in spec["ranks"]], spec["size_bytes"], packet=spec["packet_bytes"],
+                header=spec["header_bytes"], **opts)
+            msgs, bars = split_barriers(items)
+            wire = fabricsim.scenario_from_dict({"topology": FIXTURE_TOPOLOGY, "messages": msgs, "barriers": bars}).to_wire()
+            got = [[m["src"], m["src_nic"], m["dst"], m["dst_nic"], m["size_bytes"], m["deps"], m["sent_deps"], m["barriers"]]
+                   for m in wire["messages"]]
+            where = f"{path.name}: {c['label']}"
+            assert got == c["messages"], where
+            assert [[b["deps"], b["barriers"]] for b in wire["barriers"]] == c["barriers"], where
+            assert {(m["packet_bytes"], m["header_bytes"]) for m in wire["messages"]} == {(spec["packet_bytes"], spec["header_bytes"])}, where
+            cases += 1
+            msgs_total += len(got)
+    assert (cases, msgs_total) == (208, 5630)
 
 
 def test_bad_collectives_are_named():
@@ -112,16 +111,3 @@ def test_bad_collectives_are_named():
     with pytest.raises(ScenarioError, match=r"root"):
         wl.collective("broadcast", ["h0", "h1"], 100, root=5)
     assert wl.n_messages == 0, "rejected collectives leave nothing behind"
-
-
-@pytest.mark.parametrize("preset,pattern,opts", [("4n_2r_6n_2r", "all-reduce", {}), ("8n_2r", "all-to-all", {"barrier": True}),
-                                                 ("6n_3r", "all-gather", {"interfaces": 4}), ("4n_2r", "ring-all-reduce", {})])
-def test_study_scenarios_from_the_engine_equal_the_reference(preset, pattern, opts):
-    # Study 000's scenarios use the engine's collectives; the named Python-built rows give the same record.
-    from fabricsim.collectives.run import collective_messages, collective_scenario
-    from fabricsim.studies.orchestration import preset_groups
-
-    g = preset_groups(preset)
-    a = fabricsim.run(collective_scenario(g, [pattern] * len(g), 0.25, seed=2, **opts)).legacy_dict()
-    b = fabricsim.run(collective_messages(g, [pattern] * len(g), 0.25, seed=2, **opts)).legacy_dict()
-    assert without_names(a) == without_names(b)

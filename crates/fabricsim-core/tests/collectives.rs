@@ -1,5 +1,6 @@
-//! The Rust collective generators reproduce the Python ones exactly: every fixture case (written by
-//! `tests/make_collective_fixtures.py` from `fabricsim.collectives.patterns`, lowered by `Scenario.to_wire`)
+//! The Rust collective generators reproduce the Python ones they replaced exactly: every fixture case (the
+//! DAGs of the former Python generators, lowered by `Scenario.to_wire`, frozen since the engine became the only
+//! generator; tests/test_collectives_rust.py checks that the Python API's named rows lower to them too)
 //! expands to the same messages, barriers and predecessor CSR.
 
 use fabricsim_core::spec::{BarrierSpec, MessageSpec};
@@ -103,7 +104,7 @@ fn expand_reproduces_the_python_generators() {
             msgs += want.n_msgs();
         }
     }
-    // tests/make_collective_fixtures.py writes 208 cases with 5,630 messages.
+    // The fixtures hold 208 cases with 5,630 messages.
     assert_eq!((cases, msgs), (208, 5630));
 }
 

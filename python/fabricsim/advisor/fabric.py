@@ -151,7 +151,7 @@ def read_busy(fabric: Fabric, path: str | Path | list[dict]) -> tuple[list[list[
     free NIC), `job` (rows with the same job name are the nodes of a background job, in rank order), `pattern`
     and `msg_mb` (the job's, on any of its rows; defaults all-reduce and 10 MiB). Returns the free NICs per host
     and the background jobs. ScenarioError naming the file, row and field on bad input."""
-    from ..collectives.run import PATTERNS
+    from ..collectives.run import ENGINE_PATTERNS
 
     if isinstance(path, (str, Path)):
         src = str(path)
@@ -197,8 +197,8 @@ def read_busy(fabric: Fabric, path: str | Path | list[dict]) -> tuple[list[list[
             j["nodes"].append([(h, nic)])
             pat = (row.get("pattern") or "").strip()
             if pat:
-                if pat not in PATTERNS:
-                    raise ScenarioError(where, "pattern", f"unknown pattern {pat!r} (one of {', '.join(PATTERNS)})")
+                if pat not in ENGINE_PATTERNS:
+                    raise ScenarioError(where, "pattern", f"unknown pattern {pat!r} (one of {', '.join(ENGINE_PATTERNS)})")
                 j["pattern"] = pat
             mb = (row.get("msg_mb") or "").strip()
             if mb:

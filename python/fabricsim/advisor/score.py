@@ -10,7 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..chakra.lower import lower
-from ..collectives.run import ENGINE_PATTERNS, PATTERNS
+from ..collectives.run import ENGINE_PATTERNS
 from ..errors import ScenarioError
 from ..stats import t975
 from ..workload import Workload
@@ -32,8 +32,8 @@ class JobSpec:
     trace: Any = None
 
     def __post_init__(self) -> None:
-        if self.trace is None and self.pattern not in PATTERNS:
-            raise ScenarioError("fabricsim place", "--pattern", f"unknown pattern {self.pattern!r} (one of {', '.join(PATTERNS)})")
+        if self.trace is None and self.pattern not in ENGINE_PATTERNS:
+            raise ScenarioError("fabricsim place", "--pattern", f"unknown pattern {self.pattern!r} (one of {', '.join(ENGINE_PATTERNS)})")
         if self.msg_bytes <= 0:
             raise ScenarioError("fabricsim place", "--msg-mb", f"must be > 0, got {self.msg_bytes / MIB:g}")
         if self.interfaces < 1:

@@ -66,12 +66,12 @@ class ClusterConfig:
 
     def check(self, fabric: Fabric) -> None:
         """Raise ScenarioError naming the option for anything impossible on `fabric`."""
-        from ..collectives.run import PATTERNS
+        from ..collectives.run import ENGINE_PATTERNS
 
         if self.policy not in POLICIES:
             raise ScenarioError(SOURCE, "policy", f"unknown policy {self.policy!r} (one of {', '.join(POLICIES)}, or all)")
-        if self.pattern not in PATTERNS:
-            raise ScenarioError(SOURCE, "pattern", f"unknown pattern {self.pattern!r} (one of {', '.join(PATTERNS)})")
+        if self.pattern not in ENGINE_PATTERNS:
+            raise ScenarioError(SOURCE, "pattern", f"unknown pattern {self.pattern!r} (one of {', '.join(ENGINE_PATTERNS)})")
         if not (isinstance(self.msg_mb, (int, float)) and self.msg_mb > 0 and math.isfinite(self.msg_mb)):
             raise ScenarioError(SOURCE, "msg_mb", f"must be a positive number of MiB, got {self.msg_mb!r}")
         if self.jobs < 1:

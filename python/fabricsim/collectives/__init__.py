@@ -1,4 +1,4 @@
-"""Collective operations as workload-DAG generators (lists of message dicts) and node placements."""
+"""Collective operations as lists of message dicts (the engine's collective generator, its rows named) and node placements."""
 
 from .patterns import all_gather, all_reduce, all_to_all, reduce_scatter, ring_all_reduce, split_barriers
 from .placement import Node, pack, placement_groups, spread, vela_nodes

@@ -1,10 +1,12 @@
 //! Collective operations generated in Rust: a compact spec expands into workload columns (messages, barriers, dependencies).
 //!
 //! `expand` turns one `CollectiveSpec` into a `Workload` fragment whose dependency references are already
-//! absolute (offset by the `Base` it is appended at). The shift patterns, the ring all-reduce and the ring
-//! reduce-scatter reproduce `python/fabricsim/collectives/patterns.py` exactly (same messages in the same
-//! order, same dependencies in the order the Python lowering lists them); the other algorithms are documented
-//! on their generator functions. Every expansion costs O(messages + dependencies) time and memory.
+//! absolute (offset by the `Base` it is appended at). This is the project's only collective generator: the
+//! Python `fabricsim.collectives.all_to_all` & co. name its rows. The shift patterns, the ring all-reduce and
+//! the ring reduce-scatter reproduce the Python generators they replaced exactly (same messages in the same
+//! order, same dependencies in the order the Python lowering lists them; their DAGs are frozen in
+//! tests/fixtures/collectives); the other algorithms are documented on their generator functions. Every
+//! expansion costs O(messages + dependencies) time and memory.
 //!
 //! Conventions shared by the step algorithms (ring, halving-doubling, trees, hierarchical):
 //! - A message from rank i waits for the delivery of every message rank i received since the last step in
