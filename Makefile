@@ -81,10 +81,11 @@ validate: setup
 	$(PY) benchmarks/vs_hpcc_ns3.py
 	$(PY) benchmarks/vs_htsim.py
 
-## docs: the user guide (mkdocs, material theme) into site/; the scenario and command-line references are
-## generated from the code at build time (docs/hooks.py); strict, so a broken link fails the build
+## docs: the user guide (mkdocs, material theme) into site/; the reference pages (scenario keys, command line,
+## Python API) are generated from the code (docs/gen_reference.py, also at build time); strict, so a broken link
+## fails the build
 docs: setup
-	$(PY) -m pip install -q "mkdocs>=1.6,<2" "mkdocs-material>=9.5" "mkdocstrings[python]>=0.26"
+	$(PY) -m pip install -q "mkdocs>=1.6,<2" "mkdocs-material>=9.5"
 	$(VENV)/bin/mkdocs build --strict
 
 clean:

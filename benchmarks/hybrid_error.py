@@ -40,7 +40,7 @@ Usage:
     python benchmarks/hybrid_error.py --json out.json  # also write every figure as JSON
 
 `markdown(results)` renders the results (the list `run_corpus` returns) as a Markdown table plus the summary, for
-the README generator.
+the docs generator (benchmarks/readme_numbers.py).
 """
 
 from __future__ import annotations

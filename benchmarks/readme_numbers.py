@@ -1,16 +1,19 @@
-"""Regenerate the measured figures the README quotes, between its `<!-- generated: NAME -->` … `<!-- end: NAME -->`
-markers, so no measured number in it is typed by hand.
+"""Regenerate the measured figures the docs quote, between their `<!-- generated: NAME -->` … `<!-- end: NAME -->`
+markers, so no measured number in them is typed by hand.
 
-Each region has a generator here. Deterministic regions (simulation results: the same code and seeds give the
-same text) are checked by tests/test_readme_numbers.py. Timing regions are rewritten only by `--write`; each
-ends with the date, the machine it was measured on and how loaded that machine was. Several regions come from
-one run (e.g. Table IV's results, its time and the flow engine's agreement): asking for any of them runs it once.
+Each region has a generator here, and each generator names the page its region lives in (`Generator.page`:
+README.md or a page under docs/). A study's page, docs/studies/STUDY.md, is also experiments/STUDY/README.md:
+`--write` rewrites both (`study_copies` in docs/gen_reference.py). Deterministic regions (simulation results: the
+same code and seeds give the same text) are checked by tests/test_readme_numbers.py. Timing regions are rewritten
+only by `--write`; each ends with the date, the machine it was measured on and how loaded that machine was. Several
+regions come from one run (e.g. Table IV's results, its time and the flow engine's agreement): asking for any of
+them runs it once.
 
 Usage:
     python benchmarks/readme_numbers.py                      # show which regions differ from a fresh run
-    python benchmarks/readme_numbers.py --write              # rewrite them in README.md (all: about 25 min)
+    python benchmarks/readme_numbers.py --write              # rewrite them in their pages (all: about 25 min)
     python benchmarks/readme_numbers.py --only cpo-results --only cpo-time --write   # some (repeatable)
-    python benchmarks/readme_numbers.py --list               # every region, its kind and about how long it takes
+    python benchmarks/readme_numbers.py --list               # every region, its page, kind and about how long
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 EXPERIMENTS = ROOT / "experiments"
 BIN = Path(sys.executable).parent
 REGION = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(\n<!-- end: (?P=name) -->)", re.S)
@@ -51,6 +54,12 @@ class Generator:
     """Whether the same code gives the same text (a test checks it), or a timing (rewritten by --write only)."""
     seconds: float
     """About how long it takes on the development machine (2 cores), the run it shares with others included."""
+    page: str
+    """The file its region lives in, relative to the repository: README.md or docs/….md."""
+
+    @property
+    def path(self) -> Path:
+        return ROOT / self.page
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
@@ -212,7 +221,7 @@ def incast_speed() -> str:
 # ------------------------------------------------------------------------------------ study 000: collectives
 
 def collective_example() -> str:
-    """The README's collective example on study 000's fabric: 4n_2r all-reduce of 10 MiB, 30 seeds."""
+    """Study 000's page's collective example on its fabric: 4n_2r all-reduce of 10 MiB, 30 seeds."""
     cmd = ["fabricsim", "collective", "--placement", "4n_2r", "--pattern", "all-reduce", "--msg-mib", "10",
            "--seeds", "30", "--json"]
     out = json.loads(subprocess.run([str(BIN / cmd[0]), *cmd[1:]], capture_output=True, text=True, check=True,
@@ -373,7 +382,7 @@ def place_speed() -> str:
 
 def cluster_policies() -> str:
     """`fabricsim cluster`'s policy comparison (10 seeds) as `fabricsim reproduce orchestration` runs it; writes the
-    figure docs/img/cluster_policies.png that the README shows."""
+    figure docs/img/cluster_policies.png that docs/guide/cluster.md shows."""
     from fabricsim.cluster import ClusterConfig, compare_policies, draw_comparison
 
     mod = study("orchestration")
@@ -890,37 +899,45 @@ def astra() -> str:
     return "\n".join(lines)
 
 
+# The pages the regions live in (a study's page, docs/studies/STUDY.md, is copied to experiments/STUDY/README.md).
+INCAST, ORCHESTRATION = "docs/studies/incast.md", "docs/studies/orchestration.md"
+FORS, INA, CPO = "docs/studies/fors.md", "docs/studies/ina.md", "docs/studies/cpo.md"
+FLOW, HYBRID, FABRICS = "docs/guide/flow-engine.md", "docs/guide/hybrid.md", "docs/guide/fabrics.md"
+PLACE, CLUSTER = "docs/guide/place-a-job.md", "docs/guide/cluster.md"
+WORKLOADS, TRACE = "docs/guide/large-workloads.md", "docs/guide/run-a-trace.md"
+PERFORMANCE, ROCE = "docs/performance.md", "docs/roce.md"
+
 GENERATORS: dict[str, Generator] = {
-    "incast-s2-s4": Generator(incast_s2_s4, deterministic=True, seconds=6),
-    "incast-s1": Generator(incast_s1, deterministic=True, seconds=6),
-    "incast-speed": Generator(incast_speed, deterministic=False, seconds=6),
-    "collective-example": Generator(collective_example, deterministic=True, seconds=10),
-    "table4": Generator(table4, deterministic=True, seconds=450),
-    "table4-time": Generator(table4_time, deterministic=False, seconds=450),
-    "flow-agreement": Generator(flow_agreement, deterministic=True, seconds=450),
-    "advisor": Generator(advisor, deterministic=True, seconds=750),
-    "place-speed": Generator(place_speed, deterministic=False, seconds=90),
-    "cluster-policies": Generator(cluster_policies, deterministic=True, seconds=15),
-    "cluster-speed": Generator(cluster_speed, deterministic=False, seconds=200),
-    "fors-throughput": Generator(fors_throughput, deterministic=True, seconds=90),
-    "ina-results": Generator(ina_results, deterministic=True, seconds=85),
-    "ina-times": Generator(ina_times, deterministic=False, seconds=85),
-    "ina-quick-time": Generator(ina_quick_time, deterministic=False, seconds=120),
-    "cpo-results": Generator(cpo_results, deterministic=True, seconds=40),
-    "cpo-time": Generator(cpo_time, deterministic=False, seconds=40),
-    "frontdoor": Generator(frontdoor, deterministic=False, seconds=10),
-    "chakra-speed": Generator(chakra_speed, deterministic=False, seconds=105),
-    "astra": Generator(astra, deterministic=True, seconds=1),
-    "bench-engine": Generator(bench_engine, deterministic=False, seconds=90),
-    "hybrid-error": Generator(hybrid_error, deterministic=False, seconds=40),
-    "hybrid-scale": Generator(hybrid_scale, deterministic=False, seconds=170),
-    "bench-flow": Generator(bench_flow, deterministic=False, seconds=5),
-    "bench-fors": Generator(bench_fors, deterministic=False, seconds=25),
-    "bench-sweep": Generator(bench_sweep, deterministic=False, seconds=30),
-    "bench-startup": Generator(bench_startup, deterministic=False, seconds=15),
-    "fabrics-speed": Generator(fabrics_speed, deterministic=False, seconds=30),
-    "roce-speed": Generator(roce_speed, deterministic=False, seconds=3),
-    "roce-vs-hpcc": Generator(roce_vs_hpcc, deterministic=False, seconds=30),
+    "incast-s2-s4": Generator(incast_s2_s4, deterministic=True, seconds=6, page=INCAST),
+    "incast-s1": Generator(incast_s1, deterministic=True, seconds=6, page=INCAST),
+    "incast-speed": Generator(incast_speed, deterministic=False, seconds=6, page=INCAST),
+    "collective-example": Generator(collective_example, deterministic=True, seconds=10, page=ORCHESTRATION),
+    "table4": Generator(table4, deterministic=True, seconds=450, page=ORCHESTRATION),
+    "table4-time": Generator(table4_time, deterministic=False, seconds=450, page=ORCHESTRATION),
+    "flow-agreement": Generator(flow_agreement, deterministic=True, seconds=450, page=FLOW),
+    "advisor": Generator(advisor, deterministic=True, seconds=750, page=PLACE),
+    "place-speed": Generator(place_speed, deterministic=False, seconds=90, page=PLACE),
+    "cluster-policies": Generator(cluster_policies, deterministic=True, seconds=15, page=CLUSTER),
+    "cluster-speed": Generator(cluster_speed, deterministic=False, seconds=200, page=CLUSTER),
+    "fors-throughput": Generator(fors_throughput, deterministic=True, seconds=90, page=FORS),
+    "ina-results": Generator(ina_results, deterministic=True, seconds=85, page=INA),
+    "ina-times": Generator(ina_times, deterministic=False, seconds=85, page=PERFORMANCE),
+    "ina-quick-time": Generator(ina_quick_time, deterministic=False, seconds=120, page=INA),
+    "cpo-results": Generator(cpo_results, deterministic=True, seconds=40, page=CPO),
+    "cpo-time": Generator(cpo_time, deterministic=False, seconds=40, page=CPO),
+    "frontdoor": Generator(frontdoor, deterministic=False, seconds=10, page=WORKLOADS),
+    "chakra-speed": Generator(chakra_speed, deterministic=False, seconds=105, page=TRACE),
+    "astra": Generator(astra, deterministic=True, seconds=1, page=TRACE),
+    "bench-engine": Generator(bench_engine, deterministic=False, seconds=90, page=PERFORMANCE),
+    "hybrid-error": Generator(hybrid_error, deterministic=False, seconds=40, page=HYBRID),
+    "hybrid-scale": Generator(hybrid_scale, deterministic=False, seconds=170, page=HYBRID),
+    "bench-flow": Generator(bench_flow, deterministic=False, seconds=5, page=PERFORMANCE),
+    "bench-fors": Generator(bench_fors, deterministic=False, seconds=25, page=PERFORMANCE),
+    "bench-sweep": Generator(bench_sweep, deterministic=False, seconds=30, page=PERFORMANCE),
+    "bench-startup": Generator(bench_startup, deterministic=False, seconds=15, page=PERFORMANCE),
+    "fabrics-speed": Generator(fabrics_speed, deterministic=False, seconds=30, page=FABRICS),
+    "roce-speed": Generator(roce_speed, deterministic=False, seconds=3, page=ROCE),
+    "roce-vs-hpcc": Generator(roce_vs_hpcc, deterministic=False, seconds=30, page=ROCE),
 }
 
 
@@ -934,6 +951,42 @@ def rewrite(text: str, bodies: dict[str, str]) -> str:
     return REGION.sub(lambda m: m.group(1) + bodies.get(m.group("name"), m.group("body")) + m.group(4), text)
 
 
+def pages() -> list[Path]:
+    """Every page that holds a region, in a stable order."""
+    return sorted({g.path for g in GENERATORS.values()})
+
+
+def copies(page: Path) -> list[Path]:
+    """The files that must stay identical to `page`: a study page's experiments/STUDY/README.md."""
+    if str(DOCS) not in sys.path:
+        sys.path.insert(0, str(DOCS))
+    from gen_reference import study_copies
+
+    return [copy for source, copy in study_copies() if source == page]
+
+
+def current() -> dict[str, str]:
+    """Region name → its body, each read from its own page (a region found in another page does not count)."""
+    out: dict[str, str] = {}
+    for page in pages():
+        have = regions(page.read_text())
+        out.update({n: have[n] for n, g in GENERATORS.items() if g.path == page and n in have})
+    return out
+
+
+def write(bodies: dict[str, str]) -> list[Path]:
+    """Rewrite the named regions in their pages, and each page's copies; returns the files written."""
+    written = []
+    for page in pages():
+        mine = {n: body for n, body in bodies.items() if GENERATORS[n].path == page}
+        if mine:
+            text = rewrite(page.read_text(), mine)
+            for f in [page, *copies(page)]:
+                f.write_text(text)
+                written.append(f)
+    return written
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2
         self.exit(2, f"readme_numbers.py: {message}\n")
@@ -941,22 +994,21 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: list[str] | None = None) -> int:
     ap = _Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--write", action="store_true", help="rewrite the regions in README.md")
+    ap.add_argument("--write", action="store_true", help="rewrite the regions in their pages")
     ap.add_argument("--only", action="append", metavar="NAME", help="only this region (repeatable; see --list)")
     ap.add_argument("--list", action="store_true", help="list the regions and exit")
     args = ap.parse_args(argv)
     if args.list:
         for name, g in GENERATORS.items():
-            print(f"{name:20s} {'deterministic' if g.deterministic else 'timing':13s} about {g.seconds:g} s")
+            print(f"{name:20s} {g.page:32s} {'deterministic' if g.deterministic else 'timing':13s} about {g.seconds:g} s")
         return 0
     unknown = sorted(set(args.only or ()) - set(GENERATORS))
     if unknown:
         ap.error(f"--only: unknown region {', '.join(unknown)} (known: {', '.join(GENERATORS)})")
-    text = README.read_text()
-    have = regions(text)
+    have = current()
     missing = sorted(set(GENERATORS) - set(have))
     if missing:
-        print(f"README.md: no region for {', '.join(missing)}", file=sys.stderr)
+        print("no region for " + ", ".join(f"{n} in {GENERATORS[n].page}" for n in missing), file=sys.stderr)
         return 2
     fresh, failed = {}, []
     for name in args.only or GENERATORS:
@@ -971,8 +1023,8 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
     changed = [n for n, body in fresh.items() if body != have[n]]
     if args.write and changed:
-        README.write_text(rewrite(README.read_text(), {n: fresh[n] for n in changed}))
-        print(f"wrote {README} ({len(changed)} regions)")
+        for f in write({n: fresh[n] for n in changed}):
+            print(f"wrote {f.relative_to(ROOT)}")
     return 1 if failed else 0
 
 

@@ -7,8 +7,16 @@ python/fabricsim/topology/ (read with `ast`, so importing the models stays cheap
 fields without one; a test keeps that list empty.
 
 `render_cli()` is the command-line reference (docs/reference/cli.md): every command's own `--help`.
+`render_api()` is the Python API reference (docs/reference/api.md): the signature and docstring of every public
+name of the package and of the modules users import (read with `inspect`).
 
-Usage: python docs/gen_reference.py [OUT.md]   (default: docs/reference/scenario.md; cli.md beside it)
+These pages are committed, so their links work in a clone; so is each study's page, docs/studies/STUDY.md, copied
+to experiments/STUDY/README.md (`study_copies()`). tests/test_reference_docs.py fails when any of them differs from
+a fresh render.
+
+Usage:
+    python docs/gen_reference.py            # name the committed pages that differ from a fresh render (exit 1 if any)
+    python docs/gen_reference.py --write    # write them
 """
 
 from __future__ import annotations
@@ -26,6 +34,11 @@ from pydantic import BaseModel
 from fabricsim.spec.scenario import Scenario
 from fabricsim.topology.registry import FAMILIES
 from fabricsim.units import format_duration, format_rate, format_size
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+REGENERATE = "python docs/gen_reference.py --write"
+"""The one command that regenerates every page this module owns."""
 
 UNIT_TYPES = {
     "parse_duration_ps": "duration (`\"5ms\"`, `\"500ns\"`, or seconds)",
@@ -178,7 +191,7 @@ def undocumented() -> list[str]:
 
 def render() -> str:
     lines = ["# Scenario file reference", "",
-             "Generated from the spec models by `docs/gen_reference.py` (run by `make docs`); do not edit. A scenario",
+             f"Generated from the spec models by `{REGENERATE}`; do not edit. A scenario",
              "is a TOML file. Every quantity takes a unit (`\"5ms\"`, `\"100Gbps\"`, `\"10MiB\"`) or a plain number in",
              "the base unit (seconds, bit/s, bytes). Unknown keys are errors, named with their path.", ""]
     for where, model in sections():
@@ -201,7 +214,7 @@ def render_cli() -> str:
     from fabricsim.cli import cli
 
     lines = ["# Command-line reference", "",
-             "Generated from the commands' own `--help` by `docs/gen_reference.py` (run by `make docs`); do not edit.",
+             f"Generated from the commands' own `--help` by `{REGENERATE}`; do not edit.",
              "Exit codes: 0 done, 1 some runs of a sweep failed (one line; the rest are stored), 2 bad input (one line "
              "naming the file and field), 3 incomplete run, 130 interrupted.",
              ""]
@@ -216,19 +229,206 @@ def render_cli() -> str:
                 if sub is not None and not getattr(sub, "hidden", False):
                     walk(sub, path + [name], ctx)
 
+    # Load every command first: the root's command list reads a loaded command's own short help and the registry's
+    # otherwise, and the two cut a long line differently, so the page would depend on what this process ran before.
+    root = click.Context(cli, info_name="fabricsim")
+    for name in cli.list_commands(root):
+        cli.get_command(root, name)
     walk(cli, ["fabricsim"], None)
     return "\n".join(lines)
 
 
-def main() -> None:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent / "reference" / "scenario.md")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render())
-    print(f"wrote {out} ({len(sections())} sections)")
-    cli_out = out.with_name("cli.md")
-    cli_out.write_text(render_cli())
-    print(f"wrote {cli_out}")
+API_MODULES = [
+    ("fabricsim", "The package: scenarios, runs, records, workloads and the placement advisor."),
+    ("fabricsim.errors", None),
+    ("fabricsim.topology", None),
+    ("fabricsim.chakra", None),
+    ("fabricsim.sweep", None),
+    ("fabricsim.cluster", None),
+]
+"""The modules the API reference covers, in order, each with an introduction (None: its docstring's first paragraph)."""
+
+
+class _Raw:
+    """An annotation or default shown as written (inspect would quote a string annotation)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text.strip("'\"")  # a forward reference written as a string inside a string annotation
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _shown(value: object) -> object:
+    """A default as the reader should see it; an object whose repr names a memory address becomes `...`."""
+    text = repr(value)
+    return _Raw("...") if " at 0x" in text or " object at " in text else value
+
+
+def signature(obj: object, name: str) -> str | None:
+    """`name(params) -> return` with annotations as written in the source, private parameters left out; None when
+    `obj` has no signature."""
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return None
+    params = [p.replace(annotation=_Raw(p.annotation) if isinstance(p.annotation, str) else p.annotation,
+                        default=p.default if p.default is inspect.Parameter.empty else _shown(p.default))
+              for p in sig.parameters.values() if not p.name.startswith("_") and p.name not in ("self", "cls")]
+    ret = sig.return_annotation
+    sig = sig.replace(parameters=params, return_annotation=_Raw(ret) if isinstance(ret, str) else ret)
+    return f"{name}{sig}".replace("typing.", "")
+
+
+def _doc(obj: object) -> str:
+    """An object's own docstring, cleaned ("" when it has none or inherits a builtin's)."""
+    doc = obj.__doc__ if isinstance(obj, (type, types.ModuleType)) else inspect.getdoc(obj)
+    if not isinstance(doc, str) or (isinstance(obj, type) and doc == getattr(obj.__base__, "__doc__", None)):
+        return ""
+    return inspect.cleandoc(doc)
+
+
+def _one_line(doc: str) -> str:
+    return " ".join(doc.split())
+
+
+def _members(cls: type) -> list[str]:
+    """One bullet per public method, property or class attribute defined in `cls` itself, in source order."""
+    out = []
+    is_model = issubclass(cls, BaseModel)
+    for key, value in vars(cls).items():
+        if key.startswith("_") or (is_model and key.startswith("model_")):
+            continue
+        func = value.__func__ if isinstance(value, (classmethod, staticmethod)) else value
+        if isinstance(value, property):
+            text = f"`{key}` (property)"
+            doc = _doc(value.fget) if value.fget else ""
+        elif inspect.isfunction(func):
+            text = f"`{signature(func, key)}`"
+            doc = _doc(func)
+        else:
+            continue
+        out.append(f"- {text}" + (f": {_one_line(doc)}" if doc else ""))
+    return out
+
+
+def _fields(model: type) -> list[str]:
+    """One bullet per field of a pydantic model: key, type and default."""
+    docs = attribute_docs(model)
+    return [f"- `{key}`: {field_type(f)}, {default_text(f)}" + (f". {docs[key]}" if key in docs else "")
+            for key, f in model.model_fields.items()]
+
+
+def _public(module: types.ModuleType) -> list[str]:
+    """A module's public names: its `__all__`, else the classes and functions defined in it."""
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n, v in vars(module).items() if not n.startswith("_")
+                 and (inspect.isclass(v) or inspect.isfunction(v)) and getattr(v, "__module__", "") == module.__name__]
+    return [n for n in names if n != "__version__"]
+
+
+def render_api() -> str:
+    """The Python API reference: every public name of API_MODULES with its signature and docstring."""
+    import importlib
+
+    lines = ["# Python API reference", "",
+             f"Generated from the docstrings by `{REGENERATE}`; do not edit. Everything below is importable",
+             "as written: `fabricsim.run`, `from fabricsim.chakra import load`. Units are in the names (`_s`, `_ps`,",
+             "`_bps`, `_bytes`); a scenario's keys are in the [scenario file reference](scenario.md).", ""]
+    for modname, intro in API_MODULES:
+        module = importlib.import_module(modname)
+        lines += [f"## `{modname}`", "", intro or _doc(module).split("\n\n")[0].replace("\n", " "), ""]
+        if modname == "fabricsim":
+            lines += ["`fabricsim.__version__` is the package version.", ""]
+        for name in _public(module):
+            obj = getattr(module, name)
+            qual = f"{modname}.{name}"
+            if isinstance(obj, types.ModuleType):
+                lines += [f"### `{qual}`", "", f"The module `{obj.__name__}`"
+                          + (" (below)." if obj.__name__ in dict(API_MODULES) else "."), ""]
+                continue
+            if typing.get_origin(obj) is not None:
+                lines += [f"### `{qual}`", "", "A type alias.", ""]
+                continue
+            if not (inspect.isclass(obj) or callable(obj)):
+                lines += [f"### `{qual}`", "", f"A constant: {type(obj).__name__}.", ""]
+                continue
+            lines += [f"### `{qual}`", ""]
+            if inspect.isclass(obj):
+                if issubclass(obj, BaseException):
+                    bases = ", ".join(b.__name__ for b in obj.__bases__)
+                    lines += [f"An exception (a subclass of {bases}).", ""]
+                elif issubclass(obj, BaseModel):
+                    lines += ["A pydantic model.", ""]
+                else:
+                    sig = signature(obj, name)
+                    if sig:
+                        lines += ["```text", sig, "```", ""]
+            else:
+                sig = signature(obj, name)
+                if sig:
+                    lines += ["```text", sig, "```", ""]
+            doc = _doc(obj)
+            if doc:
+                lines += [doc, ""]
+            if inspect.isclass(obj) and issubclass(obj, BaseModel):
+                if obj.__name__ == "Scenario":
+                    lines += ["Its fields are the scenario file's keys: see the [scenario file reference](scenario.md).", ""]
+                else:
+                    lines += ["Fields:", "", *_fields(obj), ""]
+            if inspect.isclass(obj):
+                members = _members(obj)
+                if members:
+                    lines += ["Members:", "", *members, ""]
+    return "\n".join(lines)
+
+
+def study_copies() -> list[tuple[Path, Path]]:
+    """(docs/studies/STUDY.md, experiments/STUDY/README.md) for every study page whose study exists: the copy must
+    stay identical to the page."""
+    return [(page, ROOT / "experiments" / page.stem / "README.md") for page in sorted((HERE / "studies").glob("*.md"))
+            if (ROOT / "experiments" / page.stem / "run.py").is_file()]
+
+
+def reference_pages() -> dict[Path, str]:
+    """docs/reference/{scenario,cli,api}.md → their fresh text."""
+    return {HERE / "reference" / "scenario.md": render(), HERE / "reference" / "cli.md": render_cli(),
+            HERE / "reference" / "api.md": render_api()}
+
+
+def committed() -> dict[Path, str]:
+    """Every file this module owns → its fresh text: the reference pages and the studies' copies."""
+    out = reference_pages()
+    out.update({copy: page.read_text() for page, copy in study_copies()})
+    return out
+
+
+def stale() -> list[Path]:
+    """The owned files that are missing or differ from a fresh render."""
+    return [path for path, text in committed().items() if not path.is_file() or path.read_text() != text]
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--write", action="store_true", help="write the pages that differ from a fresh render")
+    args = ap.parse_args(argv)
+    if args.write:
+        for path, text in committed().items():
+            if not path.is_file() or path.read_text() != text:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+                print(f"wrote {path.relative_to(ROOT)}")
+        return 0
+    old = stale()
+    for path in old:
+        print(f"{path.relative_to(ROOT)} {'differs from a fresh render' if path.is_file() else 'is missing'}")
+    if old:
+        print(f"run `{REGENERATE}`")
+    return 1 if old else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -19,7 +19,7 @@ FABRIC = {"topology": {"kind": "custom",
 
 
 def message_ps(size: int) -> int:
-    """Store-and-forward (README, "Model semantics"): (P + k − 1)·ser + k·delay + (k − 1)·latency, k = 2 hops."""
+    """Store-and-forward (docs/guide/packet-engine.md, "Model semantics"): (P + k − 1)·ser + k·delay + (k − 1)·latency, k = 2 hops."""
     return (size // 1024 + 1) * 819_200 + 2 * 1_000_000 + 500_000
 
 

@@ -1,7 +1,7 @@
 """`fabricsim collective` on any fabric: completion times by hand, what --size means per pattern, seeds, the
 progress bar, and one-line errors.
 
-The hand calculations use the store-and-forward rule of the README's "Model semantics": one message of P
+The hand calculations use the store-and-forward rule of docs/guide/packet-engine.md's "Model semantics": one message of P
 packets over k equal hops completes at (P + k − 1)·ser + k·delay + (k − 1)·latency.
 """
 

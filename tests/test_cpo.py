@@ -65,7 +65,7 @@ def test_design_bad_input_is_one_line_exit_2(args, words, capsys):
 
 
 def test_design_motion_endpoints_example(capsys):
-    """The README's and --help's example. MOTION groups hold 96 dual-homed servers = 192 endpoints: 8192 endpoints
+    """docs/studies/cpo.md's and --help's example. MOTION groups hold 96 dual-homed servers = 192 endpoints: 8192 endpoints
     need ⌈8192/192⌉ = 43 groups, 86 leaves with 32 uplinks = 2752 uplinks, ⌈2752/128⌉ = 22 spines; optics: 2752
     leaf-spine + 8256 server links, 2 transceivers each, at 400 Gb/s × 1 pJ/bit = 0.4 W and 500 apiece."""
     assert main(["design", "motion", "--endpoints", "8192", "--pj-per-bit", "1", "--cost-per-port", "500",

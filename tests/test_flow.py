@@ -49,7 +49,7 @@ def test_orchestration_placements_agree_within_5_percent(preset):
     # over 10 seeds then differs only by the dynamics (packet round-robin vs fluid max-min). Shallow (128 KiB)
     # input buffers: a NIC then hands a message over at its fair share, as a fluid flow does. With the Vela-like
     # default of 4 MiB the packet engine's NIC hands messages over faster than their fair share and contended
-    # rows finish up to ~30% sooner than the fluid model (README, "Flow-level engine").
+    # rows finish up to ~30% sooner than the fluid model (docs/guide/flow-engine.md).
     g = preset_groups(preset)
     p, f = _both(collective_scenario(g, ["all-reduce"] * len(g), 10.0, input_buffer="128KiB"), range(1, 11))
     assert f == pytest.approx(p, rel=0.05)

@@ -31,7 +31,7 @@ size = 1024
 
 
 def message_s(size: int) -> float:
-    """Store-and-forward over 2 hops (README, "Model semantics"): (P + 1)·819.2 ns + 2·1 us + 500 ns."""
+    """Store-and-forward over 2 hops (docs/guide/packet-engine.md, "Model semantics"): (P + 1)·819.2 ns + 2·1 us + 500 ns."""
     return ((size // 1024 + 1) * 819.2 + 2500) * 1e-9
 
 

@@ -312,7 +312,7 @@ class Workload:
                    barrier: bool = False, root: int = 0, start_ps: int = 0, after=None, local: int = 0,
                    inter: str = "ring", _done: int | None = None, _field: str | None = None) -> int:
         """Append a collective generated in the engine: `kind` over `ranks` (endpoints: node name, or
-        (node, nic) pairs), `size` bytes per rank (see the README's table for each kind and algorithm).
+        (node, nic) pairs), `size` bytes per rank (docs/guide/collectives.md lists each kind and algorithm).
         `algorithm` defaults to ring (direct for all_to_all). Returns a barrier reference completing when
         every message of the collective is delivered."""
         algorithm = algorithm or DEFAULT_ALGORITHM.get(kind, "ring")

@@ -2,7 +2,7 @@
 
 `load(PREFIX)` reads `PREFIX.{rank}.et` (gzip or not) through the engine's reader; `lower(...)` turns the
 ranks' nodes into one `fabricsim.Workload` (compute steps, messages, engine collectives, barriers); `info`
-counts nodes and bytes and measures the critical path. See the README's "Running Chakra traces".
+counts nodes and bytes and measures the critical path. See docs/guide/run-a-trace.md.
 """
 
 from .lower import DEVICES, Device, Lowered, lower
