@@ -144,6 +144,48 @@ def test_fifo_queue_waits_for_servers(vela):
     assert j.loc[2, "start_s"] == pytest.approx(d_a, rel=1e-12)
 
 
+def test_the_clock_counts_whole_picoseconds(vela):
+    # In float seconds 0.1 + 0.2 = 0.30000000000000004 > 0.3, so job 1 (arriving at 0.3) would come first and
+    # first-fit would give it servers 1-4. The event loop's clock is integer picoseconds: both arrive at
+    # 300,000,000,000 ps, a tie the queue breaks by job id, so job 0 takes servers 1-4 and job 1 servers 5-8,
+    # both starting on arrival.
+    assert 0.1 + 0.2 > 0.3
+    cfg = ClusterConfig(fabric="vela", policy="first-fit", pattern="all-reduce", msg_mb=1)
+    res = simulate(cfg, fabric=vela, jobs=[Job(0, 0.1 + 0.2, 4, 2), Job(1, 0.3, 4, 3)])
+    j = res.jobs.set_index("job")
+    assert j["servers"].tolist() == ["1 2 3 4", "5 6 7 8"]
+    assert j["arrival_s"].tolist() == [0.3, 0.3] and j["start_s"].tolist() == [0.3, 0.3]
+    assert j["wait_s"].tolist() == [0.0, 0.0]
+    # Job 0 is rack-local and puts nothing on the leaves' up or down links, which job 1 (2 + 2 servers on racks 0
+    # and 1) has to itself: both run at speed 1, so each ends exactly iterations x t_solo (a whole number of ps
+    # from the engine) after its start, and its slowdown is exactly 1.
+    solo = SoloCache(vela, "all-reduce", MIB)
+    t0, t1 = (round(solo.profile(h).t_solo * 1e12) for h in ((0, 1, 2, 3), (4, 5, 6, 7)))
+    assert [round(x * 1e12) for x in j["finish_s"]] == [300_000_000_000 + 2 * t0, 300_000_000_000 + 3 * t1]
+    assert j["slowdown"].tolist() == [1.0, 1.0]
+
+
+def test_every_time_is_a_whole_picosecond_and_runs_repeat_exactly(vela):
+    # A loaded run with a policy that draws (random) and one that predicts from remaining times (advisor): every
+    # time in the frames is the float nearest a whole number of picoseconds (x = round(x 1e12) / 1e12 exactly),
+    # the arrivals are the drawn Poisson times to the nearest picosecond, and the same config and seed give
+    # identical frames.
+    import pandas as pd
+
+    for policy in ("random", "advisor"):
+        cfg = ClusterConfig(policy=policy, fabric="vela", jobs=25, sizes="uniform:2:8", iterations="exp:5",
+                            pattern="all-reduce", msg_mb=1, load=0.9, seed=4)
+        a, b = simulate(cfg, fabric=vela), simulate(cfg, fabric=vela)
+        pd.testing.assert_frame_equal(a.jobs, b.jobs, check_exact=True)
+        pd.testing.assert_frame_equal(a.timeline, b.timeline, check_exact=True)
+        assert a.metrics()["slowed_jobs"] > 0 and a.jobs["wait_s"].max() > 0  # jobs shared links and queued
+        times = [a.jobs[c] for c in ("arrival_s", "start_s", "finish_s", "wait_s", "jct_s")] + [a.timeline["t_s"]]
+        for col in times:
+            x = col.to_numpy()
+            assert (np.round(x * 1e12) / 1e12 == x).all(), col.name
+        drawn = arrivals(25, a.arrival_rate, 4)
+        assert np.abs(a.jobs["arrival_s"].to_numpy() * 1e12 - drawn * 1e12).max() <= 0.5 + 1e-3
+
 def _state(fabric, busy_hosts=(), per_server=1, seed=1):
     solo = SoloCache(fabric, "all-reduce", 4 * MIB, 1)
     busy = np.zeros(fabric.n, dtype=bool)

@@ -121,8 +121,9 @@ def parse_dist(text: str, field: str, forms: str, *, allow_cpo: bool = False, al
 
 @dataclass
 class Job:
-    """One job of the stream: it arrives at `arrival` (s), needs `nodes` nodes and runs its collective
-    `iterations` times back to back. `hosts` fixes its placement (host index per rank) instead of the policy."""
+    """One job of the stream: it arrives at `arrival` (s; the simulator's clock takes it to the nearest picosecond),
+    needs `nodes` nodes and runs its collective `iterations` times back to back. `hosts` fixes its placement (host
+    index per rank) instead of the policy."""
 
     id: int
     arrival: float

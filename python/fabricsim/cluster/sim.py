@@ -13,6 +13,17 @@ Outputs per job: wait = start - arrival, JCT = finish - arrival, slowdown = (fin
 (iterations x t_solo) (1 when nothing it shares is busy). Over time: utilization = busy servers / servers, and
 fragmentation = the share of the free servers that sit in racks with a busy server (0: all free capacity is in
 whole racks; 1: none is).
+
+Time. The event loop keeps time in whole picoseconds (Python ints; the engine's unit) and its departures in a
+heapq keyed by (time_ps, version, job id), so events order exactly and the same inputs give the same run. A
+job's arrival (seconds, a float: drawn from the Poisson stream or given) is rounded to the nearest picosecond
+once, as the loop takes it in; a finish time predicted from a job's speed is rounded to the nearest picosecond
+when it is scheduled (int(round(x)): halves to even; never before the current time). So a job alone ends exactly
+iterations x t_solo after its start (t_solo is a whole number of picoseconds from the engine). At one
+picosecond, departures come before arrivals, and arrivals go in job-id order; departures go by version (how
+many times the job's finish was rescheduled: the one it was last scheduled with) and then job id, the order of
+the float clock this replaced, which the published policy comparison was run with. Outputs stay in seconds:
+floats, each the float nearest ps / 1e12 (`to_s`).
 """
 
 from __future__ import annotations
@@ -34,6 +45,17 @@ from .policies import POLICIES, ClusterState, choose
 from .solo import SoloCache
 
 MIB = 1 << 20
+PS_PER_S = 10**12
+
+
+def to_ps(seconds: float) -> int:
+    """`seconds` as the nearest whole number of picoseconds (a Python int; halves to even)."""
+    return int(round(seconds * 1e12))
+
+
+def to_s(ps: int) -> float:
+    """`ps` picoseconds in seconds: the float nearest ps / 1e12 (so to_ps(to_s(ps)) == ps below ~2,000 s)."""
+    return ps / PS_PER_S
 
 
 @dataclass
@@ -164,50 +186,58 @@ class ClusterResult:
 
 
 class _Running:
-    __slots__ = ("job", "start", "t_solo", "left", "mark", "y", "version", "hosts", "label", "racks")
+    """A running job: `left` iterations still to run as of time `mark` (ps), at speed `y`; `start` and `mark` are
+    int picoseconds, `t_solo` the solo iteration in seconds and `t_ps` in picoseconds (a whole number, as a float)."""
 
-    def __init__(self, job: Job, start: float, t_solo: float, hosts, label: str, racks: int):
+    __slots__ = ("job", "start", "t_solo", "t_ps", "left", "mark", "y", "version", "hosts", "label", "racks")
+
+    def __init__(self, job: Job, start: int, t_solo: float, hosts, label: str, racks: int):
         self.job, self.start, self.t_solo, self.hosts, self.label, self.racks = job, start, t_solo, hosts, label, racks
+        self.t_ps = float(to_ps(t_solo))
         self.left = float(job.iterations)
         self.mark = start
         self.y = 1.0
         self.version = 0
 
-    def finish(self) -> float:
-        return self.mark + self.left * self.t_solo / self.y
+    def finish(self) -> int:
+        """The predicted finish (ps) at the current speed, rounded to the nearest picosecond, not before `mark`."""
+        return self.mark + max(0, int(round(self.left * self.t_ps / self.y)))
 
 
 def run_jobs(solo: SoloCache, jobs: Sequence[Job], policy: str, *, per_server: int = 1, seed: int = 1,
              sharing: str = "ps", progress: Callable[[int, int], None] | None = None) -> tuple[list[dict], list[tuple], dict]:
-    """The event loop over `jobs` (sorted by arrival). Returns the per-job rows (arrival order), the timeline rows
-    (t, busy, fragmentation, running, queued) and counters. O(events × (policy + affected component solve))."""
+    """The event loop over `jobs` (sorted by arrival), in integer picoseconds (see the module). Returns the per-job
+    rows (job-id order; times in seconds), the timeline rows (t in seconds, busy, fragmentation, running, queued)
+    and counters. O(events × (policy + affected component solve))."""
     fab = solo.fabric
     busy = np.zeros(fab.n, dtype=bool)
     racks_busy = np.zeros(len(fab.racks), dtype=np.int64)
     rack_size = np.asarray([len(r) for r in fab.racks])
     inter = Interference(solo.resources.capacity, sharing)
     running: dict[int, _Running] = {}
-    heap: list[tuple[float, int, int]] = []
-    now = [0.0]
+    heap: list[tuple[int, int, int]] = []  # (finish ps, version, job id); stale versions are skipped
+    now = [0]  # ps
 
     def remaining(jid: int) -> float:
+        """Seconds of solo work job `jid` has left now."""
         r = running[jid]
-        return (r.left - (now[0] - r.mark) * r.y / r.t_solo) * r.t_solo
+        return (r.left - (now[0] - r.mark) * r.y / r.t_ps) * r.t_solo
 
     state = ClusterState(solo, busy, per_server, inter, np.random.default_rng([seed, STREAM_POLICY]), remaining)
     rows: dict[int, dict] = {}
-    timeline: list[tuple] = [(0.0, 0, 0.0, 0, 0)]
+    timeline: list[tuple] = [(0, 0, 0.0, 0, 0)]
     queue: list[Job] = []
-    order = sorted(jobs, key=lambda j: (j.arrival, j.id))
+    arrival = {j.id: to_ps(j.arrival) for j in jobs}  # the one rounding of each arrival
+    order = sorted(jobs, key=lambda j: (arrival[j.id], j.id))
     nxt = 0
     done = 0
 
-    def speeds(changed: dict[int, float], t: float) -> None:
+    def speeds(changed: dict[int, float], t: int) -> None:
         for jid, y in changed.items():
             r = running[jid]
             if r.y == y and r.mark == t:
                 continue
-            r.left -= (t - r.mark) * r.y / r.t_solo
+            r.left -= (t - r.mark) * r.y / r.t_ps
             r.mark = t
             r.y = y
             r.version += 1
@@ -218,7 +248,7 @@ def run_jobs(solo: SoloCache, jobs: Sequence[Job], policy: str, *, per_server: i
         total = int(free.sum())
         return float(free[(racks_busy > 0)].sum() / total) if total else 0.0
 
-    def start_queued(t: float) -> None:
+    def start_queued(t: int) -> None:
         while queue and state.fits(queue[0].nodes):
             job = queue.pop(0)
             now[0] = t
@@ -238,14 +268,14 @@ def run_jobs(solo: SoloCache, jobs: Sequence[Job], policy: str, *, per_server: i
             speeds(inter.add(job.id, prof.res, prof.rates), t)
 
     while nxt < len(order) or running or queue:
-        t_arr = order[nxt].arrival if nxt < len(order) else math.inf
+        t_arr = arrival[order[nxt].id] if nxt < len(order) else None
         while heap and (heap[0][2] not in running or heap[0][1] != running[heap[0][2]].version):
             heapq.heappop(heap)
-        t_dep = heap[0][0] if heap else math.inf
-        if t_dep == math.inf and t_arr == math.inf:
+        t_dep = heap[0][0] if heap else None
+        if t_dep is None and t_arr is None:
             raise ScenarioError(SOURCE, "sizes", f"job {queue[0].id} needs {queue[0].nodes} nodes; the fabric holds "
                                 f"{int(state.free_slots().sum())}")
-        if t_dep <= t_arr:
+        if t_dep is not None and (t_arr is None or t_dep <= t_arr):
             t = t_dep
             _, _, jid = heapq.heappop(heap)
             r = running.pop(jid)
@@ -256,10 +286,11 @@ def run_jobs(solo: SoloCache, jobs: Sequence[Job], policy: str, *, per_server: i
             changed = inter.remove(jid)
             speeds(changed, t)
             j = r.job
-            work = j.iterations * r.t_solo
-            rows[j.id] = {"job": j.id, "arrival_s": j.arrival, "start_s": r.start, "finish_s": t, "nodes": j.nodes,
-                          "iterations": j.iterations, "t_solo_s": r.t_solo, "wait_s": r.start - j.arrival,
-                          "jct_s": t - j.arrival, "slowdown": (t - r.start) / work, "racks": r.racks,
+            a = arrival[j.id]
+            rows[j.id] = {"job": j.id, "arrival_s": to_s(a), "start_s": to_s(r.start), "finish_s": to_s(t),
+                          "nodes": j.nodes, "iterations": j.iterations, "t_solo_s": r.t_solo,
+                          "wait_s": to_s(r.start - a), "jct_s": to_s(t - a),
+                          "slowdown": (t - r.start) / (j.iterations * r.t_ps), "racks": r.racks,
                           "servers": " ".join(str(fab.ids[h]) for h in r.hosts), "placement": r.label}
             done += 1
             if progress is not None:
@@ -276,7 +307,8 @@ def run_jobs(solo: SoloCache, jobs: Sequence[Job], policy: str, *, per_server: i
         else:
             timeline.append(entry)
     counters = {"solves": inter.solves}
-    return [rows[j.id] for j in sorted(jobs, key=lambda j: j.id)], timeline, counters
+    timeline_s = [(to_s(t), *rest) for t, *rest in timeline]
+    return [rows[j.id] for j in sorted(jobs, key=lambda j: j.id)], timeline_s, counters
 
 
 def make_jobs(config: ClusterConfig, solo: SoloCache) -> tuple[list[Job], float]:
