@@ -1,5 +1,5 @@
-"""A base install (pyproject's `dependencies` only) runs `run`, `validate`, `trace`, `topology`, `collective` and
-`examples`; a command that needs an extra says which one in one line, with exit code 2.
+"""A base install (pyproject's `dependencies` only) runs `run`, `validate`, `trace`, `topology`, `collective`,
+`place` and `examples`; a command that needs an extra says which one in one line, with exit code 2.
 
 Each command runs in a subprocess whose import system refuses the heavy packages, as a base install lacks them
 (`make check-install` also installs the base wheel into a fresh venv: tests/test_install.py)."""
@@ -64,6 +64,11 @@ def test_base_commands_run_without_extras(tmp_path):
     r = base("trace", "info", str(trace), "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["ranks"] == 2, r.stderr
     assert base("examples", "list").returncode == 0
+    r = base("place", "--nodes", "4", "--per-server", "1", "--evals", "10", "--seeds", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    # Four nodes in one rack of the Vela-like fabric: the all-reduce runs at the NIC bound, 2·(N−1)·10 MiB·8 / 100 Gb/s
+    # = 5.033 ms, plus a few microseconds of pipeline latency (as tests/test_place_cli.py).
+    assert 5.033 < json.loads(r.stdout)["placements"][0]["completion_ms"] < 5.04
 
 
 @pytest.mark.parametrize("args,extra", [
