@@ -85,6 +85,11 @@ def test_registry_short_help_is_the_commands_own(name):
     cmd = getattr(importlib.import_module(f"fabricsim.cli.{module}"), attr)
     assert isinstance(cmd, click.Command) and cmd.name == name
     assert cmd.get_short_help_str(limit=10_000) == short
+    # And cut to any width the way click cuts the loaded command's (so `fabricsim --help` reads the same whether
+    # or not a command was loaded, and as docs/reference/cli.md, rendered with every command loaded).
+    from fabricsim.cli import _short_help
+
+    assert [_short_help(short, w) for w in range(20, 121)] == [cmd.get_short_help_str(w) for w in range(20, 121)]
 
 
 def test_top_level_help_lists_every_command(capsys):

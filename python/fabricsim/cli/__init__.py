@@ -83,11 +83,9 @@ class LazyGroup(click.Group):
 
 
 def _short_help(text: str, limit: int) -> str:
-    """The registry's one-line help cut to `limit` characters at a word, with "..." (as click cuts a command's)."""
-    if len(text) <= limit:
-        return text
-    cut = text[:max(limit - 3, 0)].rsplit(" ", 1)[0]
-    return cut.rstrip(" .,;:") + "..."
+    """The registry's one-line help cut to `limit` characters as click cuts a loaded command's (a stand-in
+    command with that help: the same cut, without importing the command's module)."""
+    return click.Command(None, help=text).get_short_help_str(limit)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
