@@ -31,3 +31,16 @@ def pytest_runtest_setup(item):
 settings.register_profile("fixed", derandomize=True, print_blob=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile("fixed")
+
+
+TWO_HOSTS = """
+[topology]
+kind = "custom"
+nodes = [{name = "h0", kind = "host"}, {name = "h1", kind = "host"}, {name = "s0", kind = "switch", latency = "500ns"}]
+links = [{a = "h0", b = "s0", rate = "10Gbps", delay = "1us"}, {a = "h1", b = "s0", rate = "10Gbps", delay = "1us"}]
+"""
+"""Two hosts on one switch (10 Gb/s, 1 us links, 500 ns switch latency): a scenario's fabric for CLI tests."""
+
+SWEEP_TWO_HOSTS = 'name = "two"\nseeds = 2\n' + TWO_HOSTS.replace("[topology]", "[base.topology]").lstrip() + (
+    '[[base.messages]]\nname = "m"\nsrc = "h0"\ndst = "h1"\nsize = 1024\n')
+"""A sweep over that fabric: one 1 KiB message, 2 seeds (add a [grid] to vary it)."""

@@ -22,6 +22,9 @@ import pytest
 from fabricsim.cli import COMMANDS, main
 from fabricsim.cli._common import FabricParam, SizeParam, deprecated_aliases
 
+from conftest import TWO_HOSTS
+from conftest import SWEEP_TWO_HOSTS as SWEEP
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
@@ -160,26 +163,6 @@ def test_size_param_is_the_scenario_files_parser():
 
 # ---- --json: exactly one object -----------------------------------------------------------------------------
 
-TWO_HOSTS = """
-[topology]
-kind = "custom"
-nodes = [{name = "h0", kind = "host"}, {name = "h1", kind = "host"}, {name = "s0", kind = "switch", latency = "500ns"}]
-links = [{a = "h0", b = "s0", rate = "10Gbps", delay = "1us"}, {a = "h1", b = "s0", rate = "10Gbps", delay = "1us"}]
-"""
-
-SWEEP = """
-name = "two"
-seeds = 2
-[base.topology]
-kind = "custom"
-nodes = [{name = "h0", kind = "host"}, {name = "h1", kind = "host"}, {name = "s0", kind = "switch", latency = "500ns"}]
-links = [{a = "h0", b = "s0", rate = "10Gbps", delay = "1us"}, {a = "h1", b = "s0", rate = "10Gbps", delay = "1us"}]
-[[base.messages]]
-name = "m"
-src = "h0"
-dst = "h1"
-size = 1024
-"""
 
 
 @pytest.fixture(scope="module")

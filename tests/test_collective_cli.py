@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import TWO_HOSTS
 from fabricsim.cli import main
 
 BIN = Path(sys.executable).parent / "fabricsim"
@@ -26,12 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Two hosts on one switch: 10 Gb/s links of 1 us, 500 ns switch latency. A 1024-byte packet serializes in
 # 1024·8 / 10e9 s = 819.2 ns.
-TWO_HOSTS = """
-[topology]
-kind = "custom"
-nodes = [{name = "h0", kind = "host"}, {name = "h1", kind = "host"}, {name = "s0", kind = "switch", latency = "500ns"}]
-links = [{a = "h0", b = "s0", rate = "10Gbps", delay = "1us"}, {a = "h1", b = "s0", rate = "10Gbps", delay = "1us"}]
-"""
 SER_NS, DELAY_NS, LATENCY_NS, HOPS = 819.2, 1000.0, 500.0, 2
 
 

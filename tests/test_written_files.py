@@ -9,25 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SWEEP_TWO_HOSTS
 from fabricsim.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SWEEP = """
-name = "two"
-seeds = 2
-[base.topology]
-kind = "custom"
-nodes = [{name = "h0", kind = "host"}, {name = "h1", kind = "host"}, {name = "s0", kind = "switch", latency = "500ns"}]
-links = [{a = "h0", b = "s0", rate = "10Gbps", delay = "1us"}, {a = "h1", b = "s0", rate = "10Gbps", delay = "1us"}]
-[[base.messages]]
-name = "m"
-src = "h0"
-dst = "h1"
-size = 1024
-[grid]
-"messages[0].size" = [65536, 131072]
-"""
+SWEEP = SWEEP_TWO_HOSTS + '[grid]\n"messages[0].size" = [65536, 131072]\n'
 
 
 def message_s(size: int) -> float:

@@ -81,9 +81,6 @@ class MessageIndices:
     def __len__(self) -> int:
         return sum(len(p) if isinstance(p, range) else 1 for p in self._parts)
 
-    def __eq__(self, other: object) -> bool:
-        return list(self) == list(other) if isinstance(other, (list, MessageIndices)) else NotImplemented
-
     def __repr__(self) -> str:
         return f"MessageIndices({list(self)!r})"
 

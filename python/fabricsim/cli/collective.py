@@ -13,6 +13,7 @@ from ._common import (
     deprecated_option,
     echo_json,
     fabric_option,
+    seed_stats,
     seeds_option,
     size_option,
 )
@@ -130,7 +131,6 @@ def collective(fabric, pattern, placement, nodes, nodes_b, pattern_b, size, inte
 
     import numpy as np
 
-    from ..sweep.stats import ci95
     from ..sweep import SweepFailed, SweepSpec, intify, run_sweep
 
     msg_mib = size / MIB  # exact: a power-of-two divisor
@@ -183,8 +183,7 @@ def collective(fabric, pattern, placement, nodes, nodes_b, pattern_b, size, inte
            "incomplete_runs": [{"seed": int(r["seed"]), "incomplete_messages": int(r["incomplete_messages"])}
                                for r in short]}
     for key in ("completion_time_ms", "throughput_gbps", "throughput_per_interface_gbps"):
-        mean, _, half, n = ci95(r.get(key) for r in rows)  # over the runs that completed (ci95 drops None, NaN)
-        out[key] = {"mean": mean if n else None, "ci95": None if n < 2 or half != half else half, "n": n}
+        out[key] = seed_stats([r.get(key) for r in rows])  # over the runs that completed (None and NaN dropped)
     cols = dict.fromkeys(c for r in rows for c in r)
     hop_cols = sorted((c for c in cols if c.startswith("packets_") and c.endswith("hop") and c[8:-3].isdigit()),
                       key=lambda c: int(c[8:-3]))

@@ -80,11 +80,11 @@ class _Distances:
         self.uniform = len(set(fabric.edges.values())) <= 1
         w0 = next(iter(fabric.edges.values()), 1)
         self.scale = M * w0 - 1 if self.uniform else 1  # hop counts to combined values
-        self.edges = [(a, b, 1.0 if self.uniform else w * M - 1.0) for (a, b), w in fabric.edges.items()]
         try:
             from scipy.sparse import csr_matrix
         except ModuleNotFoundError:  # a base install: networkx searches instead (slower, the same distances)
             self.graph = None
+            self.edges = [(a, b, 1.0 if self.uniform else w * M - 1.0) for (a, b), w in fabric.edges.items()]
         else:
             if fabric.edges:
                 i, j = np.array(list(fabric.edges)).T
