@@ -48,8 +48,10 @@ UNIT_TYPES = {
 
 
 def attribute_docs(cls: type) -> dict[str, str]:
-    """Field name → the docstring written right under it in the class body (PEP 257 attribute docstrings)."""
-    docs: dict[str, str] = {}
+    """Field name → the docstring written right under it in the class body (PEP 257 attribute docstrings), or
+    the field's description for a model generated from the engine's declaration (`fabricsim.spec.roce`)."""
+    docs: dict[str, str] = {k: " ".join(f.description.split()) for k, f in getattr(cls, "model_fields", {}).items()
+                            if f.description}
     for klass in reversed(cls.__mro__):
         if not (isinstance(klass, type) and issubclass(klass, BaseModel)) or klass is BaseModel:
             continue
@@ -125,7 +127,7 @@ def tag(model: type) -> str:
 
 def default_text(f) -> str:
     """A field's default as the user would write it (durations, rates and sizes with their unit)."""
-    if f.is_required():
+    if f.is_required() or (f.json_schema_extra or {}).get("required"):
         return "required"
     d = f.get_default(call_default_factory=True)
     if d is None:

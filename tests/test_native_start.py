@@ -46,7 +46,7 @@ COLUMN_KEYS = ("src", "src_nic", "dst", "dst_nic", "size", "packet", "header", "
 
 def python_side(path: Path):
     """(wire parts as `native_scenario` gives them, or None if Python's load rejects the file or warns, the
-    reason). As at load, dependency cycles are left to the engine (the validate and run tests cover them)."""
+    reason). Dependency cycles are the engine's check (the validate and run tests cover them)."""
     from fabricsim.spec import load_scenario
     from fabricsim.spec.scenario import _to_wire
 
@@ -55,7 +55,7 @@ def python_side(path: Path):
         try:
             sc = load_scenario(path)
             header = json.loads(json.dumps(sc.header()))
-            rows = json.loads(json.dumps(_to_wire(sc, cycles=False))) if sc.row_form else None
+            rows = json.loads(json.dumps(_to_wire(sc))) if sc.row_form else None
             columns = None
             if sc.has_workload_rows or sc.streams:
                 c = sc.workload().columns()

@@ -11,7 +11,7 @@ import fabricsim
 from fabricsim import scenario_from_dict
 from fabricsim.errors import ScenarioError
 from fabricsim.report.roce import pause_intervals
-from fabricsim.spec.roce import PFC_KEYS, RDMA_KEYS, EcnPreset, RdmaCc, RdmaDef, RdmaPreset, presets
+from fabricsim.spec.roce import EcnPreset, PfcDef, RdmaCc, RdmaDef, RdmaPreset, presets, schema
 
 GBPS = 10**9
 US = 10**6  # ps
@@ -52,7 +52,8 @@ def test_defaults_are_the_engines_presets():
 @pytest.mark.parametrize("preset", typing.get_args(RdmaPreset))
 @pytest.mark.parametrize("cc", typing.get_args(RdmaCc))
 def test_every_rdma_preset_and_cc_is_the_engines(preset, cc):
-    assert RdmaDef(cc=cc, preset=preset).wire() == presets()["rdma"][preset][cc]
+    ecn = {} if cc == "dcqcn" else None
+    assert wire(ecn=ecn, rdma=RdmaDef(cc=cc, preset=preset))["rdma"] == presets()["rdma"][preset][cc]
 
 
 def test_preset_names_are_the_engines():
@@ -63,10 +64,14 @@ def test_preset_names_are_the_engines():
         assert wire(ecn={"preset": name})["ecn"] == presets()["ecn"][name]
 
 
-def test_every_wire_key_has_a_user_key():
-    """The name tables cover the engine's objects exactly, so no wire field is set or reported without a key."""
-    assert {w for _, w in PFC_KEYS} == set(presets()["pfc"])
-    assert {w for _, w in RDMA_KEYS} == set(presets()["rdma"]["hpcc"]["dcqcn"])
+def test_the_models_are_the_engines_declaration():
+    """The models hold the keys the engine declares, in order, with its meanings and the PFC preset as defaults
+    (no rules of their own: a value is kept as given and judged by the engine's reader)."""
+    for model, table in ((PfcDef, "pfc"), (RdmaDef, "rdma")):
+        assert list(model.model_fields) == [k["key"] for k in schema()[table]["keys"]]
+        assert [f.description for f in model.model_fields.values()] == [k["doc"] for k in schema()[table]["keys"]]
+    assert PfcDef().buffer == presets()["pfc"]["buffer_bytes"] == 32 * 2**20
+    assert PfcDef(buffer="nonsense").buffer == "nonsense"
 
 
 def test_pfc_overrides_land_on_the_wire_in_wire_units():
@@ -82,14 +87,14 @@ def test_rdma_overrides_land_on_the_wire_in_wire_units():
             "window": False, "var_window": False, "base_rtt": "8us", "min_rate": "1Gbps", "g": 0.0625,
             "alpha_interval": "55us", "decrease_interval": "50us", "rp_timer": "300us", "fast_recovery": 5,
             "rate_ai": "20Mbps", "rate_hai": "200Mbps", "clamp_target": True, "eta": 0.9, "max_stage": 5,
-            "hpcc_rate_ai": "40Mbps", "fast_react": False}
+            "hpcc_rate_ai": "40Mbps", "fast_react": False, "rate_on_first_cnp": 0.5}
     w = wire(ecn={}, rdma=user)["rdma"]
     assert w == {"cc": "hpcc", "ack_bytes": 64, "ack_high_priority": False, "nack_interval_ps": 100 * US,
                  "window": False, "var_window": False, "base_rtt_ps": 8 * US, "min_rate_bps": GBPS, "g": 0.0625,
                  "alpha_resume_interval_ps": 55 * US, "rate_decrease_interval_ps": 50 * US, "rp_timer_ps": 300 * US,
                  "fast_recovery_times": 5, "rate_ai_bps": 20 * 10**6, "rate_hai_bps": 200 * 10**6,
                  "clamp_target_rate": True, "eta": 0.9, "max_stage": 5, "hpcc_rate_ai_bps": 40 * 10**6,
-                 "fast_react": False}
+                 "fast_react": False, "rate_on_first_cnp": 0.5}
     assert wire(rdma={"base_rtt": "auto"})["rdma"]["base_rtt_ps"] is None
 
 
@@ -206,6 +211,28 @@ def test_ecn_marks_every_packet_that_leaves_a_queue_behind():
     two = fabricsim.run(scenario_from_dict(star("ab", ecn=ecn, pfc={"buffer": "1MB"}, rdma={"cc": "none"})))
     assert two.ecn_marks == 1997 and two.cnps == two.ecn_marks
     assert two.roce_ports()[["port", "ecn_marks"]].query("ecn_marks > 0").values.tolist() == [["sw->r", two.ecn_marks]]
+
+
+def test_rate_on_first_cnp_cuts_the_rate_at_the_first_cnp():
+    """HPCC's fork at a QP's first CNP (rdma-hw.cc `cnp_received_mlx`): target ← rate ← RateOnFirstCnp × rate, then
+    the α and decrease timers start. Two senders into r at 100 Gb/s, every queued packet marked: until its first
+    CNP a QP runs exactly as without the key. With f = 0.5 its first rate change is at that CNP, to exactly 50
+    Gb/s; with the default f = 1 the first change is the first decrease check, which comes decrease_interval
+    (4 µs) + 1 ns after the CNP, so the two first changes are at least 4.001 µs apart."""
+    ecn = {"kmin": 0, "kmax": 0, "pmax": 1.0}
+
+    def first_changes(**rdma):
+        rec = fabricsim.run(scenario_from_dict(star("ab", ecn=ecn, pfc={"buffer": "1MB"}, rdma={"cc": "dcqcn", **rdma})))
+        r = rec.rates()
+        return {f: g.iloc[1] for f, g in r.groupby("flow") if len(g) > 1}
+
+    cut, plain = first_changes(rate_on_first_cnp=0.5), first_changes()
+    assert set(cut) == set(plain) == {"a", "b"}
+    for f in ("a", "b"):
+        assert cut[f]["rate_gbps"] == 50.0
+        assert plain[f]["t_s"] - cut[f]["t_s"] >= 4.001e-6 - 1e-15
+    with pytest.raises(ScenarioError, match=r"rdma\.rate_on_first_cnp: 0 is not a fraction of the rate in \(0, 1\]"):
+        fabricsim.run(scenario_from_dict(star("a", ecn=ecn, rdma={"rate_on_first_cnp": 0})))
 
 
 def test_pfc_keeps_a_two_to_one_bottleneck_busy_and_pauses_when_the_threshold_says():

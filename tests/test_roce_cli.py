@@ -56,7 +56,7 @@ def one_line(capsys) -> tuple[str, str]:
     ({}, "rdma.cc", "dcqcn reacts to ECN marks, but the scenario has no [ecn] section"),
     ({"transport": "message", "rdma": {"cc": "none"}}, "rdma", 'an [rdma] table needs transport = "rdma"'),
     ({"fidelity": "flow", "rdma": {"cc": "none"}}, "transport", "runs only in the packet engine"),
-    ({"ecn": {}, "rdma": {"cc": "reno"}}, "rdma.cc", "Input should be 'none', 'dcqcn' or 'hpcc'"),
+    ({"ecn": {}, "rdma": {"cc": "reno"}}, "rdma.cc", "must be 'none', 'dcqcn' or 'hpcc'"),
     ({"ecn": {}, "rdma": {"nack_interval": "-1us"}}, "rdma.nack_interval", "must not be negative"),
 ])
 def test_bad_roce_keys_are_one_line_naming_the_file_and_key_exit_2(tmp_path, capsys, extra, key, words):

@@ -8,7 +8,6 @@ validates both once and compiles one scenario for either fidelity.
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from typing import TYPE_CHECKING, Callable
 
@@ -20,62 +19,14 @@ if TYPE_CHECKING:
     from .spec import Scenario
     from .workload import Workload
 
-FIDELITIES = ("packet", "flow", "hybrid")
-
-_USER_FIELDS = {
-    "size_bytes": "size", "packet_bytes": "packet_size", "header_bytes": "header", "start_ps": "start",
-    "delay_ps": "delay", "deps": "after", "sent_deps": "after_sent", "queue_sample_ps": "queue_interval",
-    "rate_bps": "rate", "on_ps": "on", "off_ps": "off", "stop_ps": "stop", "mss_bytes": "mss",
-    "max_wall": "max_wall_s", "input_buffer_bytes": "input_buffer",
-    "flowlet_gap_ps": "flowlet_gap",
-}
-"""Wire field names → the names a scenario file uses, so an engine error names the user's key."""
-
-
-_NETWORK_ITEM = re.compile(r"^network\.(nodes|links)\[(\d+)\]")
-
-
-def _user_field(field: str, scenario: Scenario | None = None) -> str:
-    """The user's name for an engine field: the last key renamed (`_USER_FIELDS`), and the engine's
-    `network.nodes[i]` / `network.links[i]` said as the scenario's topology ("topology.nodes[1]" for a custom
-    one; "topology (leaf_spine) node 'l0'" for a generated one, whose nodes the user never listed, and its
-    `topology.switch_model` for a node's model), and the RoCE tables' fields as their keys (`roce_user_field`)."""
-    from .spec.roce import roce_user_field
-
-    roce = roce_user_field(field, scenario)
-    if roce is not None:
-        return roce
-    head, dot, last = field.rpartition(".")
-    base, bracket, rest = last.partition("[")
-    if base in _USER_FIELDS:
-        field = f"{head}{dot}{_USER_FIELDS[base]}{bracket}{rest}"
-    m = _NETWORK_ITEM.match(field)
-    if m and scenario is not None:
-        kind = scenario.topology.kind
-        if kind == "custom":
-            return "topology" + field[len("network"):]
-        net, i = scenario.topology.network(), int(m[2])
-        if m[1] == "nodes" and field[m.end():] == ".model" and "switch_model" in type(scenario.topology).model_fields:
-            return "topology.switch_model"
-        if m[1] == "nodes" and i < len(net.nodes):
-            what = f"node '{net.nodes[i].name}'"
-        elif m[1] == "links" and i < len(net.links):
-            what = f"link {net.links[i].a}-{net.links[i].b}"
-        else:
-            return field
-        return f"topology ({kind}) {what}{field[m.end():]}"
-    return field
-
-
 def _fidelity(scenario: Scenario, fidelity: str | None) -> str:
-    f = fidelity or scenario.fidelity
-    if f not in FIDELITIES:
-        raise ScenarioError(scenario.source, "fidelity", f"must be 'packet', 'flow' or 'hybrid', not {f!r}")
-    if f == "flow" and scenario.transport == "rdma":
-        from .spec.roce import FLOW_REFUSES_RDMA
+    """The fidelity a run uses: the caller's, else the scenario's (the engine judges it)."""
+    return fidelity or scenario.fidelity
 
-        raise ScenarioError(scenario.source, "transport", FLOW_REFUSES_RDMA)
-    return f
+
+def _said(scenario: Scenario, e: SpecError) -> ScenarioError:
+    """An engine error as the scenario's: the engine names the user's key; this adds the file."""
+    return ScenarioError(scenario.source, e.field, e.reason)
 
 
 def _header(scenario: Scenario, seed: int | None, fidelity: str = "packet") -> str:
@@ -118,7 +69,7 @@ def validate(scenario: Scenario, fidelity: str | None = None, workload: "Workloa
             return _core.validate(json.dumps(_for_fidelity(scenario, scenario.to_wire(), fid)), None, fid)
         return _core.validate(_header(scenario, None, fid), _columns(scenario, workload), fid)
     except SpecError as e:
-        raise ScenarioError(scenario.source, _user_field(e.field, scenario), e.reason) from None
+        raise _said(scenario, e) from None
 
 
 ProgressFn = Callable[[int, "int | None", int, int, int, float], object]
@@ -144,7 +95,7 @@ def run(scenario: Scenario, seed: int | None = None, fidelity: str | None = None
         scalars, columns = _core.run(header, columns, fid, max_events=max_events, max_wall_s=max_wall_s,
                                      progress=progress)
     except SpecError as e:
-        raise ScenarioError(scenario.source, _user_field(e.field, scenario), e.reason) from None
+        raise _said(scenario, e) from None
     from .record import RunRecord
 
     rec = RunRecord(scalars, columns)
@@ -188,7 +139,7 @@ class Prepared:
             scalars, columns = _core.run(self._head(seed, fid), _columns(self.scenario, workload), fid,
                                          max_wall_s=max_wall_s)
         except SpecError as e:
-            raise ScenarioError(self.scenario.source, _user_field(e.field, self.scenario), e.reason) from None
+            raise _said(self.scenario, e) from None
         rec = RunRecord(scalars, columns)
         if rec.halted == "interrupted":
             raise RunInterrupted(rec)

@@ -93,7 +93,7 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
     for (i, node) in spec.network.nodes.iter().enumerate() {
         if node.model == SwitchModel::InputBuffered && node.kind == NodeKind::Switch && node.input_buffer_bytes < largest {
             return Err(Error::spec(
-                format!("network.nodes[{i}].input_buffer_bytes"),
+                spec.network.node_field(i, ".input_buffer"),
                 format!("{} B cannot hold the largest packet of the scenario ({largest} B)", node.input_buffer_bytes),
             ));
         }

@@ -264,7 +264,7 @@ mod tests {
     }
 
     fn spec(messages: Vec<MessageSpec>, barriers: Vec<BarrierSpec>) -> RunSpec {
-        let network = NetworkSpec { nodes: vec![], links: vec![], default_queue: Default::default() };
+        let network = NetworkSpec { nodes: vec![], links: vec![], default_queue: Default::default(), topology: None };
         RunSpec { messages, barriers, ..RunSpec::new(1, network) }
     }
 

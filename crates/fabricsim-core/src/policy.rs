@@ -153,6 +153,7 @@ mod tests {
                 })
                 .collect(),
             default_queue: Default::default(),
+            topology: None,
         };
         (Topology::build(&spec).unwrap(), names.iter().map(|s| s.to_string()).collect())
     }

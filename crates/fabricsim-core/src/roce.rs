@@ -44,6 +44,9 @@ fn pause_frame() -> u32 {
 fn watchdog() -> u64 {
     1_000_000_000
 }
+fn one() -> f64 {
+    1.0
+}
 
 /// ECN marking (RED-like on the instantaneous queue) at switch egress ports.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -111,6 +114,9 @@ pub struct RdmaSpec {
     pub rate_ai_bps: u64,
     pub rate_hai_bps: u64,
     pub clamp_target_rate: bool,
+    /// DCQCN: the first CNP of a QP cuts its rate to this fraction (HPCC fork's `RateOnFirstCnp`; 1 keeps it).
+    #[serde(default = "one")]
+    pub rate_on_first_cnp: f64,
     /// HPCC: target utilisation η, maxStage, the additive step (as a rate) and per-ACK fast reaction.
     pub eta: f64,
     pub max_stage: u32,
@@ -162,6 +168,9 @@ impl RdmaSpec {
         }
         if !(self.g > 0.0 && self.g <= 1.0) {
             return e("g", format!("{} is not an EWMA gain in (0, 1]", self.g));
+        }
+        if !(self.rate_on_first_cnp > 0.0 && self.rate_on_first_cnp <= 1.0) {
+            return e("rate_on_first_cnp", format!("{} is not a fraction of the rate in (0, 1]", self.rate_on_first_cnp));
         }
         if !(self.eta > 0.0 && self.eta <= 1.0) {
             return e("eta", format!("{} is not a target utilisation in (0, 1]", self.eta));
@@ -257,6 +266,7 @@ impl RdmaSpec {
             rate_ai_bps: 50 * MBPS,
             rate_hai_bps: 100 * MBPS,
             clamp_target_rate: false,
+            rate_on_first_cnp: 1.0,
             eta: 0.95,
             max_stage: 0,
             hpcc_rate_ai_bps: 50 * MBPS,

@@ -787,6 +787,7 @@ mod tests {
             ],
             links: vec![link(0, 1), link(1, 2), link(1, 3), link(2, 4), link(3, 4), link(4, 5)],
             default_queue: Default::default(),
+            topology: None,
         };
         let topo = Topology::build(&net).unwrap();
         let fib = Fib::build(&topo);

@@ -82,7 +82,7 @@ impl HybridSpec {
     /// Check the knobs: a window of at least 1 ns, a tolerance in (0, 1), 2 to 64 windows.
     pub fn validate(&self) -> Result<()> {
         if self.window_ps.is_some_and(|w| w < 1_000) {
-            return Err(Error::spec("hybrid.window_ps", "must be at least 1 ns"));
+            return Err(Error::spec("hybrid.window", "must be at least 1 ns"));
         }
         if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
             return Err(Error::spec("hybrid.tolerance", format!("must be in (0, 1), not {}", self.tolerance)));
@@ -284,6 +284,38 @@ pub struct NetworkSpec {
     /// Egress queue of every port that has no override.
     #[serde(default)]
     pub default_queue: EgressSpec,
+    /// The topology family the scenario wrote ("custom", "leaf_spine", …), so that an error names a node or a
+    /// link as the user wrote it (`node_field`, `link_field`); absent in a hand-made wire spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<String>,
+}
+
+impl NetworkSpec {
+    /// How an error names `rest` (".model", ".name", "") of node `i`: `topology.nodes[i]…` in a custom
+    /// topology; in a generated one, whose nodes the user never listed, `topology (KIND) node 'NAME'…`, and a
+    /// node's model as the family's key `topology.switch_model`; `network.nodes[i]…` in a hand-made wire spec.
+    pub fn node_field(&self, i: usize, rest: &str) -> String {
+        match self.topology.as_deref() {
+            None => format!("network.nodes[{i}]{rest}"),
+            Some("custom") => format!("topology.nodes[{i}]{rest}"),
+            Some(_) if rest == ".model" => "topology.switch_model".into(),
+            Some(kind) => match self.nodes.get(i) {
+                Some(n) => format!("topology ({kind}) node '{}'{rest}", n.name),
+                None => format!("network.nodes[{i}]{rest}"),
+            },
+        }
+    }
+
+    /// How an error names `rest` of link `i`: as `node_field`, a generated topology's link said by its ends
+    /// (`topology (KIND) link a-b…`).
+    pub fn link_field(&self, i: usize, rest: &str) -> String {
+        let name = |n: u32| self.nodes.get(n as usize).map(|x| x.name.as_str()).unwrap_or("?");
+        match (self.topology.as_deref(), self.links.get(i)) {
+            (Some("custom"), _) => format!("topology.links[{i}]{rest}"),
+            (Some(kind), Some(l)) => format!("topology ({kind}) link {}-{}{rest}", name(l.a), name(l.b)),
+            _ => format!("network.links[{i}]{rest}"),
+        }
+    }
 }
 
 /// A full-duplex point-to-point link between `a` and `b`; each direction has its own egress port.
@@ -668,24 +700,24 @@ impl RunSpec {
         let mut names = std::collections::HashSet::new();
         for (i, node) in self.network.nodes.iter().enumerate() {
             if node.name.is_empty() {
-                return Err(Error::spec(format!("network.nodes[{i}].name"), "empty name"));
+                return Err(Error::spec(self.network.node_field(i, ".name"), "empty name"));
             }
             if node.model == SwitchModel::SharedBuffer && node.kind == NodeKind::Switch && self.pfc.is_none() {
                 return Err(Error::spec(
-                    format!("network.nodes[{i}].model"),
+                    self.network.node_field(i, ".model"),
                     format!("'{}' is a shared-buffer switch but the scenario has no [pfc] section (its buffer, reserve, alpha)", node.name),
                 ));
             }
             if node.model != SwitchModel::OutputQueued && node.kind != NodeKind::Switch {
-                return Err(Error::spec(format!("network.nodes[{i}].model"), "only switches have a switch model"));
+                return Err(Error::spec(self.network.node_field(i, ".model"), "only switches have a switch model"));
             }
             if !names.insert(node.name.as_str()) {
-                return Err(Error::spec(format!("network.nodes[{i}].name"), format!("duplicate node name '{}'", node.name)));
+                return Err(Error::spec(self.network.node_field(i, ".name"), format!("duplicate node name '{}'", node.name)));
             }
         }
         check_egress("network.default_queue", &self.network.default_queue)?;
         for (i, l) in self.network.links.iter().enumerate() {
-            let f = |x: &str| format!("network.links[{i}].{x}");
+            let f = |x: &str| self.network.link_field(i, &format!(".{x}"));
             if l.a >= n {
                 return Err(Error::spec(f("a"), format!("node index {} out of range (0..{n})", l.a)));
             }
@@ -696,7 +728,7 @@ impl RunSpec {
                 return Err(Error::spec(f("b"), "a link cannot connect a node to itself"));
             }
             if l.rate_bps == 0 {
-                return Err(Error::spec(f("rate_bps"), "must be > 0"));
+                return Err(Error::spec(f("rate"), "must be > 0"));
             }
             if l.weight == 0 || l.weight > MAX_LINK_WEIGHT {
                 return Err(Error::spec(f("weight"), format!("{} is not a routing weight in 1..={MAX_LINK_WEIGHT}", l.weight)));
@@ -706,17 +738,17 @@ impl RunSpec {
                     check_egress(&f(&format!("{end}.queue")), q)?;
                 }
                 if p.rate_cap_bps == Some(0) {
-                    return Err(Error::spec(f(&format!("{end}.rate_cap_bps")), "must be > 0"));
+                    return Err(Error::spec(f(&format!("{end}.rate_cap")), "must be > 0"));
                 }
             }
         }
         self.validate_policy()?;
         match (self.routing.ecmp, self.routing.flowlet_gap_ps) {
             (EcmpMode::Flowlet, None | Some(0)) => {
-                return Err(Error::spec("routing.flowlet_gap_ps", "flowlet ECMP needs a gap > 0 (the idle time that starts a new flowlet)"))
+                return Err(Error::spec("routing.flowlet_gap", "flowlet ECMP needs a gap > 0 (the idle time that starts a new flowlet)"))
             }
             (m, Some(_)) if m != EcmpMode::Flowlet => {
-                return Err(Error::spec("routing.flowlet_gap_ps", "a flowlet gap applies only with ecmp = flowlet"))
+                return Err(Error::spec("routing.flowlet_gap", "a flowlet gap applies only with ecmp = flowlet"))
             }
             _ => {}
         }
@@ -733,7 +765,7 @@ impl RunSpec {
             r.validate()?;
             if let Some(i) = self.network.nodes.iter().position(|n| n.model == SwitchModel::InputBuffered && n.kind == NodeKind::Switch) {
                 return Err(Error::spec(
-                    format!("network.nodes[{i}].model"),
+                    self.network.node_field(i, ".model"),
                     "RDMA runs over shared_buffer (PFC) or output_queued switches, not credit-based input_buffered ones",
                 ));
             }
@@ -779,28 +811,28 @@ impl RunSpec {
             let f = |x: &str| format!("sources[{i}].{x}");
             check_flow(&f, s.src, s.src_nic, s.dst, s.dst_nic)?;
             if s.rate_bps == 0 {
-                return Err(Error::spec(f("rate_bps"), "must be > 0"));
+                return Err(Error::spec(f("rate"), "must be > 0"));
             }
-            check_packet(&f("packet_bytes"), s.packet_bytes, s.header_bytes)?;
+            check_packet(&f("packet_size"), s.packet_bytes, s.header_bytes)?;
             if s.kind == SourceKind::Onoff && s.on_ps == 0 {
-                return Err(Error::spec(f("on_ps"), "an on/off source needs an on time > 0"));
+                return Err(Error::spec(f("on"), "an on/off source needs an on time > 0"));
             }
             if let Some(stop) = s.stop_ps {
                 if stop < s.start_ps {
-                    return Err(Error::spec(f("stop_ps"), "stop is before start"));
+                    return Err(Error::spec(f("stop"), "stop is before start"));
                 }
             }
             if s.max_bytes == Some(0) {
                 return Err(Error::spec(f("max_bytes"), "must be > 0 (omit it for no limit)"));
             }
             if self.stop_ps.is_none() && s.stop_ps.is_none() && s.max_bytes.is_none() {
-                return Err(unbounded(&f("stop_ps"), "source", &s.name, i, "sources"));
+                return Err(unbounded(&f("stop"), "source", &s.name, i, "sources"));
             }
         }
         for (i, t) in self.tcp.iter().enumerate() {
             let f = |x: &str| format!("tcp[{i}].{x}");
             check_flow(&f, t.src, t.src_nic, t.dst, t.dst_nic)?;
-            check_packet(&f("mss_bytes"), t.mss_bytes, t.header_bytes)?;
+            check_packet(&f("mss"), t.mss_bytes, t.header_bytes)?;
             if t.initial_cwnd == 0 {
                 return Err(Error::spec(f("initial_cwnd"), "must be > 0"));
             }
@@ -811,31 +843,31 @@ impl RunSpec {
                 return Err(Error::spec(f("dupack_threshold"), "must be > 0"));
             }
             if t.min_rto_ps == 0 || t.initial_rto_ps == 0 || t.clock_granularity_ps == 0 {
-                return Err(Error::spec(f("min_rto_ps"), "RTO times and clock granularity must be > 0"));
+                return Err(Error::spec(f("min_rto"), "RTO times and clock granularity must be > 0"));
             }
             if t.rcv_buf_bytes < t.mss_bytes {
-                return Err(Error::spec(f("rcv_buf_bytes"), "must hold at least one segment"));
+                return Err(Error::spec(f("rcv_buf"), "must hold at least one segment"));
             }
             if t.app_write_bytes == 0 || t.snd_buf_bytes < t.app_write_bytes {
-                return Err(Error::spec(f("snd_buf_bytes"), "must hold at least one application write (> 0)"));
+                return Err(Error::spec(f("snd_buf"), "must hold at least one application write (> 0)"));
             }
             if t.max_bytes == Some(0) {
                 return Err(Error::spec(f("max_bytes"), "must be > 0 (omit it for no limit)"));
             }
             if let Some(stop) = t.stop_ps {
                 if stop < t.start_ps {
-                    return Err(Error::spec(f("stop_ps"), "stop is before start"));
+                    return Err(Error::spec(f("stop"), "stop is before start"));
                 }
             }
             if self.stop_ps.is_none() && t.stop_ps.is_none() && t.max_bytes.is_none() {
-                return Err(unbounded(&f("stop_ps"), "TCP connection", &t.name, i, "tcp"));
+                return Err(unbounded(&f("stop"), "TCP connection", &t.name, i, "tcp"));
             }
         }
         if self.measure.throughput_bin_ps == Some(0) {
-            return Err(Error::spec("measure.throughput_bin_ps", "must be > 0"));
+            return Err(Error::spec("measure.throughput_interval", "must be > 0"));
         }
         if self.measure.queue_sample_ps == Some(0) {
-            return Err(Error::spec("measure.queue_sample_ps", "must be > 0"));
+            return Err(Error::spec("measure.queue_interval", "must be > 0"));
         }
         if let Some(ports) = &self.measure.sample_ports {
             let deg = self.degrees();

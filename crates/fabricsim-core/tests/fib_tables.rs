@@ -28,7 +28,8 @@ impl Net {
         self.links.push(LinkSpec { a, b, rate_bps: 1_000_000_000, delay_ps: 0, weight, a_end: PortSpec::default(), b_end: PortSpec::default() });
     }
     fn topo(self) -> Topology {
-        Topology::build(&NetworkSpec { nodes: self.nodes, links: self.links, default_queue: Default::default() }).expect("test topology builds")
+        Topology::build(&NetworkSpec { nodes: self.nodes, links: self.links, default_queue: Default::default(), topology: None })
+            .expect("test topology builds")
     }
 }
 

@@ -20,7 +20,7 @@ fn fat_tree(m0: u32, m1: u32, rate: u64) -> NetworkSpec {
             links.push(link(hosts + l, hosts + m1 + s));
         }
     }
-    NetworkSpec { nodes, links, default_queue: Default::default() }
+    NetworkSpec { nodes, links, default_queue: Default::default(), topology: None }
 }
 
 fn message(name: String, src: u32, dst: u32, size: u64, barriers: Vec<u32>) -> MessageSpec {

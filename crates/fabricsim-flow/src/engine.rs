@@ -106,13 +106,16 @@ pub fn check_supported(spec: &RunSpec) -> Result<()> {
         return Err(unsupported(format!("sources[{i}].kind"), "an OnOff source"));
     }
     if spec.measure.throughput_bin_ps.is_some() {
-        return Err(unsupported("measure.throughput_bin_ps", "throughput over time (bins of delivered bytes)"));
+        return Err(unsupported("measure.throughput_interval", "throughput over time (bins of delivered bytes)"));
     }
     if spec.routing.ecmp == EcmpMode::Flowlet {
         return Err(unsupported("routing.ecmp", "flowlet ECMP (flowlets start at packet gaps, which flows do not have)"));
     }
     if spec.rdma.is_some() {
-        return Err(unsupported("rdma", "the RDMA transport (ACKs, congestion control and PFC are packet-level mechanisms)"));
+        return Err(Error::spec(
+            "transport",
+            "the RDMA transport (ACKs, congestion control, PFC) runs only in the packet engine; use fidelity = \"packet\"",
+        ));
     }
     if spec.pfc.is_some() {
         return Err(unsupported("pfc", "PFC (pause frames are a packet-level mechanism)"));
@@ -124,10 +127,10 @@ pub fn check_supported(spec: &RunSpec) -> Result<()> {
         return Err(unsupported("events[0]", "link failures and bit errors during a run (the flow model has no loss)"));
     }
     if spec.measure.queue_sample_ps.is_some() {
-        return Err(unsupported("measure.queue_sample_ps", "queue sampling (the flow model has no queues)"));
+        return Err(unsupported("measure.queue_interval", "queue sampling (the flow model has no queues)"));
     }
     if let Some(i) = spec.network.links.iter().position(|l| !l.a_end.drop_packets.is_empty() || !l.b_end.drop_packets.is_empty()) {
-        return Err(unsupported(format!("network.links[{i}].drop_packets"), "an error model (the flow model has no loss)"));
+        return Err(unsupported(spec.network.link_field(i, ".drop_packets"), "an error model (the flow model has no loss)"));
     }
     Ok(())
 }

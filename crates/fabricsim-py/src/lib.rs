@@ -115,8 +115,13 @@ fn workload(py: Python<'_>, cols: Option<&Bound<'_, PyDict>>) -> PyResult<Worklo
 }
 
 /// Parse the header and compile it with the workload columns (the one validator).
-fn compiled(header_json: &str, wl: Workload) -> fabricsim_core::Result<Compiled> {
+/// The header and workload compiled for `engine`: what the flow model cannot represent is refused first (the
+/// fidelity is the user's first choice to change), then everything else is checked by `compile`.
+fn compiled(header_json: &str, wl: Workload, engine: Option<Engine>) -> fabricsim_core::Result<Compiled> {
     let spec: RunSpec = serde_json::from_str(header_json).map_err(|e| fabricsim_core::Error::spec("spec", e.to_string()))?;
+    if engine == Some(Engine::Flow) {
+        fabricsim_flow::check_supported(&spec)?;
+    }
     compile(spec, wl)
 }
 
@@ -267,7 +272,7 @@ fn run<'py>(
 ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
     let engine = engine_of(py, fidelity)?;
     let max_wall = match max_wall_s {
-        Some(w) if !(w.is_finite() && w > 0.0) => return Err(spec_err(py, "max_wall", format!("must be > 0 seconds, not {w}"))),
+        Some(w) if !(w.is_finite() && w > 0.0) => return Err(spec_err(py, "max_wall_s", format!("must be > 0 seconds, not {w}"))),
         Some(w) => Some(Duration::from_secs_f64(w)),
         None => None,
     };
@@ -279,7 +284,7 @@ fn run<'py>(
     let raised = Arc::new(Mutex::new(None));
     let observer = PyObserver { progress, raised: Arc::clone(&raised) };
     let ctl = Control::new(max_events, max_wall, Some(Box::new(observer)));
-    let record = guarded(py, move || engine.run(compiled(&header, wl)?, ctl))?;
+    let record = guarded(py, move || engine.run(compiled(&header, wl, Some(engine))?, ctl))?;
     let stopped_by = raised.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(e) = stopped_by {
         // A Ctrl-C that stopped the run comes back as the partial record; one that arrived as the run ended
@@ -296,16 +301,10 @@ fn run<'py>(
 #[pyfunction]
 #[pyo3(signature = (header_json, columns = None, fidelity = "packet"))]
 fn validate<'py>(py: Python<'py>, header_json: &str, columns: Option<&Bound<'py, PyDict>>, fidelity: &str) -> PyResult<usize> {
-    let flow = engine_of(py, fidelity)? == Engine::Flow;
+    let engine = engine_of(py, fidelity)?;
     let wl = workload(py, columns)?;
     let header = header_json.to_owned();
-    guarded(py, move || {
-        let c = compiled(&header, wl)?;
-        if flow {
-            fabricsim_flow::check_supported(&c.spec)?;
-        }
-        Ok(c.wl.n_msgs())
-    })
+    guarded(py, move || Ok(compiled(&header, wl, Some(engine))?.wl.n_msgs()))
 }
 
 /// Compile a scenario as `validate` does and report what that cost (benchmarks): `compile_s` (header JSON and
@@ -318,7 +317,7 @@ fn compile_stats<'py>(py: Python<'py>, header_json: &str, columns: Option<&Bound
     let header = header_json.to_owned();
     let (secs, bytes, groups, classes) = guarded(py, move || {
         let t = std::time::Instant::now();
-        let c = compiled(&header, wl)?;
+        let c = compiled(&header, wl, None)?;
         let secs = t.elapsed().as_secs_f64();
         Ok((secs, c.fib.bytes(), c.fib.n_groups(), c.fib.n_classes()))
     })?;
@@ -332,6 +331,20 @@ fn compile_stats<'py>(py: Python<'py>, header_json: &str, columns: Option<&Bound
 
 /// Max-min fair rates: `capacity[r]` per resource, `uses[f]` the (resource, weight) pairs of flow f, and
 /// `caps[f]` its own rate cap (None = uncapped). Returns one rate per flow.
+/// The schema of the RoCE tables (`[pfc]`, `[ecn]`, `[[ecn.rate]]`, `[rdma]`) as JSON: each table's meaning and
+/// keys (name, JSON Schema with unit, meaning). `fabricsim.spec.roce` generates its models from it.
+#[pyfunction]
+fn roce_schema() -> String {
+    fabricsim_core::scenario::roce::schema().to_string()
+}
+
+/// The RoCE wire objects of a JSON document with `transport`, `pfc`, `ecn` and `rdma` as a scenario gives them:
+/// read, defaulted from the presets and validated by the one reader; errors raise SpecError with the user's key.
+#[pyfunction]
+fn roce_tables(py: Python<'_>, doc_json: &str) -> PyResult<String> {
+    fabricsim_core::scenario::roce::tables_json(doc_json).map_err(|d| error::to_py(py, d.into_error()))
+}
+
 /// The RoCE presets as JSON: `{"pfc": {...}, "ecn": {"hpcc": {...}, ...}, "rdma": {"hpcc": {"dcqcn": {...}, ...}, ...}}`
 /// (wire form: bytes, ps, bits/s), so Python fills defaults from the one table in fabricsim-core.
 #[pyfunction]
@@ -588,6 +601,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(maxmin, m)?)?;
     m.add_function(wrap_pyfunction!(roce_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(roce_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(roce_tables, m)?)?;
     m.add_function(wrap_pyfunction!(expand_collective, m)?)?;
     m.add_function(wrap_pyfunction!(flow_rows_json, m)?)?;
     m.add_function(wrap_pyfunction!(read_chakra, m)?)?;

@@ -1,8 +1,8 @@
 """The scenario: the complete, validated model, and its translation to the wire RunSpec the engine consumes.
 
 `Scenario.to_wire()` resolves every name to an index and checks every cross-reference (duplicate names,
-dangling nodes, NICs, ports, dependencies, dependency cycles), raising ScenarioError naming the field; the
-dict it returns is the engine's input and must stay byte-for-byte what the engine expects.
+dangling nodes, NICs, ports, dependencies), raising ScenarioError naming the field (dependency cycles, RoCE
+values and what a fidelity can model are the engine's checks, named with the user's keys too); the dict it returns is the engine's input and must stay byte-for-byte what the engine expects.
 """
 
 from __future__ import annotations
@@ -139,11 +139,10 @@ class Scenario(_Model):
     def check(self) -> None:
         """Resolve every name (nodes, ports, flows, dependencies); raises ScenarioError naming the field. What
         needs the built network (reachability, NICs, sizes, cycles) is the engine's check (`validate`). A small
-        scenario (`row_form`) is checked in its row form, without importing numpy (dependency cycles, which need
-        the whole DAG, are left to the engine either way)."""
+        scenario (`row_form`) is checked in its row form, without importing numpy."""
         if self.row_form:
             try:
-                _to_wire(self, cycles=False)
+                _to_wire(self)
             except SpecProblem as p:
                 raise ScenarioError(self._source, p.field, p.reason) from None
             return
@@ -237,10 +236,9 @@ def _policy_wire(policy, index: dict[str, int], topo_field: str) -> dict:
         for k, s in enumerate(policy.servers)]}}
 
 
-def _to_wire(sc: Scenario, rows: bool = True, cycles: bool = True) -> dict:
+def _to_wire(sc: Scenario, rows: bool = True) -> dict:
     """The wire spec; with `rows=False` the header alone (message and barrier names are only checked against
-    the flow names, their rows are the workload's); with `cycles=False` the rows' dependency cycles are left to
-    the engine."""
+    the flow names, their rows are the workload's). Dependency cycles are the engine's check."""
     net = sc.topology.network()
     topo_field = "topology" if sc.topology.kind == "custom" else f"topology ({sc.topology.kind})"
     index: dict[str, int] = {}
@@ -404,14 +402,6 @@ def _to_wire(sc: Scenario, rows: bool = True, cycles: bool = True) -> dict:
             "snd_buf_bytes": t.snd_buf, "app_write_bytes": t.app_write,
             "dupack_threshold": t.dupack_threshold, "sack": t.sack, "path": path(f"{f}.path", t.path),
         })
-    n_msg = len(messages)
-    cycle = cycles and _find_cycle([m["deps"] + m["sent_deps"] + [n_msg + b for b in m["barriers"]] for m in messages]
-                                   + [b["deps"] + [n_msg + x for x in b["barriers"]] for b in barriers])
-    if cycle:
-        label = [m.name for m in sc.messages] + [b.name for b in sc.barriers]
-        names = " -> ".join(label[k] for k in cycle)
-        field = f"messages[{cycle[0]}].after" if cycle[0] < n_msg else f"barriers[{cycle[0] - n_msg}].after"
-        raise SpecProblem(field, f"dependency cycle: {names}")
     sample_ports = None
     if sc.measure.queues is not None:
         sample_ports = []
@@ -427,6 +417,7 @@ def _to_wire(sc: Scenario, rows: bool = True, cycles: bool = True) -> dict:
                       for n in net.nodes],
             "links": links,
             "default_queue": sc.queue.wire(),
+            "topology": sc.topology.kind,
         },
         "routing": {"ecmp": sc.routing.ecmp, **_policy_wire(net.policy, index, topo_field),
                     **({"flowlet_gap_ps": sc.routing.flowlet_gap} if sc.routing.flowlet_gap is not None else {})},
@@ -500,28 +491,3 @@ def _port_ref(index, ports_of, ref: str, field: str) -> tuple[int, int]:
     if nth >= len(matches):
         raise SpecProblem(field, f"'{node_name}' has no link to '{peer_name}'" + (f" numbered #{k}" if k else ""))
     return (node, matches[nth])
-
-
-def _find_cycle(deps: list[list[int]]) -> list[int] | None:
-    """A dependency cycle as a list of message indices (first repeated at the end), or None. O(V + E)."""
-    state = [0] * len(deps)
-    for root in range(len(deps)):
-        if state[root]:
-            continue
-        stack = [(root, iter(deps[root]))]
-        trail = [root]
-        state[root] = 1
-        while stack:
-            v, it = stack[-1]
-            w = next(it, None)
-            if w is None:
-                state[v] = 2
-                stack.pop()
-                trail.pop()
-            elif state[w] == 1:
-                return trail[trail.index(w):] + [w]
-            elif state[w] == 0:
-                state[w] = 1
-                stack.append((w, iter(deps[w])))
-                trail.append(w)
-    return None

@@ -27,6 +27,15 @@ impl Decline {
         Decline(why.into())
     }
 
+    /// As a spec error: (field, reason) split at the first ": " after a field path (no blanks), else the
+    /// whole text as the reason of field "scenario".
+    pub fn into_error(self) -> crate::error::Error {
+        match self.0.split_once(": ") {
+            Some((field, reason)) if !field.is_empty() && !field.contains(' ') => crate::error::Error::spec(field, reason),
+            _ => crate::error::Error::spec("scenario", self.0),
+        }
+    }
+
     /// The same decline with `at` (a field path) in front, unless it names one already.
     pub fn within(self, at: &str) -> Decline {
         if self.0.starts_with(at) {
@@ -505,13 +514,9 @@ impl Scenario {
         let doc: toml::Table = text.parse().map_err(|_| Decline::new("TOML this port cannot read"))?;
         let mut t = Tab::new(&doc, "scenario");
         let transport = t.or("transport", "message", read::literal(&["message", "rdma"]))?;
-        let pfc = t.opt("pfc", roce::pfc)?;
-        let ecn = t.opt("ecn", roce::ecn)?;
-        let rdma_table = t.get("rdma");
-        if rdma_table.is_some() && transport != "rdma" {
-            return Err(Decline::new("an [rdma] table needs transport = \"rdma\""));
-        }
-        let rdma = if transport == "rdma" { Some(roce::rdma(rdma_table).map_err(|d| d.within("rdma"))?) } else { None };
+        let (pfc_v, ecn_v, rdma_v) = (t.get("pfc"), t.get("ecn"), t.get("rdma"));
+        let mut roce = roce::tables(transport, pfc_v, ecn_v, rdma_v)?;
+        let (pfc, ecn, rdma) = (roce.remove("pfc"), roce.remove("ecn"), roce.remove("rdma"));
         let (topology_kind, network) = t.req("topology", topology::build)?;
         let routing = t.or("routing", None, |v| {
             let mut r = Tab::of(v, "routing")?;
@@ -563,9 +568,6 @@ impl Scenario {
             rdma,
         };
         t.finish()?;
-        if sc.transport == "rdma" && sc.fidelity == "flow" {
-            return Err(Decline::new("transport: the RDMA transport runs only in the packet engine"));
-        }
         Ok(sc)
     }
 

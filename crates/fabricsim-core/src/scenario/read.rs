@@ -153,9 +153,19 @@ pub fn names(v: &Value) -> Result<Vec<String>, Decline> {
 
 /// One of `options` (a pydantic `Literal` of strings).
 pub fn literal(options: &'static [&'static str]) -> impl Fn(&Value) -> Result<&'static str, Decline> {
-    move |v| match v {
-        Value::String(s) => options.iter().find(|o| **o == s.as_str()).copied().ok_or_else(|| no("one of the choices", v)),
-        _ => Err(no("a string", v)),
+    move |v| {
+        let quoted: Vec<String> = options.iter().map(|o| format!("'{o}'")).collect();
+        let choices = match quoted.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        match v {
+            Value::String(s) => {
+                options.iter().find(|o| **o == s.as_str()).copied().ok_or_else(|| Decline::new(format!("must be {choices}, not '{s}'")))
+            }
+            _ => Err(Decline::new(format!("must be {choices}, not {v}"))),
+        }
     }
 }
 

@@ -1,153 +1,495 @@
-//! The RoCE keys of a scenario (`transport = "rdma"`, `[pfc]`, `[ecn]`, `[rdma]`) as their wire objects, exactly as Python's `spec.roce` builds them from the engine's presets.
+//! The RoCE keys of a scenario (`transport = "rdma"`, `[pfc]`, `[ecn]`, `[rdma]`): their one declaration
+//! (`PFC`, `ECN`, `ECN_RATE`, `RDMA`: key, unit, wire field, meaning), the reader that takes them to the
+//! engine's wire objects, and the schema Python's models are generated from (`schema`).
 //!
-//! Defaults are `crate::roce`'s presets (the table Python reads through `_core.roce_presets()`); a key the file
-//! gives replaces the preset's value ("auto" is null on the wire). Anything Python rejects declines.
+//! A key is declared once, in a table here: the reader reads it, the schema exports it (Python's `PfcDef`,
+//! `EcnDef`, `EcnRateDef` and `RdmaDef` are made from that export, with no rules of their own), and an engine
+//! error on the value is said back with the key, found in the same table. Defaults are `crate::roce`'s presets
+//! (HPCC's `mix/config.txt`, SimAI's `SimAI.conf`, the DCQCN paper; docs/roce_parameters.md); a key the file
+//! gives replaces the preset's value ("auto" is null on the wire). Errors are `Decline`s whose text is
+//! "field: reason", with the user's key.
 
 use super::read::{self, Tab};
 use super::Decline;
+use crate::error::Error;
 use crate::roce::{EcnSpec, PfcSpec, RdmaCc, RdmaSpec};
 use serde_json::{json, Map, Value as J};
 use toml::Value;
 
+/// The value a key takes, as the reader reads it and the schema describes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Bool,
+    /// A finite number.
+    Real,
+    /// An integer that fits 32 bits.
+    Count32,
+    Size,
+    PosSize,
+    /// A size, or "auto" (the engine's formula; null on the wire).
+    AutoSize,
+    PosDuration,
+    /// A duration > 0, or "auto".
+    AutoPosDuration,
+    Rate,
+    PosRate,
+    /// One of the strings.
+    Choice(&'static [&'static str]),
+    /// A list of `[[ecn.rate]]` tables (`ECN_RATE`).
+    EcnRates,
+}
+
+impl Kind {
+    /// The JSON Schema of the value (units in the description; quantities are numbers or unit strings).
+    fn schema(self) -> J {
+        let q = |unit: &str, example: &str| {
+            json!({"anyOf": [{"type": "number", "minimum": 0}, {"type": "string"}],
+            "x-unit": unit, "examples": [example]})
+        };
+        match self {
+            Kind::Bool => json!({"type": "boolean"}),
+            Kind::Real => json!({"type": "number"}),
+            Kind::Count32 => json!({"type": "integer", "minimum": 0, "maximum": u32::MAX}),
+            Kind::Size | Kind::PosSize => q("bytes", "4KiB"),
+            Kind::AutoSize => json!({"anyOf": [{"const": "auto"}, q("bytes", "4KiB")]}),
+            Kind::PosDuration => q("seconds", "10us"),
+            Kind::AutoPosDuration => json!({"anyOf": [{"const": "auto"}, q("seconds", "10us")]}),
+            Kind::Rate | Kind::PosRate => q("bit/s", "50Mbps"),
+            Kind::Choice(options) => json!({"enum": options}),
+            Kind::EcnRates => json!({"type": "array", "items": {"$ref": "#/ecn.rate"}}),
+        }
+    }
+
+    /// Read `v` as this kind, as its wire value.
+    fn read(self, v: &Value) -> Result<J, Decline> {
+        let auto = matches!(v, Value::String(s) if s == "auto");
+        Ok(match self {
+            Kind::Bool => J::Bool(read::boolean(v)?),
+            Kind::Real => json!(read::number(v)?),
+            Kind::Count32 => match v {
+                Value::Integer(i) if (0..=u32::MAX as i64).contains(i) => json!(*i),
+                _ => return Err(Decline::new(format!("expected an integer in 0..=4294967295, got {v}"))),
+            },
+            Kind::Size => json!(read::size(v)?),
+            Kind::PosSize => json!(read::pos_size(v)?),
+            Kind::AutoSize if auto => J::Null,
+            Kind::AutoSize => json!(read::size(v)?),
+            Kind::PosDuration => json!(read::pos_duration(v)?),
+            Kind::AutoPosDuration if auto => J::Null,
+            Kind::AutoPosDuration => json!(read::pos_duration(v)?),
+            Kind::Rate => json!(super::units::rate_bps(v)?),
+            Kind::PosRate => json!(read::pos_rate(v)?),
+            Kind::Choice(options) => json!(read::literal(options)(v)?),
+            Kind::EcnRates => return Err(Decline::new("a list of [[ecn.rate]] tables is read by `ecn`")),
+        })
+    }
+}
+
+/// One key of a RoCE table: the user's name, its kind, the engine's wire field ("" for a key that chooses
+/// rather than sets one: `preset`, `rate`) and its meaning (the reference's text).
+#[derive(Clone, Copy, Debug)]
+pub struct Key {
+    pub key: &'static str,
+    pub kind: Kind,
+    pub wire: &'static str,
+    pub doc: &'static str,
+}
+
+const fn key(key: &'static str, kind: Kind, wire: &'static str, doc: &'static str) -> Key {
+    Key { key, kind, wire, doc }
+}
+
 const PRESETS: &[&str] = &["hpcc", "simai", "dcqcn_paper"];
+const CCS: &[&str] = &["none", "dcqcn", "hpcc"];
+/// The preset of `[ecn]` and `[rdma]`, and the congestion control of `[rdma]`, when the file names none.
+pub const DEFAULT_PRESET: &str = "hpcc";
+pub const DEFAULT_CC: &str = "dcqcn";
 
-fn to_json<T: serde::Serialize>(x: &T) -> Result<Map<String, J>, Decline> {
+/// `[pfc]`: priority flow control of the `shared_buffer` switches (HPCC's switch MMU).
+pub const PFC: &[Key] = &[
+    key("enabled", Kind::Bool, "enabled", "Whether switches send PAUSE frames; without PFC a shared-buffer switch drops what its headroom cannot hold."),
+    key("buffer", Kind::PosSize, "buffer_bytes", "Shared buffer of each switch."),
+    key("reserve", Kind::Size, "reserve_bytes", "Bytes reserved per ingress port outside the shared pool."),
+    key(
+        "alpha",
+        Kind::Real,
+        "alpha",
+        "Dynamic-threshold factor in (0, 64]: a port may use alpha × (the shared buffer left) before it pauses; doubled per doubling of a port's rate above the hosts' NIC rate, up to 1 (HPCC's `pfc_a_shift`).",
+    ),
+    key(
+        "headroom",
+        Kind::AutoSize,
+        "headroom_bytes",
+        "Headroom per ingress port for the bytes in flight while a PAUSE travels; \"auto\" is HPCC's 3 × link rate × link delay / 8.",
+    ),
+    key("resume_offset", Kind::Size, "resume_offset_bytes", "A paused port resumes when its shared use is this far below the threshold (or zero)."),
+    key("frame", Kind::PosSize, "frame_bytes", "Wire size of a PAUSE or RESUME frame (it waits for the packet being sent, then goes first)."),
+    key(
+        "watchdog",
+        Kind::PosDuration,
+        "watchdog_ps",
+        "Deadlock check period: a run whose paused ports sent nothing for this long is searched for a cycle of paused ports, and a cycle ends it (`fabricsim run` names it and exits 3).",
+    ),
+];
+
+/// `[ecn]`: RED-like marking at every switch egress port, by the port's rate.
+pub const ECN: &[Key] = &[
+    key(
+        "preset",
+        Kind::Choice(PRESETS),
+        "",
+        "Thresholds by rate: \"hpcc\" (HPCC's config.txt), \"simai\" (SimAI.conf, with rows for faster links) or \"dcqcn_paper\" (the DCQCN paper's single row); docs/roce_parameters.md lists them.",
+    ),
+    key("kmin", Kind::Size, "kmin_bytes", "Kmin at every rate of the preset (unset: the preset's)."),
+    key("kmax", Kind::Size, "kmax_bytes", "Kmax at every rate of the preset (unset: the preset's)."),
+    key("pmax", Kind::Real, "pmax", "Pmax at every rate of the preset (unset: the preset's)."),
+    key(
+        "rate",
+        Kind::EcnRates,
+        "",
+        "Your own thresholds, one [[ecn.rate]] table per link rate, instead of a preset's (given, even empty, it replaces the preset).",
+    ),
+];
+
+/// `[[ecn.rate]]`: the thresholds of the egress ports of one link rate (every key required).
+pub const ECN_RATE: &[Key] = &[
+    key(
+        "rate",
+        Kind::PosRate,
+        "rate_bps",
+        "The link rate these thresholds apply to (a port of another rate takes the nearest rate below, else the lowest).",
+    ),
+    key("kmin", Kind::Size, "kmin_bytes", "Queue length below which nothing is marked."),
+    key("kmax", Kind::Size, "kmax_bytes", "Queue length above which every packet is marked (≥ kmin)."),
+    key("pmax", Kind::Real, "pmax", "Marking probability at kmax, in [0, 1]; between kmin and kmax it rises linearly from 0."),
+];
+
+/// `[rdma]`: the RDMA transport's congestion control and parameters (unset: the preset's for `cc`).
+pub const RDMA: &[Key] = &[
+    key(
+        "cc",
+        Kind::Choice(CCS),
+        "cc",
+        "Congestion control: \"dcqcn\" (HPCC fork's Mellanox model; needs [ecn]), \"hpcc\" (INT per hop) or \"none\" (line rate; only PFC holds it back).",
+    ),
+    key(
+        "preset",
+        Kind::Choice(PRESETS),
+        "",
+        "Parameter set: \"hpcc\" (HPCC's mix/config.txt), \"simai\" (SimAI.conf) or \"dcqcn_paper\" (the reaction point of Zhu et al. 2015); docs/roce_parameters.md lists them.",
+    ),
+    key("ack_size", Kind::PosSize, "ack_bytes", "Wire size of an ACK or NACK (unset: the preset's)."),
+    key(
+        "ack_high_priority",
+        Kind::Bool,
+        "ack_high_priority",
+        "ACKs and NACKs travel in the control class (strict priority, never paused) rather than with the data (unset: the preset's).",
+    ),
+    key("nack_interval", Kind::PosDuration, "nack_interval_ps", "A receiver sends at most one NACK per hole in this interval (unset: the preset's)."),
+    key("window", Kind::Bool, "window", "Limit the bytes in flight to one bandwidth-delay product (HPCC's HAS_WIN; unset: the preset's for `cc`)."),
+    key("var_window", Kind::Bool, "var_window", "The window follows the rate (VAR_WIN; unset: the preset's)."),
+    key(
+        "base_rtt",
+        Kind::AutoPosDuration,
+        "base_rtt_ps",
+        "Base RTT T of the window and of HPCC; \"auto\" is the largest over the QPs of 2 × propagation + payload serialisation (unset: the preset's).",
+    ),
+    key("min_rate", Kind::PosRate, "min_rate_bps", "Lowest rate congestion control may set (unset: the preset's)."),
+    key("g", Kind::Real, "g", "DCQCN: EWMA gain of α, in (0, 1] (unset: the preset's)."),
+    key("alpha_interval", Kind::PosDuration, "alpha_resume_interval_ps", "DCQCN: α update period (unset: the preset's)."),
+    key("decrease_interval", Kind::PosDuration, "rate_decrease_interval_ps", "DCQCN: rate-decrease check period, at most one cut per period (unset: the preset's)."),
+    key("rp_timer", Kind::PosDuration, "rp_timer_ps", "DCQCN: rate-increase timer (unset: the preset's)."),
+    key("fast_recovery", Kind::Count32, "fast_recovery_times", "DCQCN: fast-recovery steps F before additive increase (unset: the preset's)."),
+    key("rate_ai", Kind::Rate, "rate_ai_bps", "DCQCN: additive-increase step (unset: the preset's)."),
+    key("rate_hai", Kind::Rate, "rate_hai_bps", "DCQCN: hyper-increase step (unset: the preset's)."),
+    key("clamp_target", Kind::Bool, "clamp_target_rate", "DCQCN: every cut sets the target rate to the current rate (unset: the preset's)."),
+    key(
+        "rate_on_first_cnp",
+        Kind::Real,
+        "rate_on_first_cnp",
+        "DCQCN: the first CNP of a queue pair cuts its rate to this fraction, in (0, 1] (HPCC fork's `RateOnFirstCnp`; unset: the preset's, 1: no cut).",
+    ),
+    key("eta", Kind::Real, "eta", "HPCC: target utilisation η, in (0, 1] (unset: the preset's)."),
+    key("max_stage", Kind::Count32, "max_stage", "HPCC: additive-increase stages before a multiplicative update (unset: the preset's)."),
+    key("hpcc_rate_ai", Kind::Rate, "hpcc_rate_ai_bps", "HPCC: additive-increase step, as a rate (unset: the preset's)."),
+    key("fast_react", Kind::Bool, "fast_react", "HPCC: react on every ACK from the per-RTT reference rate (unset: the preset's)."),
+];
+
+/// The tables' meanings (the models' docstrings).
+pub const TABLE_DOCS: &[(&str, &str)] = &[
+    (
+        "pfc",
+        "Priority flow control of the `shared_buffer` switches (HPCC's switch MMU; a scenario with such a switch needs this table, even empty). An ingress port may hold its `reserve`, then up to `alpha` × (the shared pool left) before it sends PAUSE upstream, and its `headroom` for what is on the wire meanwhile; it sends RESUME once it is `resume_offset` below the threshold. A PAUSE lasts until its RESUME (the pause time of 802.1Qbb is not modelled, as in HPCC's fork). Defaults: HPCC's `mix/config.txt` and `switch-mmu.cc`.",
+    ),
+    (
+        "ecn",
+        "ECN marking at every switch egress port: RED-like on the instantaneous queue, decided at dequeue on the bytes of the data queue the packet leaves behind. Thresholds depend on the port's rate: a `preset`'s table, optionally with `kmin`, `kmax` or `pmax` replaced at every rate, or a table of your own (`[[ecn.rate]]`).",
+    ),
+    ("ecn.rate", "ECN thresholds of the egress ports of one link rate."),
+    (
+        "rdma",
+        "The RDMA transport (`transport = \"rdma\"`): every message is one queue pair with an ACK per packet (a CNP flag echoes an ECN mark), NACK and go-back-N, pacing at its rate and congestion control `cc`. Every other key starts from `preset` for that `cc` (docs/roce_parameters.md) and may be overridden.",
+    ),
+];
+
+/// The schema of the four tables: for each, its meaning and its keys in order, each with its JSON Schema,
+/// unit and meaning. Python's models are generated from it (`fabricsim.spec.roce`).
+pub fn schema() -> J {
+    let pfc = to_json(&PfcSpec::hpcc());
+    let default = |table: &str, k: &Key| -> J {
+        match (table, k.key) {
+            ("pfc", _) => match pfc.get(k.wire) {
+                Some(J::Null) if k.kind == Kind::AutoSize => json!("auto"),
+                Some(v) => v.clone(),
+                None => J::Null,
+            },
+            ("ecn" | "rdma", "preset") => json!(DEFAULT_PRESET),
+            ("rdma", "cc") => json!(DEFAULT_CC),
+            _ => J::Null,
+        }
+    };
+    let keys = |table: &str, keys: &[Key]| -> Vec<J> {
+        keys.iter().map(|k| json!({"key": k.key, "schema": k.kind.schema(), "doc": k.doc, "default": default(table, k)})).collect()
+    };
+    let doc = |name: &str| TABLE_DOCS.iter().find(|(n, _)| *n == name).map(|(_, d)| *d).unwrap_or("");
+    json!({
+        "pfc": {"doc": doc("pfc"), "keys": keys("pfc", PFC)},
+        "ecn": {"doc": doc("ecn"), "keys": keys("ecn", ECN)},
+        "ecn.rate": {"doc": doc("ecn.rate"), "keys": keys("ecn.rate", ECN_RATE), "required": true},
+        "rdma": {"doc": doc("rdma"), "keys": keys("rdma", RDMA)},
+    })
+}
+
+fn to_json<T: serde::Serialize>(x: &T) -> Map<String, J> {
     match serde_json::to_value(x) {
-        Ok(J::Object(m)) => Ok(m),
-        _ => Err(Decline::new("preset not serializable")),
+        Ok(J::Object(m)) => m,
+        _ => unreachable!("a RoCE spec serializes to an object"),
     }
 }
 
-/// A finite number as pydantic's strict float keeps it (an integer stays an integer in the JSON; equal as a
-/// number either way).
-fn real(v: &Value) -> Result<J, Decline> {
-    match v {
-        Value::Integer(i) if i.unsigned_abs() < (1 << 53) => Ok(json!(*i as f64)),
-        Value::Float(x) if x.is_finite() => Ok(json!(*x)),
-        _ => Err(Decline::new(format!("expected a finite number, got {v}"))),
+/// The keys of `table` that `t` gives, read, each as (key, wire value); unknown keys are errors.
+fn given(t: &mut Tab, table: &'static [Key]) -> Result<Vec<(&'static Key, J)>, Decline> {
+    let mut out = Vec::new();
+    for k in table {
+        if k.kind == Kind::EcnRates {
+            continue;
+        }
+        if let Some(v) = t.opt(k.key, |v| k.kind.read(v))? {
+            out.push((k, v));
+        }
+    }
+    Ok(out)
+}
+
+/// The key of `table` whose wire field is `wire` (the engine names wire fields; the user reads keys).
+fn key_of(table: &'static [Key], wire: &str) -> Option<&'static Key> {
+    table.iter().find(|k| k.wire == wire)
+}
+
+/// An engine validation error on a table's wire object, said with the user's key.
+fn said(e: Error, head: &str, table: &'static [Key]) -> Decline {
+    match e {
+        Error::Spec { field, reason } => {
+            let wire = field.strip_prefix(&format!("{head}.")).unwrap_or("");
+            match key_of(table, wire) {
+                Some(k) => Decline::new(format!("{head}.{}: {reason}", k.key)),
+                None => Decline::new(format!("{head}: {reason}")),
+            }
+        }
+        other => Decline::new(format!("{head}: {other}")),
     }
 }
 
-/// A strict integer that fits 32 bits (`Count32`).
-fn count32(v: &Value) -> Result<J, Decline> {
-    match v {
-        Value::Integer(i) if (0..=u32::MAX as i64).contains(i) => Ok(json!(*i)),
-        _ => Err(Decline::new(format!("expected a count, got {v}"))),
-    }
+fn wire_of<T: serde::de::DeserializeOwned>(m: Map<String, J>, head: &str) -> Result<T, Decline> {
+    serde_json::from_value(J::Object(m)).map_err(|e| Decline::new(format!("{head}: {e}")))
 }
 
-fn auto_or(f: fn(&Value) -> Result<u64, Decline>) -> impl Fn(&Value) -> Result<J, Decline> {
-    move |v| match v {
-        Value::String(s) if s == "auto" => Ok(J::Null),
-        _ => f(v).map(|x| json!(x)),
-    }
-}
-
-fn set(out: &mut Map<String, J>, t: &mut Tab, key: &'static str, wire: &str, f: impl Fn(&Value) -> Result<J, Decline>) -> Result<(), Decline> {
-    if let Some(v) = t.opt(key, f)? {
-        out.insert(wire.into(), v);
-    }
-    Ok(())
-}
-
-/// `[pfc]` (`PfcDef.wire()`): HPCC's switch MMU preset with the file's keys.
+/// `[pfc]`: HPCC's switch MMU preset with the file's keys, validated.
 pub fn pfc(v: &Value) -> Result<J, Decline> {
     let mut t = Tab::of(v, "pfc")?;
-    let mut out = to_json(&PfcSpec::hpcc())?;
-    set(&mut out, &mut t, "enabled", "enabled", |v| read::boolean(v).map(J::Bool))?;
-    set(&mut out, &mut t, "buffer", "buffer_bytes", |v| read::pos_size(v).map(|x| json!(x)))?;
-    set(&mut out, &mut t, "reserve", "reserve_bytes", |v| read::size(v).map(|x| json!(x)))?;
-    set(&mut out, &mut t, "alpha", "alpha", real)?;
-    set(&mut out, &mut t, "headroom", "headroom_bytes", auto_or(read::size))?;
-    set(&mut out, &mut t, "resume_offset", "resume_offset_bytes", |v| read::size(v).map(|x| json!(x)))?;
-    set(&mut out, &mut t, "frame", "frame_bytes", |v| read::pos_size(v).map(|x| json!(x)))?;
-    set(&mut out, &mut t, "watchdog", "watchdog_ps", |v| read::pos_duration(v).map(|x| json!(x)))?;
+    let mut out = to_json(&PfcSpec::hpcc());
+    for (k, v) in given(&mut t, PFC)? {
+        out.insert(k.wire.into(), v);
+    }
     t.finish()?;
+    let spec: PfcSpec = wire_of(out.clone(), "pfc")?;
+    spec.validate().map_err(|e| said(e, "pfc", PFC))?;
     Ok(J::Object(out))
 }
 
-/// `[ecn]` (`EcnDef.wire()`): a preset's thresholds by rate, with kmin/kmax/pmax replaced at every rate, or the
-/// file's own `[[ecn.rate]]` tables.
+/// `[ecn]`: a preset's thresholds by rate, with kmin/kmax/pmax replaced at every rate, or the file's own
+/// `[[ecn.rate]]` tables; validated, an error named by the key that set the value.
 pub fn ecn(v: &Value) -> Result<J, Decline> {
     let mut t = Tab::of(v, "ecn")?;
-    let given_preset = t.has("preset");
-    let preset = t.or("preset", "hpcc", read::literal(PRESETS))?;
-    let kmin = t.opt("kmin", read::size)?;
-    let kmax = t.opt("kmax", read::size)?;
-    let pmax = t.opt("pmax", real)?;
+    let set = given(&mut t, ECN)?;
     let own = t.opt("rate", |v| {
         read::tables(v, "ecn.rate")?
             .into_iter()
             .map(|mut r| {
-                let row = json!({"rate_bps": r.req("rate", read::pos_rate)?, "kmin_bytes": r.req("kmin", read::size)?,
-                    "kmax_bytes": r.req("kmax", read::size)?, "pmax": r.req("pmax", real)?});
+                let mut row = Map::new();
+                for k in ECN_RATE {
+                    row.insert(k.wire.into(), r.req(k.key, |v| k.kind.read(v))?);
+                }
                 r.finish()?;
-                Ok(row)
+                Ok(J::Object(row))
             })
             .collect::<Result<Vec<J>, Decline>>()
     })?;
     t.finish()?;
-    if let Some(rows) = own {
-        if given_preset || kmin.is_some() || kmax.is_some() || pmax.is_some() {
-            return Err(Decline::new("ecn: both [[ecn.rate]] tables and a preset"));
+    let spec = match own {
+        Some(rows) => {
+            if let Some((k, _)) = set.first() {
+                return Err(Decline::new(format!(
+                    "ecn.{}: give thresholds either as [[ecn.rate]] tables or as a preset with kmin/kmax/pmax, not both",
+                    k.key
+                )));
+            }
+            json!({ "thresholds": rows })
         }
-        return Ok(json!({"thresholds": rows}));
-    }
-    let spec = EcnSpec::preset(preset).ok_or_else(|| Decline::new("unknown ECN preset"))?;
-    let mut rows = Vec::new();
-    for th in &spec.thresholds {
-        let mut row = to_json(th)?;
-        if let Some(k) = kmin {
-            row.insert("kmin_bytes".into(), json!(k));
+        None => {
+            let preset = set.iter().find(|(k, _)| k.key == "preset").and_then(|(_, v)| v.as_str()).unwrap_or(DEFAULT_PRESET);
+            let spec = EcnSpec::preset(preset).ok_or_else(|| Decline::new(format!("ecn.preset: unknown preset '{preset}'")))?;
+            let rows: Vec<J> = spec
+                .thresholds
+                .iter()
+                .map(|th| {
+                    let mut row = to_json(th);
+                    for (k, v) in set.iter().filter(|(k, _)| !k.wire.is_empty()) {
+                        row.insert(k.wire.into(), v.clone());
+                    }
+                    J::Object(row)
+                })
+                .collect();
+            json!({ "thresholds": rows })
         }
-        if let Some(k) = kmax {
-            row.insert("kmax_bytes".into(), json!(k));
-        }
-        if let Some(p) = &pmax {
-            row.insert("pmax".into(), p.clone());
-        }
-        rows.push(J::Object(row));
-    }
-    Ok(json!({"thresholds": rows}))
+    };
+    let parsed: EcnSpec = wire_of(spec.as_object().cloned().unwrap_or_default(), "ecn")?;
+    parsed.validate().map_err(|e| ecn_said(e, own_given(v), &set))?;
+    Ok(spec)
 }
 
-/// `[rdma]` (`RdmaDef.wire()`, also for `transport = "rdma"` without the table): the preset for `cc` with the
-/// file's keys.
+fn own_given(v: &Value) -> bool {
+    matches!(v, Value::Table(t) if t.contains_key("rate"))
+}
+
+/// An engine error on `ecn.thresholds[i].<wire>`, named by the key that set the value: `ecn.rate[i].<key>` for
+/// the file's own tables; else `ecn.kmin`/`ecn.kmax`/`ecn.pmax` if the file set it (a Kmin above Kmax by
+/// whichever of the two it set), else `ecn.preset`.
+fn ecn_said(e: Error, own: bool, set: &[(&'static Key, J)]) -> Decline {
+    let Error::Spec { field, reason } = e else { return Decline::new(format!("ecn: {e}")) };
+    let Some(rest) = field.strip_prefix("ecn.thresholds[") else {
+        return Decline::new(format!("{}: {reason}", if own { "ecn.rate" } else { "ecn" }));
+    };
+    let (i, wire) = rest.split_once("].").unwrap_or((rest, ""));
+    let user = key_of(ECN_RATE, wire).map(|k| k.key).unwrap_or(wire);
+    if own {
+        return Decline::new(format!("ecn.rate[{i}].{user}: {reason}"));
+    }
+    let is_set = |name: &str| set.iter().any(|(k, _)| k.key == name);
+    let user = if user == "kmin" && !is_set("kmin") && is_set("kmax") { "kmax" } else { user };
+    let at = if user != "rate" && is_set(user) { format!("ecn.{user}") } else { "ecn.preset".into() };
+    Decline::new(format!("{at}: {reason}"))
+}
+
+/// `[rdma]` (also for `transport = "rdma"` without the table): the preset for `cc` with the file's keys,
+/// validated.
 pub fn rdma(v: Option<&Value>) -> Result<J, Decline> {
     let empty = Value::Table(toml::Table::new());
     let mut t = Tab::of(v.unwrap_or(&empty), "rdma")?;
-    let cc = t.or("cc", "dcqcn", read::literal(&["none", "dcqcn", "hpcc"]))?;
-    let preset = t.or("preset", "hpcc", read::literal(PRESETS))?;
-    let cc_enum = match cc {
+    let set = given(&mut t, RDMA)?;
+    t.finish()?;
+    let pick =
+        |name: &str, default: &'static str| set.iter().find(|(k, _)| k.key == name).and_then(|(_, v)| v.as_str()).unwrap_or(default).to_string();
+    let (cc, preset) = (pick("cc", DEFAULT_CC), pick("preset", DEFAULT_PRESET));
+    let cc_enum = match cc.as_str() {
         "none" => RdmaCc::None,
         "hpcc" => RdmaCc::Hpcc,
         _ => RdmaCc::Dcqcn,
     };
-    let mut out = to_json(&RdmaSpec::preset(preset, cc_enum).ok_or_else(|| Decline::new("unknown RDMA preset"))?)?;
-    out.insert("cc".into(), json!(cc));
-    let size = |v: &Value| read::pos_size(v).map(|x| json!(x));
-    let dur = |v: &Value| read::pos_duration(v).map(|x| json!(x));
-    let rate = |v: &Value| crate::scenario::units::rate_bps(v).map(|x| json!(x));
-    let flag = |v: &Value| read::boolean(v).map(J::Bool);
-    set(&mut out, &mut t, "ack_size", "ack_bytes", size)?;
-    set(&mut out, &mut t, "ack_high_priority", "ack_high_priority", flag)?;
-    set(&mut out, &mut t, "nack_interval", "nack_interval_ps", dur)?;
-    set(&mut out, &mut t, "window", "window", flag)?;
-    set(&mut out, &mut t, "var_window", "var_window", flag)?;
-    set(&mut out, &mut t, "base_rtt", "base_rtt_ps", auto_or(read::pos_duration))?;
-    set(&mut out, &mut t, "min_rate", "min_rate_bps", |v| read::pos_rate(v).map(|x| json!(x)))?;
-    set(&mut out, &mut t, "g", "g", real)?;
-    set(&mut out, &mut t, "alpha_interval", "alpha_resume_interval_ps", dur)?;
-    set(&mut out, &mut t, "decrease_interval", "rate_decrease_interval_ps", dur)?;
-    set(&mut out, &mut t, "rp_timer", "rp_timer_ps", dur)?;
-    set(&mut out, &mut t, "fast_recovery", "fast_recovery_times", count32)?;
-    set(&mut out, &mut t, "rate_ai", "rate_ai_bps", rate)?;
-    set(&mut out, &mut t, "rate_hai", "rate_hai_bps", rate)?;
-    set(&mut out, &mut t, "clamp_target", "clamp_target_rate", flag)?;
-    set(&mut out, &mut t, "eta", "eta", real)?;
-    set(&mut out, &mut t, "max_stage", "max_stage", count32)?;
-    set(&mut out, &mut t, "hpcc_rate_ai", "hpcc_rate_ai_bps", rate)?;
-    set(&mut out, &mut t, "fast_react", "fast_react", flag)?;
-    t.finish()?;
+    let spec = RdmaSpec::preset(&preset, cc_enum).ok_or_else(|| Decline::new(format!("rdma.preset: unknown preset '{preset}'")))?;
+    let mut out = to_json(&spec);
+    for (k, v) in set.into_iter().filter(|(k, _)| !k.wire.is_empty()) {
+        out.insert(k.wire.into(), v);
+    }
+    let parsed: RdmaSpec = wire_of(out.clone(), "rdma")?;
+    parsed.validate().map_err(|e| said(e, "rdma", RDMA))?;
     Ok(J::Object(out))
+}
+
+/// The RoCE wire objects of a scenario document's `transport`, `[pfc]`, `[ecn]` and `[rdma]` (only those it
+/// has): {"pfc": …, "ecn": …, "rdma": …}. An `[rdma]` table without `transport = "rdma"` is an error.
+pub fn tables(transport: &str, pfc_v: Option<&Value>, ecn_v: Option<&Value>, rdma_v: Option<&Value>) -> Result<Map<String, J>, Decline> {
+    let mut out = Map::new();
+    if rdma_v.is_some() && transport != "rdma" {
+        return Err(Decline::new("rdma: an [rdma] table needs transport = \"rdma\" (without it, messages use the message transport)"));
+    }
+    if let Some(v) = pfc_v {
+        out.insert("pfc".into(), pfc(v)?);
+    }
+    if let Some(v) = ecn_v {
+        out.insert("ecn".into(), ecn(v)?);
+    }
+    if transport == "rdma" {
+        out.insert("rdma".into(), rdma(rdma_v).map_err(|d| d.within("rdma"))?);
+    }
+    Ok(out)
+}
+
+/// `tables` of a JSON document holding `transport`, `pfc`, `ecn` and `rdma` as a scenario file gives them (the
+/// Python models' dump: quantities as numbers in the base unit or unit strings; null for an absent table), as
+/// JSON text. This is how Python's models reach the one reader.
+pub fn tables_json(text: &str) -> Result<String, Decline> {
+    let doc: J = serde_json::from_str(text).map_err(|e| Decline::new(format!("scenario: {e}")))?;
+    let table = |name: &str| -> Result<Option<Value>, Decline> {
+        match doc.get(name) {
+            None | Some(J::Null) => Ok(None),
+            Some(v) => Value::try_from(strip_nulls(v.clone())).map(Some).map_err(|e| Decline::new(format!("{name}: {e}"))),
+        }
+    };
+    let transport = doc.get("transport").and_then(J::as_str).unwrap_or("message");
+    let (p, e, r) = (table("pfc")?, table("ecn")?, table("rdma")?);
+    tables(transport, p.as_ref(), e.as_ref(), r.as_ref()).map(|m| J::Object(m).to_string())
+}
+
+/// `v` without its null members (an unset key is an absent one, as in TOML).
+fn strip_nulls(v: J) -> J {
+    match v {
+        J::Object(m) => J::Object(m.into_iter().filter(|(_, x)| !x.is_null()).map(|(k, x)| (k, strip_nulls(x))).collect()),
+        J::Array(a) => J::Array(a.into_iter().map(strip_nulls).collect()),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(s: &str) -> Value {
+        Value::Table(s.parse().unwrap())
+    }
+
+    #[test]
+    fn every_wire_field_has_exactly_one_key() {
+        let pfc: Vec<&str> = PFC.iter().map(|k| k.wire).collect();
+        assert_eq!(pfc.len(), to_json(&PfcSpec::hpcc()).len());
+        assert!(to_json(&PfcSpec::hpcc()).keys().all(|w| pfc.contains(&w.as_str())));
+        let rdma = to_json(&RdmaSpec::preset("hpcc", RdmaCc::Dcqcn).unwrap());
+        let wires: Vec<&str> = RDMA.iter().map(|k| k.wire).filter(|w| !w.is_empty()).collect();
+        assert_eq!(wires.len(), rdma.len());
+        assert!(rdma.keys().all(|w| wires.contains(&w.as_str())));
+    }
+
+    #[test]
+    fn engine_errors_name_the_users_key() {
+        let e = pfc(&doc("alpha = -0.5")).unwrap_err();
+        assert!(e.0.starts_with("pfc.alpha: -0.5 is not a dynamic-threshold factor"), "{e:?}");
+        let e = rdma(Some(&doc("ack_size = 70000"))).unwrap_err();
+        assert!(e.0.starts_with("rdma.ack_size: "), "{e:?}");
+        // HPCC's 100G row: Kmin 400 kB, Kmax 1600 kB; a Kmax of 2 kB is named by the key that set it.
+        let e = ecn(&doc("kmax = \"2kB\"")).unwrap_err();
+        assert!(e.0.starts_with("ecn.kmax: Kmin 100000 B is above Kmax 2000 B"), "{e:?}");
+        let e = ecn(&doc("[[rate]]\nrate = \"1Gbps\"\nkmin = 5\nkmax = 1\npmax = 0.1")).unwrap_err();
+        assert!(e.0.starts_with("ecn.rate[0].kmin: "), "{e:?}");
+        assert!(ecn(&doc("rate = []\nkmin = 5")).unwrap_err().0.starts_with("ecn.kmin: "));
+    }
 }

@@ -155,26 +155,71 @@ fn split(s: &str) -> Option<(&str, &str)> {
     Some((num, unit))
 }
 
-fn parse(v: &Value, kind: Kind, limit: u128) -> Result<u64, Decline> {
-    let bad = || Decline::new(format!("cannot read {v} as a quantity"));
-    let n = match v {
-        Value::Integer(i) if *i >= 0 => (*i as u128).checked_mul(factor(kind, "").ok_or_else(bad)?).ok_or_else(bad)?,
-        Value::Float(x) if x.is_finite() && !x.is_sign_negative() => {
-            scaled(float_decimal(*x).ok_or_else(bad)?, factor(kind, "").ok_or_else(bad)?).ok_or_else(bad)?
-        }
-        Value::String(s) => {
-            let (num, unit) = split(s).ok_or_else(bad)?;
-            // Python's regex backtracks a number such as "1e" into number "1" and unit "e": no table has
-            // such a unit, so both reject; a number this port cannot read declines too.
-            let d = decimal(num).ok_or_else(bad)?;
-            scaled(d, factor(kind, unit).ok_or_else(bad)?).ok_or_else(bad)?
-        }
-        _ => return Err(bad()),
-    };
-    if n > limit {
-        return Err(Decline::new(format!("{v} exceeds the limit")));
+/// The quantity's name, its base unit and its limit as said in errors, as `fabricsim.units` says them.
+fn words(kind: Kind) -> (&'static str, &'static str, &'static str) {
+    match kind {
+        Kind::Duration => ("duration", "seconds", "the 10^7 s limit"),
+        Kind::Rate => ("rate", "bit/s", "the 1 Pb/s limit"),
+        Kind::Size => ("size", "bytes", "the 1 PiB limit"),
     }
-    Ok(n as u64)
+}
+
+/// The units a string may carry, as the error for an unknown one lists them.
+fn unit_list(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Duration => "ms, ns, ps, s, us, \u{b5}s, \u{3bc}s",
+        Kind::Rate => "b/s, bps, gb/s, gbps, kb/s, kbps, mb/s, mbps, tb/s, tbps",
+        Kind::Size => "b, byte, bytes, gb, gib, kb, kib, mb, mib, pb, pib, tb, tib",
+    }
+}
+
+/// Python's `repr` of a TOML scalar, as the limit errors quote the value.
+fn py_repr(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("'{s}'"),
+        other => other.to_string(),
+    }
+}
+
+fn parse(v: &Value, kind: Kind, limit: u128) -> Result<u64, Decline> {
+    let (what, base, lim) = words(kind);
+    let unread = |s: &str| Decline::new(format!("cannot read '{s}' as a {what}"));
+    let n = match v {
+        Value::Boolean(_) => return Err(Decline::new(format!("expected a {what}, got a boolean"))),
+        Value::Integer(i) if *i < 0 => return Err(Decline::new(format!("{what} must not be negative, got {i}"))),
+        Value::Integer(i) => (*i as u128).checked_mul(factor(kind, "").unwrap_or(1)),
+        Value::Float(x) if !x.is_finite() => return Err(Decline::new(format!("{what} must be finite, got {x}"))),
+        Value::Float(x) if x.is_sign_negative() && *x != 0.0 => return Err(Decline::new(format!("{what} must not be negative, got {x}"))),
+        Value::Float(x) => float_decimal(*x).and_then(|d| scaled(d, factor(kind, "").unwrap_or(1))),
+        Value::String(s) => {
+            if s.trim_start().starts_with('-') {
+                return Err(Decline::new(format!("{what} must not be negative, got '{s}'")));
+            }
+            let (num, unit) = split(s).ok_or_else(|| unread(s))?;
+            if kind == Kind::Rate && unit.contains('B') {
+                return Err(Decline::new(format!("rates are in bits: '{s}' has a byte unit (write e.g. Gbps, not GBps)")));
+            }
+            if kind == Kind::Size && unit.ends_with('b') && !unit.ends_with("ib") {
+                return Err(Decline::new(format!("sizes are in bytes: '{s}' has a bit unit (write e.g. MB or MiB, not Mb)")));
+            }
+            let f =
+                factor(kind, unit).ok_or_else(|| Decline::new(format!("unknown {what} unit '{unit}' in '{s}' (use one of: {})", unit_list(kind))))?;
+            let d = decimal(num).ok_or_else(|| unread(s))?;
+            scaled(d, f)
+        }
+        other => {
+            let ty = match other {
+                Value::Array(_) => "list",
+                Value::Table(_) => "dict",
+                _ => "datetime",
+            };
+            return Err(Decline::new(format!("expected a {what} (number in {base} or a string with a unit), got {ty}")));
+        }
+    };
+    match n {
+        Some(n) if n <= limit => Ok(n as u64),
+        _ => Err(Decline::new(format!("{what} {} exceeds {lim}", py_repr(v)))),
+    }
 }
 
 /// A duration in ps (numbers are seconds; strings take ps, ns, us, µs, μs, ms, s). At most 10^7 s.

@@ -341,7 +341,7 @@ pub fn to_wire(sc: &Scenario, rows: bool) -> Result<Value, Decline> {
     }
     let mut out = json!({
         "seed": sc.seed, "stop_ps": sc.stop,
-        "network": {"nodes": nodes, "links": links, "default_queue": queue_wire(&sc.queue)},
+        "network": {"nodes": nodes, "links": links, "default_queue": queue_wire(&sc.queue), "topology": sc.topology_kind},
         "sources": sources, "tcp": tcp, "measure": measure,
     });
     if !events.is_empty() {

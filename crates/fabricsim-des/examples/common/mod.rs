@@ -9,6 +9,7 @@ pub fn link(a: u32, b: u32, rate_bps: u64, delay_ps: u64) -> LinkSpec {
 
 /// Seed 1, `nodes` and `links`, 1,000,000-packet DropTail egress queues (nothing drops), per-flow ECMP, `messages`.
 pub fn spec(nodes: Vec<NodeSpec>, links: Vec<LinkSpec>, messages: Vec<MessageSpec>) -> RunSpec {
-    let network = NetworkSpec { nodes, links, default_queue: EgressSpec { limit_packets: Some(1_000_000), limit_bytes: None, qdisc: None } };
+    let network =
+        NetworkSpec { nodes, links, default_queue: EgressSpec { limit_packets: Some(1_000_000), limit_bytes: None, qdisc: None }, topology: None };
     RunSpec { messages, routing: RoutingSpec { ecmp: EcmpMode::PerFlow, ..Default::default() }, ..RunSpec::new(1, network) }
 }

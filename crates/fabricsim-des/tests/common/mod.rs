@@ -30,7 +30,7 @@ impl Net {
         self.links.len() - 1
     }
     pub fn spec(self, seed: u64) -> RunSpec {
-        RunSpec::new(seed, NetworkSpec { nodes: self.nodes, links: self.links, default_queue: EgressSpec::default() })
+        RunSpec::new(seed, NetworkSpec { nodes: self.nodes, links: self.links, default_queue: EgressSpec::default(), topology: None })
     }
 }
 

@@ -1,6 +1,7 @@
 //! DCQCN at the reaction point, as HPCC's ns-3 fork implements it (Mellanox model, rdma-hw.cc:614-739).
 //!
-//! A CNP flag on an ACK sets two "CNP arrived" bits. The first CNP starts two periodic timers: the α update
+//! A CNP flag on an ACK sets two "CNP arrived" bits. The first CNP sets the rate (and the target) to
+//! `rate_on_first_cnp` × the rate, and starts two periodic timers: the α update
 //! every `alpha_resume_interval` (α ← (1 − g)·α + g if a CNP arrived, else (1 − g)·α) and the decrease check
 //! every `rate_decrease_interval` (if a CNP arrived: target ← rate unless the previous cut saw no increase
 //! and the target is not clamped, rate ← max(min, rate·(1 − α/2)), and the increase timer restarts). The
@@ -45,7 +46,7 @@ impl Sim {
     /// An ACK of QP q carried a CNP.
     pub(crate) fn dcqcn_cnp(&mut self, q: u32) {
         let cfg = &self.rdma.cfg.as_ref().expect("[rdma]").spec;
-        let (t_alpha, t_dec) = (Time(cfg.alpha_resume_interval_ps), Time(cfg.rate_decrease_interval_ps));
+        let (t_alpha, t_dec, first_cut) = (Time(cfg.alpha_resume_interval_ps), Time(cfg.rate_decrease_interval_ps), cfg.rate_on_first_cnp);
         let now = self.now;
         let st = &mut self.rdma.qps[q as usize].dcqcn;
         st.alpha_cnp = true;
@@ -57,8 +58,15 @@ impl Sim {
             // The peer adds 1 ns so that the first decrease check follows the α update of the same instant.
             st.ev_alpha = Some(self.q.schedule(now + t_alpha, super::timer(super::T_ALPHA, q)));
             st.ev_decrease = Some(self.q.schedule(now + t_dec + Time(1000), super::timer(super::T_DECREASE, q)));
+            // The peer: target ← rate ← RateOnFirstCnp × rate (a fraction of 1 leaves the rate as it is).
             let rate = self.rdma.qps[q as usize].rate;
-            self.rdma.qps[q as usize].dcqcn.target = rate;
+            if first_cut < 1.0 {
+                let cut = first_cut * rate;
+                self.rdma.qps[q as usize].dcqcn.target = cut;
+                self.set_rate(q, cut);
+            } else {
+                self.rdma.qps[q as usize].dcqcn.target = rate;
+            }
         }
     }
 
