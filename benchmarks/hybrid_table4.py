@@ -27,7 +27,7 @@ TARGET = 0.01
 
 def one(preset: str, seed: int, fidelity: str) -> tuple[float, float]:
     """(completion ms, wall seconds of the task) of one Table IV run, as the study's sweep runs it."""
-    payload = {"pattern": "all-reduce", "msg_mib": 10.0, "interfaces": 1, "preset": preset, "fidelity": fidelity}
+    payload = {"pattern": "shift-all-reduce", "msg_mib": 10.0, "interfaces": 1, "preset": preset, "fidelity": fidelity}
     t0 = time.perf_counter()
     out = sweep_task(payload, seed)
     return out["completion_time_ms"], time.perf_counter() - t0

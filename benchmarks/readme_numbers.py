@@ -222,7 +222,7 @@ def incast_speed() -> str:
 
 def collective_example() -> str:
     """Study 000's page's collective example on its fabric: 4n_2r all-reduce of 10 MiB, 30 seeds."""
-    cmd = ["fabricsim", "collective", "--placement", "4n_2r", "--pattern", "all-reduce", "--size", "10MiB",
+    cmd = ["fabricsim", "collective", "--placement", "4n_2r", "--pattern", "shift-all-reduce", "--size", "10MiB",
            "--seeds", "30", "--json"]
     out = json.loads(subprocess.run([str(BIN / cmd[0]), *cmd[1:]], capture_output=True, text=True, check=True,
                                     cwd=ROOT).stdout)

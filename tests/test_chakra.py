@@ -180,14 +180,11 @@ def test_synth_then_run_from_the_cli(tmp_path, capsys):
     assert json.loads((out / "trace.comm_groups.json").read_text()) == {"tp0": [0, 1], "tp1": [2, 3], "dp0": [0, 2], "dp1": [1, 3]}
     assert sorted(p.name for p in out.iterdir()) == ["trace.0.et", "trace.1.et", "trace.2.et", "trace.3.et",
                                                      "trace.comm_groups.json"]
-    vela = tmp_path / "vela.toml"
-    vela.write_text('[topology]\nkind = "leaf_spine"\nracks = 4\nleaves_per_rack = 2\nhosts_per_rack = 6\nnics_per_host = 4\n'
-                    'spines = 4\nparallel_links = 2\nhost_rate = "100Gbps"\nfabric_rate = "100Gbps"\n')
     capsys.readouterr()
     # preset 4n_4r puts the 4 ranks on servers 1, 7, 13, 19: one per rack. `trace run DIR` reads DIR's one trace,
     # its communicators included; so does the full PREFIX, DIR/trace.
     for where in (out, out / "trace"):
-        assert main(["trace", "run", str(where), "--fabric", str(vela), "--placement", "preset:4n_4r", "--json"]) == 0
+        assert main(["trace", "run", str(where), "--fabric", "vela", "--placement", "preset:4n_4r", "--json"]) == 0
         res = json.loads(capsys.readouterr().out)
         assert [r["host"] for r in res["ranks"]] == ["h0", "h6", "h12", "h18"]
         assert {c["group"] for c in res["collectives"]} == {"tp0", "tp1", "dp0", "dp1"}

@@ -31,7 +31,7 @@ def vela():
     return named_fabric("vela")
 
 
-def run_fixed(fabric, placements, iterations, *, pattern="all-reduce", msg=4 * MIB, interfaces=1, sharing="ps",
+def run_fixed(fabric, placements, iterations, *, pattern="shift-all-reduce", msg=4 * MIB, interfaces=1, sharing="ps",
               arrivals_s=None, solo=None):
     """The job-level model with fixed placements (no policy), all jobs arriving at `arrivals_s` (default 0)."""
     solo = solo or SoloCache(fabric, pattern, msg, interfaces)
@@ -150,7 +150,7 @@ def test_the_clock_counts_whole_picoseconds(vela):
     # 300,000,000,000 ps, a tie the queue breaks by job id, so job 0 takes servers 1-4 and job 1 servers 5-8,
     # both starting on arrival.
     assert 0.1 + 0.2 > 0.3
-    cfg = ClusterConfig(fabric="vela", policy="first-fit", pattern="all-reduce", msg_mb=1)
+    cfg = ClusterConfig(fabric="vela", policy="first-fit", pattern="shift-all-reduce", msg_mb=1)
     res = simulate(cfg, fabric=vela, jobs=[Job(0, 0.1 + 0.2, 4, 2), Job(1, 0.3, 4, 3)])
     j = res.jobs.set_index("job")
     assert j["servers"].tolist() == ["1 2 3 4", "5 6 7 8"]
@@ -159,7 +159,7 @@ def test_the_clock_counts_whole_picoseconds(vela):
     # Job 0 is rack-local and puts nothing on the leaves' up or down links, which job 1 (2 + 2 servers on racks 0
     # and 1) has to itself: both run at speed 1, so each ends exactly iterations x t_solo (a whole number of ps
     # from the engine) after its start, and its slowdown is exactly 1.
-    solo = SoloCache(vela, "all-reduce", MIB)
+    solo = SoloCache(vela, "shift-all-reduce", MIB)
     t0, t1 = (round(solo.profile(h).t_solo * 1e12) for h in ((0, 1, 2, 3), (4, 5, 6, 7)))
     assert [round(x * 1e12) for x in j["finish_s"]] == [300_000_000_000 + 2 * t0, 300_000_000_000 + 3 * t1]
     assert j["slowdown"].tolist() == [1.0, 1.0]
@@ -174,7 +174,7 @@ def test_every_time_is_a_whole_picosecond_and_runs_repeat_exactly(vela):
 
     for policy in ("random", "advisor"):
         cfg = ClusterConfig(policy=policy, fabric="vela", jobs=25, sizes="uniform:2:8", iterations="exp:5",
-                            pattern="all-reduce", msg_mb=1, load=0.9, seed=4)
+                            pattern="shift-all-reduce", msg_mb=1, load=0.9, seed=4)
         a, b = simulate(cfg, fabric=vela), simulate(cfg, fabric=vela)
         pd.testing.assert_frame_equal(a.jobs, b.jobs, check_exact=True)
         pd.testing.assert_frame_equal(a.timeline, b.timeline, check_exact=True)
@@ -187,7 +187,7 @@ def test_every_time_is_a_whole_picosecond_and_runs_repeat_exactly(vela):
         assert np.abs(a.jobs["arrival_s"].to_numpy() * 1e12 - drawn * 1e12).max() <= 0.5 + 1e-3
 
 def _state(fabric, busy_hosts=(), per_server=1, seed=1):
-    solo = SoloCache(fabric, "all-reduce", 4 * MIB, 1)
+    solo = SoloCache(fabric, "shift-all-reduce", 4 * MIB, 1)
     busy = np.zeros(fabric.n, dtype=bool)
     busy[list(busy_hosts)] = True
     return ClusterState(solo, busy, per_server, Interference(solo.resources.capacity), np.random.default_rng(seed))
@@ -263,9 +263,9 @@ def test_poisson_arrivals_and_offered_load():
 
 def test_load_sets_the_arrival_rate(vela):
     # Constant 4-node jobs of 10 iterations: rate = load x 24 / (4 x 10 x t_pack), t_pack = servers 1-4 alone.
-    cfg = ClusterConfig(fabric="vela", jobs=5, sizes="4", iterations="10", pattern="all-reduce", msg_mb=1, load=0.5)
+    cfg = ClusterConfig(fabric="vela", jobs=5, sizes="4", iterations="10", pattern="shift-all-reduce", msg_mb=1, load=0.5)
     res = simulate(cfg, fabric=vela)
-    t_pack = SoloCache(vela, "all-reduce", MIB).profile((0, 1, 2, 3)).t_solo
+    t_pack = SoloCache(vela, "shift-all-reduce", MIB).profile((0, 1, 2, 3)).t_solo
     assert res.arrival_rate == pytest.approx(0.5 * 24 / (4 * 10 * t_pack), rel=1e-12)
 
 
@@ -321,7 +321,7 @@ B8 = (2, 3, 8, 9, 14, 15, 20, 21)
 C8 = (4, 5, 10, 11, 16, 17, 22, 23)
 D6, E5, F7 = (0, 1, 2, 6, 7, 8), (3, 4, 12, 13, 14), (9, 10, 15, 16, 18, 19, 20)
 COSIM_CASES = [("ring-all-reduce", 1, [A8, B8], [10, 10]), ("all-to-all", 4, [A8, B8, C8], [10, 6, 3]),
-               ("all-reduce", 1, [D6, E5, F7], [8, 8, 8]), ("all-reduce", 4, [A8, B8], [6, 9]),
+               ("shift-all-reduce", 1, [D6, E5, F7], [8, 8, 8]), ("shift-all-reduce", 4, [A8, B8], [6, 9]),
                ("all-to-all", 1, [D6, E5, F7], [6, 10, 8]), ("ring-all-reduce", 4, [D6, E5, F7], [10, 5, 10])]
 
 
@@ -340,7 +340,7 @@ def test_job_level_model_against_flow_engine_cosimulation(vela):
 
 
 def test_sweep_task_returns_flat_scalars():
-    m = sweep_task({"fabric": "vela", "jobs": 12, "sizes": "uniform:2:6", "pattern": "all-reduce", "msg_mb": 1,
+    m = sweep_task({"fabric": "vela", "jobs": 12, "sizes": "uniform:2:6", "pattern": "shift-all-reduce", "msg_mb": 1,
                     "iterations": "5", "policy": "advisor", "load": 0.9, "fidelity": "flow"}, 3)
     assert m["jobs"] == 12 and all(isinstance(v, (int, float)) for v in m.values())
     assert m["mean_slowdown"] >= 1.0 and 0 < m["utilization"] <= 1
@@ -356,15 +356,15 @@ def test_solo_profiles_confirmed_at_hybrid_and_packet_fidelity(vela, fidelity):
     # 2·(N−1)·S·8 / 100 Gb/s = 6 · 4 MiB · 8 / 1e11 = 2.0133 ms, plus a few microseconds of pipeline latency, at
     # every fidelity; with buffers modelled the solo time stays at that bound (the flow engine's too: no contention).
     bound = 6 * 4 * MIB * 8 / 100e9
-    solo = SoloCache(vela, "all-reduce", 4 * MIB, fidelity=fidelity)
+    solo = SoloCache(vela, "shift-all-reduce", 4 * MIB, fidelity=fidelity)
     t = solo.profile((0, 1, 2, 3)).t_solo
     assert bound < t < bound * 1.002
-    flow = SoloCache(vela, "all-reduce", 4 * MIB).profile((0, 1, 2, 3)).t_solo
+    flow = SoloCache(vela, "shift-all-reduce", 4 * MIB).profile((0, 1, 2, 3)).t_solo
     assert abs(t / flow - 1) < 0.002
-    cfg = ClusterConfig(fabric="vela", jobs=3, sizes="4", iterations="2", pattern="all-reduce", msg_mb=4, load=0.5,
+    cfg = ClusterConfig(fabric="vela", jobs=3, sizes="4", iterations="2", pattern="shift-all-reduce", msg_mb=4, load=0.5,
                         fidelity=fidelity)
     with pytest.raises(ValueError, match="another fabric or job spec"):
-        simulate(cfg, fabric=vela, solo=SoloCache(vela, "all-reduce", 4 * MIB))
+        simulate(cfg, fabric=vela, solo=SoloCache(vela, "shift-all-reduce", 4 * MIB))
     res = simulate(cfg, fabric=vela, solo=solo)
     assert res.solo_runs == 0 and res.metrics()["mean_slowdown"] >= 1.0
 

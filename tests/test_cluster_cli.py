@@ -11,7 +11,7 @@ import pytest
 from fabricsim.cli import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parents[1]
-QUICK = ["--fabric", "vela", "--jobs", "12", "--sizes", "uniform:2:6", "--iterations", "5", "--pattern", "all-reduce",
+QUICK = ["--fabric", "vela", "--jobs", "12", "--sizes", "uniform:2:6", "--iterations", "5", "--pattern", "shift-all-reduce",
          "--size", "1MiB", "--load", "0.9", "-q"]
 
 

@@ -58,7 +58,7 @@ S = 65536  # --size 64KiB
     ("all-gather", message_ns(S)),
     # All-Reduce (All-to-All then All-Gather): S per destination in each part, the second part starting when
     # the first delivered.
-    ("all-reduce", 2 * message_ns(S)),
+    ("shift-all-reduce", 2 * message_ns(S)),
     # Ring all-reduce: S is the whole buffer, 2(N − 1) = 2 steps of S/N = S/2 each.
     ("ring-all-reduce", 2 * message_ns(S // 2)),
     # Reduce-scatter: N − 1 = 1 step of S/2.
@@ -73,7 +73,7 @@ def test_two_node_collectives_by_hand(capsys, two_hosts, pattern, expected_ns):
     assert ct["ci95"] == pytest.approx(0.0, abs=1e-12)  # one path, no contention: every seed alike
     # Every packet crosses the one switch: 1 switch hop. Messages: 2 (a2a, ag), 4 (all-reduce), 2 x 2 steps
     # (ring) or 2 (reduce-scatter) of S or S/2 bytes.
-    packets = {"all-to-all": 2 * 64, "all-gather": 2 * 64, "all-reduce": 4 * 64, "ring-all-reduce": 4 * 32,
+    packets = {"all-to-all": 2 * 64, "all-gather": 2 * 64, "shift-all-reduce": 4 * 64, "ring-all-reduce": 4 * 32,
                "reduce-scatter": 2 * 32}[pattern]
     assert out["hop_packets"] == {"1": packets, "3": 0}
     assert isinstance(out["hop_packets"]["1"], int)

@@ -4,10 +4,18 @@ import pytest
 
 import fabricsim
 from fabricsim import scenario_from_dict
-from fabricsim.collectives import all_gather, all_reduce, all_to_all, reduce_scatter, ring_all_reduce, split_barriers
-from fabricsim.collectives.placement import pack, spread, vela_nodes
-from fabricsim.collectives.run import collective_metrics, collective_scenario
-from fabricsim.studies.orchestration import PRESETS, preset_groups
+from fabricsim.collectives import (
+    all_gather,
+    all_to_all,
+    reduce_scatter,
+    ring_all_reduce,
+    shift_all_reduce,
+    split_barriers,
+)
+from fabricsim.collectives import read_fabric
+from fabricsim.collectives.placement import pack, spread
+from fabricsim.collectives.run import collective_metrics, host_nics, host_nodes
+from fabricsim.studies.orchestration import PRESETS, collective_scenario, preset_groups
 
 NODES = [(f"h{i}", 0) for i in range(4)]
 
@@ -36,7 +44,7 @@ def test_barrier_waits_for_the_whole_previous_phase():
 
 
 def test_all_reduce_is_all_to_all_then_all_gather():
-    msgs = all_reduce(NODES, 1000)
+    msgs = shift_all_reduce(NODES, 1000)
     assert len(msgs) == 2 * 4 * 3 == len(all_to_all(NODES, 1000)) + len(all_gather(NODES, 1000))
     first_ag = next(m for m in msgs if ".ag." in m["name"] and m["src"] == "h0")
     # Node 0's All-Gather messages all wait for every All-to-All message addressed to it (from nodes 3, 2 and 1
@@ -46,7 +54,7 @@ def test_all_reduce_is_all_to_all_then_all_gather():
     later = next(m for m in msgs if m["name"] == "ar.ag.p2.0to2")
     assert later["after"] == gate and later["after_sent"] == []
     # With back-to-back sends the All-Gather instead follows node 0's last All-to-All message out of the NIC.
-    seq = all_reduce(NODES, 1000, ag_order="sent")
+    seq = shift_all_reduce(NODES, 1000, ag_order="sent")
     first = next(m for m in seq if m["name"] == "ar.ag.p1.0to1")
     assert first["after_sent"] == ["ar.a2a.p3.0to3"] and first["after"] == gate
     later = next(m for m in seq if m["name"] == "ar.ag.p2.0to2")
@@ -63,18 +71,20 @@ def test_ring_patterns():
 def test_placements():
     assert len(PRESETS) == 22 + 12
     assert PRESETS["4n_3r"] == [[1, 2, 7, 13]]
-    nodes = vela_nodes([1, 1, 1, 2])
-    assert [(n[0].server, n[0].nic) for n in nodes] == [(1, 0), (1, 2), (1, 1), (2, 0)], "leaf 0's NICs first"
-    with pytest.raises(ValueError):
-        vela_nodes([1, 1, 1, 1, 1])
-    assert pack(4) == [1, 2, 3, 4] and pack(4, start_rack=1) == [7, 8, 9, 10]
-    assert spread(4, 4) == [1, 7, 13, 19] and spread(6, 3) == [1, 2, 7, 8, 13, 14]
+    vela = read_fabric("vela")
+    nics = host_nics(scenario_from_dict(vela.doc))
+    nodes = host_nodes(["h0", "h0", "h0", "h1"], 1, nics, vela.nic_order)
+    assert [n[0] for n in nodes] == [("h0", 0), ("h0", 2), ("h0", 1), ("h1", 0)], "leaf 0's NICs first"
+    with pytest.raises(ValueError, match="server 1 has 4 NIC"):
+        host_nodes(["h0"] * 5, 1, nics, vela.nic_order, ids=[1] * 5)
+    assert pack(4, 4, 6) == [1, 2, 3, 4] and pack(4, 4, 6, start_rack=1) == [7, 8, 9, 10]
+    assert spread(4, 4, 4, 6) == [1, 7, 13, 19] and spread(6, 3, 4, 6) == [1, 2, 7, 8, 13, 14]
 
 
 def test_contention_free_all_reduce_meets_the_nic_bound():
     # 4n_1r: each node sends 3 + 3 messages of 10 MiB through one 100G NIC, all within one leaf:
     # 6 x 10 MiB x 8 / 100 Gb/s = 5.033 ms (+ a few switch latencies); 24 x 10 240 packets, all 1-hop.
-    rec = fabricsim.run(collective_scenario(preset_groups("4n_1r"), ["all-reduce"], 10.0))
+    rec = fabricsim.run(collective_scenario(preset_groups("4n_1r"), ["shift-all-reduce"], 10.0))
     m = collective_metrics(rec, 4)
     assert 5.033 < m["completion_time_ms"] < 5.045
     assert rec.hops == {1: 24 * 10_240}
@@ -124,12 +134,14 @@ def test_nodes_sharing_a_server_use_leaf_0_nics_first():
 def test_general_placer():
     from fabricsim.collectives.placement import placement_groups
 
-    assert placement_groups("pack:8") == [[1, 2, 3, 4, 5, 6, 7, 8]]
-    assert placement_groups("spread:8:4") == [[1, 2, 7, 8, 13, 14, 19, 20]] == PRESETS["8n_4r"]
+    assert placement_groups("pack:8", 4, 6) == [[1, 2, 3, 4, 5, 6, 7, 8]]
+    assert placement_groups("spread:8:4", 4, 6) == [[1, 2, 7, 8, 13, 14, 19, 20]] == PRESETS["8n_4r"]
     assert placement_groups("spread:6:2", racks=3, per_rack=4) == [[1, 2, 3, 5, 6, 7]]
+    # A numbered leaf-spine fabric's own shape: vela's 4 racks x 6 servers.
+    assert read_fabric("vela").placement("spread:8:4") == PRESETS["8n_4r"]
     for bad in ("pack", "pack:x", "spread:30:4", "zz"):
         with pytest.raises(ValueError):
-            placement_groups(bad)
+            placement_groups(bad, 4, 6)
 
 
 def test_parallel_all_gather_is_placement_insensitive_with_one_interface():
@@ -153,6 +165,6 @@ def test_endpoints_are_checked_and_names_mean_nic_0():
     with pytest.raises(ValueError, match=r"nodes\[1\]: expected a host name or a \(host, nic\) pair"):
         all_gather([("h0", 0), ("h1", -1)], 100)
     with pytest.raises(ValueError, match=r"appears more than once"):
-        all_reduce(["h0", ("h0", 0)], 100)
+        shift_all_reduce(["h0", ("h0", 0)], 100)
     with pytest.raises(ValueError, match=r"at least 2 nodes, got 1"):
         reduce_scatter(["h0"], 100)

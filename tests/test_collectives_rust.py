@@ -12,7 +12,7 @@ import pytest
 
 import fabricsim
 from fabricsim import ScenarioError, Workload
-from fabricsim.collectives import all_gather, all_reduce, all_to_all, reduce_scatter, ring_all_reduce, split_barriers
+from fabricsim.collectives import all_gather, all_to_all, reduce_scatter, ring_all_reduce, shift_all_reduce, split_barriers
 
 NS = 1000  # ps
 
@@ -67,7 +67,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "crates/fabricsim-core/tests
 FIXTURE_TOPOLOGY = {"kind": "leaf_spine", "racks": 2, "leaves_per_rack": 2, "hosts_per_rack": 4, "nics_per_host": 4,
                     "spines": 2, "host_rate": "100Gbps", "fabric_rate": "100Gbps"}
 """The fabric the fixtures' rank indices and rows refer to."""
-GENERATORS = {("all_to_all", "shift"): all_to_all, ("all_gather", "shift"): all_gather, ("all_reduce", "shift"): all_reduce,
+GENERATORS = {("all_to_all", "shift"): all_to_all, ("all_gather", "shift"): all_gather, ("all_reduce", "shift"): shift_all_reduce,
               ("all_reduce", "ring"): ring_all_reduce, ("reduce_scatter", "ring"): reduce_scatter}
 
 

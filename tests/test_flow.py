@@ -11,10 +11,9 @@ from hypothesis import strategies as st
 import fabricsim
 from fabricsim import scenario_from_dict
 from fabricsim.collectives import all_to_all, split_barriers
-from fabricsim.collectives.run import collective_scenario
 from fabricsim.errors import ScenarioError
 from fabricsim.flow import maxmin_rates
-from fabricsim.studies.orchestration import preset_groups
+from fabricsim.studies.orchestration import collective_scenario, preset_groups
 
 
 def _both(sc, seeds):
@@ -25,7 +24,7 @@ def _both(sc, seeds):
 
 
 def test_fidelity_is_selectable_and_recorded():
-    sc = collective_scenario(preset_groups("4n_1r"), ["all-reduce"], 1.0)
+    sc = collective_scenario(preset_groups("4n_1r"), ["shift-all-reduce"], 1.0)
     assert fabricsim.run(sc).fidelity == "packet"
     assert fabricsim.run(sc, fidelity="flow").fidelity == "flow"
     assert fabricsim.run(sc.model_copy(update={"fidelity": "flow"})).fidelity == "flow"
@@ -37,7 +36,7 @@ def test_contention_free_collectives_agree_to_the_picosecond_scale():
     # 4n_1r / 6n_1r All-Reduce: every message alone on its links; both engines give the NIC bound
     # 2(N−1) x 10 MiB x 8 / 100 Gb/s plus the same pipeline latency.
     for preset, want_ms in (("4n_1r", 5.033), ("6n_1r", 8.389)):
-        sc = collective_scenario(preset_groups(preset), ["all-reduce"], 10.0)
+        sc = collective_scenario(preset_groups(preset), ["shift-all-reduce"], 10.0)
         p, f = _both(sc, [1])
         assert f == pytest.approx(p, rel=1e-6), preset
         assert want_ms < f * 1e3 < want_ms + 0.01
@@ -51,7 +50,7 @@ def test_orchestration_placements_agree_within_5_percent(preset):
     # default of 4 MiB the packet engine's NIC hands messages over faster than their fair share and contended
     # rows finish up to ~30% sooner than the fluid model (docs/guide/flow-engine.md).
     g = preset_groups(preset)
-    p, f = _both(collective_scenario(g, ["all-reduce"] * len(g), 10.0, input_buffer="128KiB"), range(1, 11))
+    p, f = _both(collective_scenario(g, ["shift-all-reduce"] * len(g), 10.0, input_buffer="128KiB"), range(1, 11))
     assert f == pytest.approx(p, rel=0.05)
 
 

@@ -9,8 +9,7 @@ import subprocess
 import sys
 
 import fabricsim
-from fabricsim.collectives.run import collective_scenario
-from fabricsim.studies.orchestration import preset_groups
+from fabricsim.studies.orchestration import collective_scenario, preset_groups
 
 FABRICSIM = [sys.executable, "-m", "fabricsim.cli"]
 
@@ -55,7 +54,7 @@ def test_a_bad_hybrid_knob_is_one_line_naming_it(tmp_path):
 
 
 def test_a_contended_lossless_collective_stays_within_a_tenth_of_a_percent():
-    sc = collective_scenario(preset_groups("6n_2r"), ["all-reduce"], 10.0, interfaces=1, packet=1024, seed=1,
+    sc = collective_scenario(preset_groups("6n_2r"), ["shift-all-reduce"], 10.0, interfaces=1, packet=1024, seed=1,
                              barrier=False, order=None)
     p, h = fabricsim.run(sc, fidelity="packet"), fabricsim.run(sc, fidelity="hybrid")
     assert h.complete and h.fast_forward["jumps"] >= 1

@@ -83,6 +83,8 @@ def test_wheel_carries_the_examples_and_studies_without_outputs_or_caches(wheel)
     assert expected <= names, sorted(expected - names)
     assert not [n for n in names if SKIPPED_PARTS & set(n.split("/"))]
     assert "fabricsim/cli/examples.py" in names and any(n.startswith("fabricsim/_core") for n in names)
+    fabrics = {f"fabricsim/_data/fabrics/{p.name}" for p in (ROOT / "python/fabricsim/_data/fabrics").glob("*.toml")}
+    assert "fabricsim/_data/fabrics/vela.toml" in fabrics and fabrics <= names, sorted(fabrics - names)
 
 
 def du_mb(d: Path) -> float:

@@ -143,3 +143,30 @@ def test_the_cycle_check_sees_function_local_and_relative_imports(tmp_path):
     graph = imports(modules(pkg))
     assert graph["pkg.sub.b"] == {"pkg.c"} and graph["pkg.a"] == {"pkg.sub", "pkg.sub.b"}
     assert cycles(graph) == [["pkg.a", "pkg.c", "pkg.sub.b"]]
+
+
+def test_the_library_names_no_built_in_fabric():
+    # The built-in fabrics are data (fabricsim/_data/fabrics/NAME.toml): no library module (the CLI, which names a
+    # default, and the studies, which know their fabric, aside) names one in its code. Docstrings may.
+    from fabricsim.collectives.fabrics import builtin_fabrics
+
+    names = set(builtin_fabrics())
+    assert "vela" in names
+    found = []
+    for mod, path in modules(PACKAGE).items():
+        if mod.split(".")[1:2] in (["cli"], ["studies"], ["_data"]):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs:
+                words = set(re.findall(r"[a-z_]+", n.value.lower()))
+            elif isinstance(n, (ast.Name, ast.Attribute, ast.FunctionDef, ast.ClassDef, ast.arg)):
+                ident = getattr(n, "id", None) or getattr(n, "attr", None) or getattr(n, "name", None) or n.arg
+                words = {ident.lower(), *ident.lower().split("_")}
+            else:
+                continue
+            found += [f"{mod}:{n.lineno}: {w}" for w in names & words]
+    assert not found, "library code names a built-in fabric:\n" + "\n".join(found)

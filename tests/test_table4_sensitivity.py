@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from fabricsim import FabricsimError
-from fabricsim.collectives.run import collective_scenario
+from fabricsim.studies.orchestration import collective_scenario
 from fabricsim.engine import run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,22 +41,22 @@ def test_every_setting_changes_one_detail_of_the_stated_model():
 
 
 def test_the_model_knobs_reach_the_wire():
-    sc = collective_scenario([[1, 7]], ["all-reduce"], 1.0, input_buffer=32 * 1024, ecmp="flowlet", flowlet_gap="1us",
+    sc = collective_scenario([[1, 7]], ["shift-all-reduce"], 1.0, input_buffer=32 * 1024, ecmp="flowlet", flowlet_gap="1us",
                              spine_arbiter="fifo")
     w = sc.to_wire()
     assert w["routing"]["ecmp"] == "flowlet" and w["routing"]["flowlet_gap_ps"] == 1_000_000
     switches = [n for n in w["network"]["nodes"] if n["kind"] == "switch"]
     assert {n["input_buffer_bytes"] for n in switches} == {32 * 1024}
     assert {n["name"] for n in switches if n.get("arbiter") == "fifo"} == {f"spine{s}" for s in range(4)}
-    default = collective_scenario([[1, 7]], ["all-reduce"], 1.0).to_wire()
+    default = collective_scenario([[1, 7]], ["shift-all-reduce"], 1.0).to_wire()
     assert default["routing"]["ecmp"] == "per_message" and "flowlet_gap_ps" not in default["routing"]
     assert not any("arbiter" in n for n in default["network"]["nodes"])
-    # The default buffer is the one that fits Table IV best (VELA_INPUT_BUFFER), not study 003's 128 KiB.
+    # The default buffer is the one that fits Table IV best (vela.toml's calibration), not study 003's 128 KiB.
     assert {n["input_buffer_bytes"] for n in default["network"]["nodes"] if n["kind"] == "switch"} == {4 << 20}
 
 
 def test_flowlets_are_packet_level():
-    sc = collective_scenario([[1, 7]], ["all-reduce"], 1.0, ecmp="flowlet", flowlet_gap="1us")
+    sc = collective_scenario([[1, 7]], ["shift-all-reduce"], 1.0, ecmp="flowlet", flowlet_gap="1us")
     with pytest.raises(FabricsimError, match="flowlet"):
         run(sc, fidelity="flow")
     assert run(sc).complete

@@ -38,7 +38,7 @@ PACKETS_PER_MSG = 10 * 1024  # 10 MiB in 1 KiB packets
 
 def _run(ctx, name: str, presets: list[str], seeds: int, **base):
     """Sweep `presets` × seeds with the collective task; returns the summary indexed by preset."""
-    base = {"pattern": "all-reduce", "msg_mib": 10.0, "interfaces": 1, **base}
+    base = {"pattern": "shift-all-reduce", "msg_mib": 10.0, "interfaces": 1, **base}
     spec = SweepSpec(name=name, base=base, task=TASK, seeds=seeds, grid={"preset": presets})
     s = summarize(ctx.sweep(spec, base).frame(), ["preset"], METRICS)
     return s.set_index("preset")
@@ -355,7 +355,7 @@ def advisor(ctx, presets: pd.DataFrame) -> None:
     rows = []
     for mode, per in (("one node per server", 1), ("default (shared servers allowed)", None)):
         cases = advisor_cases(SINGLE, CONCURRENT, per_server=per)
-        spec = SweepSpec(name=f"advisor_{'one' if per else 'shared'}", base={"pattern": "all-reduce", "msg_mib": 10.0},
+        spec = SweepSpec(name=f"advisor_{'one' if per else 'shared'}", base={"pattern": "shift-all-reduce", "msg_mib": 10.0},
                          task=TASK, seeds=seeds, points=[{"case": c["case"], "servers": c["servers"]} for c in cases])
         got = summarize(ctx.sweep(spec, spec.base).frame(), ["case"], ["completion_time_ms"]).set_index("case")
         for c in cases:
@@ -413,7 +413,7 @@ def advisor(ctx, presets: pd.DataFrame) -> None:
              f"nodes fit under one leaf pair at the NIC bound).")
 
 
-CLUSTER = dict(fabric="vela", jobs=300, sizes="uniform:2:8", pattern="all-reduce", interfaces=4, load=0.6)
+CLUSTER = dict(fabric="vela", jobs=300, sizes="uniform:2:8", pattern="shift-all-reduce", interfaces=4, load=0.6)
 """The policy comparison's cluster (examples/cluster_policies.toml): 300 jobs of 2-8 nodes, Poisson arrivals at 60%
 offered load, each study 000's All-Reduce of 10 MiB on all 4 NICs of its servers, 100 times."""
 

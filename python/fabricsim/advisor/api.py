@@ -5,26 +5,32 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from ..collectives.fabrics import default_fabric
 from ..errors import ScenarioError
 from .fabric import Fabric, named_fabric, read_busy, scenario_fabric
 from .score import MIB, JobSpec
 from .search import PlaceResult, place as _search
 
 
-def load_fabric(fabric: str | Fabric = "vela", scenario: str | Path | None = None) -> Fabric:
-    """A Fabric from `--scenario FILE` or a named fabric (`vela`, `cpo_baseline`)."""
+def load_fabric(fabric: str | Fabric | None = None, scenario: str | Path | None = None) -> Fabric:
+    """A Fabric from `scenario` (a fabric file), a Fabric, a built-in fabric's name or a fabric file's path
+    (`collectives.fabrics`); None: the default built-in fabric (`collectives.fabrics.default_fabric`)."""
     if scenario is not None:
         return scenario_fabric(scenario)
-    return fabric if isinstance(fabric, Fabric) else named_fabric(fabric)
+    if isinstance(fabric, Fabric):
+        return fabric
+    return named_fabric(default_fabric() if fabric is None else fabric)
 
 
-def place(nodes: int | None = None, *, fabric: str | Fabric = "vela", scenario: str | Path | None = None,
-          pattern: str = "all-reduce", msg_mb: float = 10.0, interfaces: int = 1, trace: str | Path | None = None,
+def place(nodes: int | None = None, *, fabric: str | Fabric | None = None, scenario: str | Path | None = None,
+          pattern: str = "shift-all-reduce", msg_mb: float = 10.0, interfaces: int = 1, trace: str | Path | None = None,
           busy: str | Path | list[dict] | None = None, top: int = 2, seeds: int = 3, per_server: int | None = None,
           budget_s: float | None = None, max_evals: int | None = None, flow_seeds: int | None = None, confirm: bool = True, seed: int = 1,
           confirm_with: str = "hybrid", progress: Callable[[str], None] | None = None) -> PlaceResult:
     """Rank placements of a job of `nodes` nodes by predicted completion time (ms, mean and 95% CI over `seeds`
     runs at fidelity `confirm_with`, "hybrid" or "packet", for the `top` best; flow-engine predictions for the rest).
+    `fabric` is a built-in fabric's name, a fabric file's path or a Fabric (`load_fabric`; None: the default
+    built-in fabric, whose data file says `default = true`), or `scenario` a fabric file.
 
     The job is `pattern` with `msg_mb` MiB per message and interface (`interfaces` NICs per node), or the Chakra
     trace at `trace` (PREFIX of PREFIX.{rank}.et; `nodes` defaults to its ranks). `busy` is a CSV of occupied

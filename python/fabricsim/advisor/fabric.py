@@ -2,7 +2,7 @@
 
 A *server* is a host of the fabric; a *node* of a job takes `interfaces` free NICs of one server (several nodes
 may share a server while it has free NICs). Servers have user-facing ids: 1..S in fabric order on the named
-fabrics (`vela`, `cpo_baseline`), the host names on a scenario file. A *rack* is the set of servers attached to
+fabrics and any fabric file whose [fabric] table says `servers = "numbers"`, the host names otherwise. A *rack* is the set of servers attached to
 the same first-hop switches; a *pod* is the set of racks whose switches share the same next-level switches
 (one pod on a two-level leaf-spine, one per pod on a 3-tier fat-tree).
 """
@@ -16,21 +16,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..collectives.placement import NIC_ORDER, VELA_PRESETS
-from ..collectives.run import fabric_of, vela_topology
+from ..collectives.fabrics import FabricFile, read_fabric
 from ..engine import Prepared
 from ..errors import ScenarioError
 from ..spec import Scenario, scenario_from_dict
-
-CPO_BASELINE = {"kind": "leaf_spine", "racks": 128, "leaves_per_rack": 2, "hosts_per_rack": 48, "nics_per_host": 2,
-                "spines": 16, "parallel_links": 1, "host_rate": "100Gbps", "fabric_rate": "100Gbps",
-                "switch_latency": "1.5us", "switch_model": "input_buffered", "input_buffer": "4MiB"}
-"""Study 003's baseline design at 6,144 servers: 128 groups of 48 dual-homed servers (two 64-port 100G leaves per
-group, 48 down and 16 up, 3:1), 16 spines of 256 ports (`fabricsim design --preset baseline` gives the counts)."""
-
-NAMED = {"vela": "study 000's Vela-like fabric: 4 racks x 6 servers, 4 x 100G NICs per server, 8 leaves, 4 spines",
-         "cpo_baseline": "study 003's baseline: 128 groups x 48 servers, 2 x 100G NICs per server, 256 leaves, 16 spines"}
-"""The fabrics `--fabric` names, with one line each for `--help`."""
 
 
 @dataclass
@@ -47,8 +36,8 @@ class Fabric:
     pod: np.ndarray
     nic_switch: dict[tuple[int, int], str]
     presets: Mapping[str, list[list[int]]] = field(default_factory=dict)
-    """Named placements of this fabric (server-id lists per collective) that the search offers as candidates:
-    study 000's Tables II and III on `vela` (`collectives.placement.VELA_PRESETS`), none elsewhere."""
+    """Named placements of this fabric (server-id lists per collective) that the search offers as candidates: its
+    data file's [fabric.placements] (`collectives.fabrics`)."""
     prepared: Prepared = field(init=False)
 
     def __post_init__(self) -> None:
@@ -83,21 +72,27 @@ class Fabric:
 
 
 def named_fabric(name: str) -> Fabric:
-    """The fabric `--fabric NAME` names (NAMED); ScenarioError listing them if unknown."""
-    if name == "vela":
-        doc = {"seed": 1, "topology": vela_topology(), "routing": {"ecmp": "per_message"}}
-        return from_doc(doc, "vela", ids="numbers", nic_order=NIC_ORDER, presets=VELA_PRESETS)
-    if name == "cpo_baseline":
-        doc = {"seed": 1, "topology": dict(CPO_BASELINE), "routing": {"ecmp": "per_message"}}
-        return from_doc(doc, "cpo_baseline", ids="numbers")
-    raise ScenarioError("fabricsim place", "--fabric", f"unknown fabric {name!r}: give one of {', '.join(NAMED)} or --scenario FILE")
+    """A built-in fabric by name (`collectives.fabrics.builtin_fabrics`: fabricsim/_data/fabrics/NAME.toml) or a
+    fabric file by path; ScenarioError naming `--fabric` and listing the built-in names if unknown."""
+    try:
+        return fabric_data(read_fabric(name))
+    except ScenarioError as e:
+        if e.source == "fabric":
+            raise ScenarioError("fabricsim place", "--fabric", e.reason) from None
+        raise
 
 
 def scenario_fabric(path: str | Path) -> Fabric:
-    """The fabric of a scenario file (its traffic tables are ignored); servers are its hosts, by name."""
-    from ..spec import read_document
+    """The fabric of a scenario file (its traffic tables are ignored, its [fabric] table read): servers are its
+    hosts, by name unless the table numbers them."""
+    return fabric_data(read_fabric(path if isinstance(path, Path) else str(path)))
 
-    return from_doc(fabric_of(read_document(path)), str(path), ids="names")
+
+def fabric_data(fabric: FabricFile) -> Fabric:
+    """A Fabric from a fabric read as data (`collectives.fabrics.read_fabric`): its scenario tables, server ids,
+    NIC order and named placements."""
+    return from_doc({"seed": 1, **fabric.doc}, fabric.name, ids="numbers" if fabric.numbered else "names",
+                    nic_order=fabric.nic_order or None, presets=fabric.placements)
 
 
 def from_doc(doc: dict, name: str, ids: str = "names", nic_order: tuple[int, ...] | None = None,
@@ -149,9 +144,9 @@ class Background:
 def read_busy(fabric: Fabric, path: str | Path | list[dict]) -> tuple[list[list[int]], list[Background]]:
     """Parse BUSY.csv (or the same rows as dicts): columns `server` (required), `nic` (blank: the whole server; with `job`: the server's next
     free NIC), `job` (rows with the same job name are the nodes of a background job, in rank order), `pattern`
-    and `msg_mb` (the job's, on any of its rows; defaults all-reduce and 10 MiB). Returns the free NICs per host
+    and `msg_mb` (the job's, on any of its rows; defaults shift-all-reduce and 10 MiB). Returns the free NICs per host
     and the background jobs. ScenarioError naming the file, row and field on bad input."""
-    from ..collectives.run import ENGINE_PATTERNS
+    from ..collectives.patterns import PATTERNS, pattern_name
 
     if isinstance(path, (str, Path)):
         src = str(path)
@@ -195,10 +190,10 @@ def read_busy(fabric: Fabric, path: str | Path | list[dict]) -> tuple[list[list[
         if job:
             j = jobs.setdefault(job, {"nodes": [], "pattern": None, "msg_mb": None, "row": k})
             j["nodes"].append([(h, nic)])
-            pat = (row.get("pattern") or "").strip()
+            pat = pattern_name((row.get("pattern") or "").strip())
             if pat:
-                if pat not in ENGINE_PATTERNS:
-                    raise ScenarioError(where, "pattern", f"unknown pattern {pat!r} (one of {', '.join(ENGINE_PATTERNS)})")
+                if pat not in PATTERNS:
+                    raise ScenarioError(where, "pattern", f"unknown pattern {pat!r} (one of {', '.join(PATTERNS)})")
                 j["pattern"] = pat
             mb = (row.get("msg_mb") or "").strip()
             if mb:
@@ -212,5 +207,5 @@ def read_busy(fabric: Fabric, path: str | Path | list[dict]) -> tuple[list[list[
     for name, j in jobs.items():
         if len(j["nodes"]) < 2:
             raise ScenarioError(f"{src}: row {j['row']}", "job", f"background job {name!r} has one node; a collective needs two")
-        bgs.append(Background(name, j["pattern"] or "all-reduce", int(round((j["msg_mb"] or 10.0) * (1 << 20))), j["nodes"]))
+        bgs.append(Background(name, j["pattern"] or "shift-all-reduce", int(round((j["msg_mb"] or 10.0) * (1 << 20))), j["nodes"]))
     return free, bgs

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..chakra.lower import lower
-from ..collectives.run import ENGINE_PATTERNS
+from ..collectives.patterns import ENGINE_PATTERNS, PATTERNS, pattern_name
 from ..errors import ScenarioError
 from ..stats import t975
 from ..workload import Workload
@@ -25,15 +25,17 @@ class JobSpec:
     driving `interfaces` NICs, the logical message sent once per interface, NIC k to NIC k), or a Chakra trace
     (`trace`: its rank traces; a rank uses one NIC)."""
 
-    pattern: str = "all-reduce"
+    pattern: str = "shift-all-reduce"
     msg_bytes: int = 10 * MIB
     interfaces: int = 1
     packet: int = 1024
     trace: Any = None
 
     def __post_init__(self) -> None:
-        if self.trace is None and self.pattern not in ENGINE_PATTERNS:
-            raise ScenarioError("fabricsim place", "--pattern", f"unknown pattern {self.pattern!r} (one of {', '.join(ENGINE_PATTERNS)})")
+        if self.trace is None:
+            object.__setattr__(self, "pattern", pattern_name(self.pattern))
+            if self.pattern not in PATTERNS:
+                raise ScenarioError("fabricsim place", "--pattern", f"unknown pattern {self.pattern!r} (one of {', '.join(PATTERNS)})")
         if self.msg_bytes <= 0:
             raise ScenarioError("fabricsim place", "--msg-mb", f"must be > 0, got {self.msg_bytes / MIB:g}")
         if self.interfaces < 1:

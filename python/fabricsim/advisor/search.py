@@ -80,8 +80,8 @@ def candidates(fabric: Fabric, n: int, free: Sequence[Sequence[int]], interfaces
                per_server: int | None = None, presets: bool = True, taken: np.ndarray | None = None
                ) -> list[tuple[str, Hosts]]:
     """Distinct feasible starting placements, labelled by how they were built:
-    - `preset NAME`: the fabric's named placements of n nodes (`Fabric.presets`: study 000's Tables II/III on
-      the Vela-like fabric, none elsewhere), unless `presets` is False;
+    - `preset NAME`: the fabric's named placements of n nodes (`Fabric.presets`, its data file's
+      [fabric.placements]), unless `presets` is False;
     - `pack` (first fit in server order) and `pack best-fit` (the racks with the fewest free servers that hold
       the job, fullest first), one node per server, and `pack xK` with K nodes per server;
     - `pack emptiest racks` / `pack untouched servers` / `spread R emptiest`: the same, racks with the fewest
@@ -105,8 +105,8 @@ def candidates(fabric: Fabric, n: int, free: Sequence[Sequence[int]], interfaces
 
     if presets:
         for name, groups in fabric.presets.items():
-            if len(groups) == 1 and len(groups[0]) == n:
-                hosts = [s - 1 for s in groups[0]]
+            if len(groups) == 1 and len(groups[0]) == n and all(s in fabric.index for s in groups[0]):
+                hosts = [fabric.index[s] for s in groups[0]]
                 need = np.bincount(hosts, minlength=fabric.n)
                 if (need <= np.minimum(cap, per)).all():
                     add(f"preset {name}", hosts)
@@ -272,7 +272,7 @@ def place(fabric: Fabric, nodes: int, job: JobSpec | None = None, *, free: Seque
     `seed`) or, if given, `budget_s` seconds have passed (a time cap makes the result depend on the machine), and
     the `top` best distinct shapes (nodes per rack, servers used) are run at fidelity `confirm_with` ("hybrid", the
     default, or "packet") over `seeds` seeds (`confirm`) and ranked first. The flow engine cannot stand in for them:
-    it models no buffers, so at the Vela-like 4 MiB input buffers it is pessimistic by up to 28% on contended
+    it models no buffers, so at 4 MiB input buffers (study 000's calibration) it is pessimistic by up to 28% on contended
     collectives (issue 30; docs/guide/hybrid.md). They rank first; the `extra` next best follow with their flow-engine prediction (fidelity "flow"). Placements are ranked by their best-fidelity completion
     time. `compare` adds named placements to score and rank beside the search's (e.g. a study's recommendation)."""
     t0 = time.perf_counter()

@@ -25,7 +25,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..collectives.placement import VELA_PRESETS, placement_groups, vela_nodes
+from ..collectives.fabrics import FabricFile
+from ..collectives.run import host_nics, host_nodes
 from ..errors import ScenarioError
 from ..workload import Deps, Workload
 from .trace import COLL, COMM_TYPES, COMP, MEM_LOAD, MEM_STORE, RECV, SEND, RankTrace
@@ -100,11 +101,13 @@ class Lowered:
     """Per row kind ("compute", "barrier", "message"): the rank and node index each row came from (error messages)."""
 
 
-def placement_endpoints(scenario, n: int, placement: str | Sequence = "pack") -> list[tuple[str, int]]:
+def placement_endpoints(scenario, n: int, placement: str | Sequence = "pack",
+                        fabric: FabricFile | None = None) -> list[tuple[str, int]]:
     """Rank → (host, NIC). "pack": rank i on the i-th host, NIC 0; "spread": round-robin over the edge
     switches (rank i on the next free host of edge switch i mod E, in the order the switches first appear),
-    NIC 0; "nics:K": K ranks per host on NICs 0..K−1; "preset:NAME": study 000's placements (Tables II/III, pack:N, spread:N:R) on the Vela-like
-    fabric's servers; or an explicit list of hosts or (host, nic) pairs."""
+    NIC 0; "nics:K": K ranks per host on NICs 0..K−1; "preset:NAME": a named placement of `fabric` (its
+    [fabric.placements], or pack:N, spread:N:R on a numbered leaf-spine), one rank per node, a server's nodes taking
+    its NICs in the fabric's nic_order; or an explicit list of hosts or (host, nic) pairs."""
     hosts = [nd.name for nd in scenario.topology.network().nodes if nd.kind == "host"]
     if isinstance(placement, str):
         kind, _, arg = placement.partition(":")
@@ -113,11 +116,16 @@ def placement_endpoints(scenario, n: int, placement: str | Sequence = "pack") ->
         elif kind == "spread" and not arg:
             eps = [(h, 0) for h in _spread(scenario, hosts)[:n]]
         elif kind == "preset" and arg:
+            if fabric is None or not (fabric.placements or fabric.numbered):
+                raise ScenarioError(scenario.source, "placement", f"'{placement}': the fabric names no placements "
+                                    "(a fabric file's [fabric.placements] table)")
             try:
-                servers = [sv for g in placement_groups(arg, presets=VELA_PRESETS) for sv in g]
-            except ValueError as e:
+                servers = [sv for g in fabric.placement(arg) for sv in g]
+                if fabric.numbered:
+                    servers = [hosts[sv - 1] for sv in servers]
+                eps = [node[0] for node in host_nodes(servers, 1, host_nics(scenario), fabric.nic_order)]
+            except (ValueError, IndexError, KeyError) as e:
                 raise ScenarioError(scenario.source, "placement", str(e)) from None
-            eps = [node.endpoint for node_nics in vela_nodes(servers) for node in node_nics[:1]]
         elif kind == "nics" and arg.isdigit() and int(arg) > 0:
             k = int(arg)
             eps = [(hosts[i // k], i % k) for i in range(min(n, len(hosts) * k))]
@@ -150,14 +158,16 @@ def _spread(scenario, hosts: list[str]) -> list[str]:
 
 def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pack", algorithm: str | dict | None = None,
           comm_groups: dict[str, list[int]] | None = None, device: Device | str | None = None, chunks: int = 1,
-          chunks_in_flight: int | None = None, packet_size: int = 1024, all_gather_size: str = "total") -> Lowered:
+          chunks_in_flight: int | None = None, packet_size: int = 1024, all_gather_size: str = "total",
+          fabric: FabricFile | None = None) -> Lowered:
     """The trace as one workload on `scenario`'s fabric. O(nodes + dependencies) plus the collectives' size.
 
     `chunks` splits every collective into that many chunks. With `chunks_in_flight` = K (ASTRA-sim's
     active-chunks-per-dimension), chunk c is a collective of its own that starts once chunk c − K has
     completed; without it, the engine pipelines the chunks (chunk c waits for chunk c − 1 to be sent).
     `all_gather_size`: "total" reads an all-gather's comm_size as the gathered buffer (each rank contributes
-    comm_size / n), "block" as each rank's contribution (ASTRA-sim's reading)."""
+    comm_size / n), "block" as each rank's contribution (ASTRA-sim's reading). `fabric` (the scenario's fabric read
+    as data, `collectives.fabrics.read_fabric`) gives a "preset:NAME" placement its named placements."""
     if all_gather_size not in ("total", "block"):
         raise ScenarioError(scenario.source, "all_gather_size", f"must be 'total' or 'block', not {all_gather_size!r}")
     if chunks < 1 or (chunks_in_flight is not None and chunks_in_flight < 1):
@@ -167,7 +177,7 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
             raise ScenarioError(scenario.source, "device", f"unknown device '{device}' (known: {', '.join(DEVICES)})")
         device = DEVICES[device]
     n = len(traces)
-    eps = placement_endpoints(scenario, n, placement)
+    eps = placement_endpoints(scenario, n, placement, fabric)
     wl = Workload(scenario)
     at = wl._name_index()
     for h, _ in eps:

@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "report": ("reproduce", "report",
                "Write the HTML reproduction report from the studies' saved outputs (run `reproduce` first)."),
     "collective": ("collective", "collective",
-                   "Run a collective on the Vela-like lossless fabric or any fabric file over several seeds and report "
+                   "Run a collective on a built-in fabric or any fabric file over several seeds and report "
                    "completion time, throughput (aggregate and per interface, Gb/s) and packets by switch hops, as mean "
                    "and 95% CI."),
     "fors": ("fors", "fors", "Fault-adaptive all-to-all on two-level fat-trees FT(2;M0,M1) (the FORS study, seed 004)."),

@@ -365,8 +365,9 @@ def fabric_help(names: dict[str, str], what: str = "") -> str:
     """--help of `--fabric FILE|NAME`: the built-in names with one line each, then what a file gives."""
     built = "; ".join(f"{k} = {v}" for k, v in names.items())
     head = f"A built-in fabric ({built}) or a" if names else "A"
-    return (f"{head} fabric file: any scenario TOML, its [topology], [routing], [queue] used and its traffic tables "
-            f"ignored (a value ending in .toml or naming an existing file).{' ' + what if what else ''}")
+    return (f"{head} fabric file: any scenario TOML, its [topology], [routing], [queue] used, its [fabric] table "
+            f"(server numbering, named placements) read and its traffic tables ignored (a value ending in .toml or "
+            f"naming an existing file).{' ' + what if what else ''}")
 
 
 def fabric_option(names: dict[str, str], default: str | None = None, what: str = "") -> Callable:
@@ -454,6 +455,41 @@ def deprecated_option(old: str, sets: Callable[[Any], dict[str, Any]], use: Call
 def deprecated_aliases(command: click.Command) -> list[_Alias]:
     """The deprecated aliases of a command (`deprecated_option`), for tests and help."""
     return list(getattr(command.callback, "__fabricsim_aliases__", ()))
+
+
+def _renamed(ctx: click.Context | None, param: click.Parameter | None, value: Any, renamed: dict[str, str],
+             why: str) -> Any:
+    """`value`, or its new name if `renamed` has it as an old one (then ONE line on stderr, as `deprecated_option`
+    words it: `fabricsim CMD: --OPTION OLD is deprecated[ why]; use --OPTION NEW`)."""
+    if not isinstance(value, str) or value not in renamed:
+        return value
+    flag = max(param.opts, key=len) if param is not None else ""
+    path = ctx.command_path if ctx is not None else "fabricsim"
+    click.echo(f"{path}: {flag} {value} is deprecated{' ' + why if why else ''}; use {flag} {renamed[value]}", err=True)
+    return renamed[value]
+
+
+class RenamedChoice(click.Choice):
+    """A click.Choice of the current `choices` that also takes, for one release, the old values of `renamed`
+    (old -> new): such a value prints one deprecation line on stderr and becomes its new one. --help lists only
+    the current values."""
+
+    def __init__(self, choices: Any, renamed: dict[str, str], why: str = ""):
+        super().__init__(list(choices))
+        self.renamed, self.why = dict(renamed), why
+
+    def convert(self, value, param, ctx):
+        return super().convert(_renamed(ctx, param, value, self.renamed, self.why), param, ctx)
+
+
+def renamed_value(renamed: dict[str, str], why: str = "") -> Callable:
+    """A click callback for a free-text option whose old values `renamed` (old -> new) stay one release: an old
+    value prints one deprecation line on stderr and becomes its new one (`RenamedChoice` for a click.Choice)."""
+    return lambda ctx, param, value: _renamed(ctx, param, value, renamed, why)
+
+
+PATTERN_RENAMED_WHY = "(study 000's shift algorithm; a scenario's all_reduce is a ring)"
+"""Why --pattern all-reduce was renamed shift-all-reduce (collectives.run.RENAMED_PATTERNS)."""
 
 
 def out_file(command: str, out: str | None, fixed: str, legacy: tuple[str, ...]) -> Path | None:

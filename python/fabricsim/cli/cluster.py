@@ -7,14 +7,18 @@ import time
 
 import click
 
+from ..collectives.fabrics import default_fabric
+from ..collectives.patterns import RENAMED_PATTERNS
 from ..errors import ScenarioError
 from ._common import (
     EXIT_INTERRUPTED,
+    PATTERN_RENAMED_WHY,
     Fabric,
     check_figure_path,
     deprecated_option,
     echo_json,
     fabric_option,
+    renamed_value,
     size_option,
     stdout_console,
 )
@@ -73,7 +77,7 @@ class _Progress:
 
 
 @click.command("cluster")
-@fabric_option(FABRICS, default="vela", what="A file's hosts are the servers.")
+@fabric_option(FABRICS, default=default_fabric(), what="A file's hosts are the servers.")
 @deprecated_option("--scenario", lambda v: {"fabric": Fabric(v, path=v)}, lambda v: f"--fabric {v}")
 @click.option("--policy", "policies", multiple=True, metavar="P",
               help="pack, spread, random, first-fit, advisor, or all (the default); repeat for several.")
@@ -84,7 +88,8 @@ class _Progress:
 @click.option("--iterations", default="100", show_default=True, metavar="DIST",
               help="Collectives per job, back to back: N, choice:..., uniform:LO:HI or exp:MEAN.")
 @click.option("--pattern", default="ring-all-reduce", show_default=True,
-              help="all-to-all, all-gather, all-reduce (study 000's), ring-all-reduce or reduce-scatter.")
+              callback=renamed_value(RENAMED_PATTERNS, PATTERN_RENAMED_WHY),
+              help="all-to-all, all-gather, shift-all-reduce (study 000's), ring-all-reduce or reduce-scatter.")
 @size_option("10MiB", "Message size S per interface (as `fabricsim collective --size`)")
 @deprecated_option("--msg-mb", lambda v: {"size": round(v * MIB)}, lambda v: f"--size {v:g}MiB", type=float)
 @click.option("--interfaces", type=int, default=1, show_default=True, help="NICs per node.")
@@ -123,7 +128,7 @@ def cluster(fabric, policies, jobs, sizes, iterations, pattern, size, interfaces
 
     \b
     Examples:
-      fabricsim cluster --fabric vela --sizes uniform:2:8 --pattern all-reduce --interfaces 4 --load 0.8 --seeds 5
+      fabricsim cluster --fabric vela --sizes uniform:2:8 --pattern shift-all-reduce --interfaces 4 --load 0.8 --seeds 5
       fabricsim cluster --fabric cpo_baseline --jobs 1000 --policy pack --policy advisor --json
       fabricsim cluster --fabric examples/leaf_spine_16.toml --size 4MiB --seeds 3 --out cluster-out
     """
@@ -146,7 +151,7 @@ def cluster(fabric, policies, jobs, sizes, iterations, pattern, size, interfaces
             if name not in chosen:
                 chosen.append(name)
     check_figure_path(PREFIX, figure)
-    base = ClusterConfig(policy=chosen[0], fabric=fabric.name or "vela", scenario=fabric.path, jobs=jobs, sizes=sizes,
+    base = ClusterConfig(policy=chosen[0], fabric=fabric.name, scenario=fabric.path, jobs=jobs, sizes=sizes,
                          iterations=iterations, pattern=pattern, msg_mb=size / MIB, interfaces=interfaces,
                          per_server=per_server, packet=packet_bytes,
                          load=None if arrival_rate is not None else (0.7 if load is None else load),

@@ -1,15 +1,19 @@
-"""`fabricsim collective`: a collective on study 000's Vela-like fabric or on any fabric file, over several seeds."""
+"""`fabricsim collective`: a collective on a built-in fabric or on any fabric file, over several seeds."""
 
 from __future__ import annotations
 
 
 import click
 
+from ..collectives.fabrics import builtin_fabrics, default_fabric
+from ..collectives.patterns import PATTERNS, RENAMED_PATTERNS
 from ..errors import UserError
 from ._common import (
     EXIT_INCOMPLETE,
     FIDELITY,
+    PATTERN_RENAMED_WHY,
     Fabric,
+    RenamedChoice,
     deprecated_option,
     echo_json,
     fabric_option,
@@ -20,18 +24,14 @@ from ._common import (
 
 MIB = 1 << 20
 
-VELA_SERVERS = 24
-"""Servers of the Vela-like fabric (4 racks x 6), ids 1..24."""
-
-
-def _parse_ids(text: str, option: str, names: list[str] | None) -> list:
-    """Comma-separated node ids: server ids 1..24 on Vela; on a fabric file, 1-based host numbers or host names.
-    Returns server ids (Vela) or host names; raises UserError naming the first bad value and the valid range."""
-    top = VELA_SERVERS if names is None else len(names)
-    valid = f"server ids are 1..{top}" if names is None else f"the fabric's {top} hosts are numbered 1..{top} (or named)"
+def _parse_ids(text: str, option: str, hosts: list[str], numbered: bool) -> list:
+    """Comma-separated node ids: server ids 1..H on a numbered fabric; else 1-based host numbers or host names.
+    Returns server ids (numbered) or host names; raises UserError naming the first bad value and the valid range."""
+    top = len(hosts)
+    valid = f"server ids are 1..{top}" if numbered else f"the fabric's {top} hosts are numbered 1..{top} (or named)"
     out = []
     for raw in (x.strip() for x in text.split(",")):
-        if names is not None and raw in names:
+        if not numbered and raw in hosts:
             out.append(raw)
             continue
         try:
@@ -40,58 +40,55 @@ def _parse_ids(text: str, option: str, names: list[str] | None) -> list:
             raise UserError(f"fabricsim collective: {option}: '{raw}' is not a node id: {valid}") from None
         if not 1 <= v <= top:
             raise UserError(f"fabricsim collective: {option}: {v} is out of range: {valid}")
-        out.append(v if names is None else names[v - 1])
+        out.append(v if numbered else hosts[v - 1])
     if len(out) < 2:
         raise UserError(f"fabricsim collective: {option}: a collective needs at least 2 nodes, not {len(out)}")
     return out
 
 
-def _fabric_placement(placement: str, sc, names: list[str]) -> list[list[str]]:
-    """pack:N (the first N hosts) or spread:N (round-robin over the edge switches) on a fabric file."""
+def _placement(placement: str, fab, sc, hosts: list[str]) -> list[list]:
+    """A named placement of the fabric, pack:N or spread:N:R on a numbered leaf-spine (server ids); on a fabric
+    file of named hosts, pack:N (the first N hosts) or spread:N (round-robin over the edge switches)."""
+    if fab.numbered or placement in fab.placements:
+        try:
+            return fab.placement(placement)
+        except ValueError as e:
+            raise UserError(f"fabricsim collective: --placement: {e}") from None
     from ..chakra.lower import placement_endpoints
 
     kind, _, arg = placement.partition(":")
     if kind not in ("pack", "spread") or not arg.isdigit() or int(arg) < 2:
-        raise UserError(f"fabricsim collective: --placement: '{placement}' on a fabric file: give pack:N or spread:N "
-                        f"(N ≥ 2 nodes)")
+        names = f"one of its placements ({', '.join(fab.placements)}), " if fab.placements else ""
+        raise UserError(f"fabricsim collective: --placement: '{placement}' on a fabric file: give {names}pack:N or "
+                        f"spread:N (N ≥ 2 nodes)")
     n = int(arg)
-    if n > len(names):
-        raise UserError(f"fabricsim collective: --placement: {n} nodes, but {sc.source} has {len(names)} hosts")
+    if n > len(hosts):
+        raise UserError(f"fabricsim collective: --placement: {n} nodes, but {sc.source} has {len(hosts)} hosts")
     return [[h for h, _ in placement_endpoints(sc, n, kind)]]
 
 
-def _fabric_file(path: str):
-    """The fabric document and its checked Scenario (traffic tables ignored); ScenarioError names the file."""
-    from ..collectives.run import fabric_of
-    from ..spec import read_document, scenario_from_dict
-
-    doc = fabric_of(read_document(path))
-    return doc, scenario_from_dict(doc, path)
-
-
-VELA = {"vela": "study 000's 4 racks x 6 servers, 8 leaves, 4 spines, lossless; the default"}
-"""The built-in fabrics of `collective --fabric`."""
-
-
 @click.command("collective")
-@fabric_option(VELA, what="A file's hosts are the candidate nodes, numbered 1..H in fabric order (or named).")
+@fabric_option(builtin_fabrics(), default=default_fabric(),
+               what="A file's hosts are the candidate nodes, numbered 1..H in fabric order (or named).")
 @deprecated_option("--scenario", lambda v: {"fabric": Fabric(v, path=v)}, lambda v: f"--fabric {v}")
 @deprecated_option("--topology", lambda v: {"fabric": Fabric(v, name=v)}, lambda v: f"--fabric {v}",
-                   type=click.Choice(["vela"]))
-@click.option("--pattern", type=click.Choice(["all-to-all", "all-gather", "all-reduce", "ring-all-reduce",
-                                              "reduce-scatter"]), default="all-reduce", show_default=True)
+                   type=click.Choice(list(builtin_fabrics())))
+@click.option("--pattern", type=RenamedChoice(PATTERNS, RENAMED_PATTERNS, PATTERN_RENAMED_WHY),
+              default="shift-all-reduce", show_default=True)
 @click.option("--placement", default=None, metavar="PRESET",
-              help="vela: a study 000 preset (Tables II, III), e.g. 4n_2r or 6n_3_3; or pack:N (N nodes on "
-                   "consecutive servers) or spread:N:R (N nodes round-robin over R racks). A fabric file: pack:N "
-                   "(the first N hosts) or spread:N (round-robin over the edge switches).")
+              help="One of the fabric's named placements (vela: study 000's Tables II, III, e.g. 4n_2r or 6n_3_3); "
+                   "on a fabric of numbered servers (the built-in ones) pack:N (N nodes on consecutive servers) or "
+                   "spread:N:R (N nodes round-robin over R racks); on a fabric file of named hosts pack:N (the first "
+                   "N hosts) or spread:N (round-robin over the edge switches).")
 @click.option("--nodes", default=None, metavar="1,2,7,8",
-              help="vela: server ids 1-24; a fabric file: host numbers 1..H or host names. Repeats = nodes sharing "
-                   "a server.")
+              help="Server ids 1..H on a fabric of numbered servers (vela: 1-24); on a fabric file of named hosts, "
+                   "host numbers 1..H or host names. Repeats = nodes sharing a server.")
 @click.option("--nodes-b", default=None, metavar="13,14,...", help="A second, concurrent collective.")
-@click.option("--pattern-b", default=None, help="Pattern of the second collective (default: --pattern).")
+@click.option("--pattern-b", type=RenamedChoice(PATTERNS, RENAMED_PATTERNS, PATTERN_RENAMED_WHY), default=None,
+              help="Pattern of the second collective (default: --pattern).")
 @size_option("10MiB", "Size S per interface",
              "What S is depends on the pattern: all-to-all: what a node sends to each other node; all-gather: each "
-             "node's block, sent to every other node; all-reduce (the study's All-to-All then All-Gather): S to each "
+             "node's block, sent to every other node; shift-all-reduce (study 000's All-to-All then All-Gather): S to each "
              "other node in each part; ring-all-reduce: a node's whole buffer, sent in 2(N-1) steps of S/N; "
              "reduce-scatter: the whole buffer, N-1 steps of S/N.")
 @deprecated_option("--msg-mib", lambda v: {"size": round(v * MIB)}, lambda v: f"--size {v:g}MiB",
@@ -114,7 +111,7 @@ VELA = {"vela": "study 000's 4 racks x 6 servers, 8 leaves, 4 spines, lossless; 
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (means and 95% CIs) on stdout.")
 def collective(fabric, pattern, placement, nodes, nodes_b, pattern_b, size, interfaces, packet_bytes, barrier, order,
                seed, seeds, workers, fidelity, as_json) -> None:
-    """Run a collective on the Vela-like lossless fabric or any fabric file over several seeds and report
+    """Run a collective on a built-in fabric or any fabric file over several seeds and report
     completion time, throughput (aggregate and per interface, Gb/s) and packets by switch hops, as mean and 95% CI.
 
     S (--size) is per interface: with --interfaces K each of a node's K NICs runs the whole collective
@@ -124,7 +121,7 @@ def collective(fabric, pattern, placement, nodes, nodes_b, pattern_b, size, inte
 
     \b
     Examples:
-      fabricsim collective --placement 4n_2r --pattern all-reduce --size 10MiB --seeds 30 --json
+      fabricsim collective --placement 4n_2r --pattern shift-all-reduce --size 10MiB --seeds 30 --json
       fabricsim collective --fabric examples/leaf_spine_16.toml --placement spread:8 --pattern all-to-all
     """
     import tempfile
@@ -134,37 +131,26 @@ def collective(fabric, pattern, placement, nodes, nodes_b, pattern_b, size, inte
     from ..sweep import SweepFailed, SweepSpec, intify, run_sweep
 
     msg_mib = size / MIB  # exact: a power-of-two divisor
-    scenario_path = fabric.path if fabric is not None else None
     if (placement is None) == (nodes is None):
         raise UserError("fabricsim collective: give exactly one of --placement and --nodes")
-    names = None
-    if scenario_path is not None:
-        from ..collectives.run import host_nics
+    from ..collectives.run import host_nics
+    from ..spec import scenario_from_dict
 
-        doc, sc = _fabric_file(scenario_path)
-        names = list(host_nics(sc))
+    fab, doc = _fabric(fabric)
+    sc = scenario_from_dict({**fab.doc, "seed": seed}, fab.name)
+    hosts = list(host_nics(sc))
     if placement is not None:
-        if names is not None:
-            groups = _fabric_placement(placement, sc, names)
-        else:
-            from ..studies.orchestration import placement_groups
-
-            try:
-                groups = placement_groups(placement)
-            except ValueError as e:
-                raise UserError(f"fabricsim collective: --placement: {e}") from None
+        groups = _placement(placement, fab, sc, hosts)
     else:
-        groups = [_parse_ids(nodes, "--nodes", names)]
+        groups = [_parse_ids(nodes, "--nodes", hosts, fab.numbered)]
         if nodes_b:
-            groups.append(_parse_ids(nodes_b, "--nodes-b", names))
+            groups.append(_parse_ids(nodes_b, "--nodes-b", hosts, fab.numbered))
     patterns = [pattern] + [pattern_b or pattern] * (len(groups) - 1)
-    base = {"servers": groups, "patterns": patterns, "msg_mib": msg_mib, "interfaces": interfaces,
-            "packet": packet_bytes, "barrier": barrier, "order": order, "fidelity": fidelity}
-    if names is not None:
-        base.update(fabric=doc, source=scenario_path)
+    base = {"fabric": doc, "source": fab.name, "servers": groups, "patterns": patterns, "msg_mib": msg_mib,
+            "interfaces": interfaces, "packet": packet_bytes, "barrier": barrier, "order": order, "fidelity": fidelity}
     seed_list = list(range(seed, seed + seeds))
     spec = SweepSpec(name="collective", base=base, task="fabricsim.collectives.run:sweep_task", seeds=seed_list)
-    where = scenario_path or "vela"
+    where = fabric.text
     label = f"{pattern} on {where.rsplit('/', 1)[-1]}, seeds"
     with tempfile.TemporaryDirectory() as d:
         try:
@@ -178,7 +164,7 @@ def collective(fabric, pattern, placement, nodes, nodes_b, pattern_b, size, inte
     short = [r for r in rows if (r.get("incomplete_messages") or 0) > 0]
     out = {"fabric": where, "placement": placement, "servers": groups, "patterns": patterns, "msg_mib": msg_mib,
            "bytes": size, "interfaces": interfaces,
-           "fidelity": fidelity or ("packet" if names is None else sc.fidelity), "seeds": used, "runs": len(rows),
+           "fidelity": fidelity or sc.fidelity, "seeds": used, "runs": len(rows),
            "complete": not short,
            "incomplete_runs": [{"seed": int(r["seed"]), "incomplete_messages": int(r["incomplete_messages"])}
                                for r in short]}
@@ -207,6 +193,18 @@ def collective(fabric, pattern, placement, nodes, nodes_b, pattern_b, size, inte
 def _or0(v) -> float:
     """A metric of one run, 0 when the run has none (None or NaN)."""
     return 0.0 if v is None or v != v else v
+
+
+def _fabric(fabric: Fabric):
+    """The --fabric value read as data, and the document its runs are given (a built-in fabric's name, or the file's
+    whole document: its traffic tables are ignored); ScenarioError names the file and field."""
+    from ..collectives.fabrics import fabric_from_doc, read_fabric
+    from ..spec import read_document
+
+    if fabric.name is not None:
+        return read_fabric(fabric.name), fabric.name
+    doc = read_document(fabric.path)
+    return fabric_from_doc(doc, fabric.path), doc
 
 
 def _print_text(out: dict, pattern: str, where: str, groups: list, size: int, interfaces: int) -> None:

@@ -6,8 +6,12 @@ import sys
 
 import click
 
+from ..collectives.fabrics import builtin_fabrics, default_fabric
+from ..collectives.patterns import PATTERNS, RENAMED_PATTERNS
 from ._common import (
+    PATTERN_RENAMED_WHY,
     Fabric,
+    RenamedChoice,
     check_figure_path,
     deprecated_option,
     echo_json,
@@ -19,21 +23,22 @@ from ._common import (
 
 MIB = 1 << 20
 
-FABRICS = {"vela": "study 000's 4 racks x 6 servers, 4 x 100G NICs each, 8 leaves, 4 spines (server ids 1-24)",
-           "cpo_baseline": "study 003's baseline, 128 groups x 48 servers, 2 x 100G NICs each (server ids 1-6144)"}
-"""The built-in fabrics of `place --fabric` (and `cluster --fabric`)."""
+FABRICS = builtin_fabrics()
+"""The built-in fabrics of `place --fabric` (and `cluster --fabric`): fabricsim/_data/fabrics/NAME.toml, each with
+its one-line description; `default_fabric()` is the one whose file says `default = true`."""
 
 
 @click.command("place")
 @click.option("--nodes", type=click.IntRange(min=2), default=None, metavar="N",
               help="Nodes of the job (a node drives --interfaces NICs of one server; several nodes may share a "
                    "server while it has free NICs, see --per-server). With --trace: its ranks (the default).")
-@fabric_option(FABRICS, default="vela", what="A file's hosts are the servers, by name.")
+@fabric_option(FABRICS, default=default_fabric(),
+               what="A file's hosts are the servers, by name (numbered 1..H if its [fabric] table says so).")
 @deprecated_option("--scenario", lambda v: {"fabric": Fabric(v, path=v)}, lambda v: f"--fabric {v}")
 @click.option("--interfaces", type=click.IntRange(1, 8), default=1, show_default=True, metavar="K",
               help="NICs per node; the collective runs once per interface (NIC k to NIC k) with --size each.")
-@click.option("--pattern", type=click.Choice(["all-reduce", "all-to-all", "all-gather", "ring-all-reduce",
-                                              "reduce-scatter"]), default="all-reduce", show_default=True)
+@click.option("--pattern", type=RenamedChoice(PATTERNS, RENAMED_PATTERNS, PATTERN_RENAMED_WHY),
+              default="shift-all-reduce", show_default=True)
 @size_option("10MiB", "Message size S per interface, as `fabricsim collective --size`")
 @deprecated_option("--msg-mb", lambda v: {"size": round(v * MIB)}, lambda v: f"--size {v:g}MiB",
                    type=click.FloatRange(min=0, min_open=True))
@@ -43,7 +48,7 @@ FABRICS = {"vela": "study 000's 4 racks x 6 servers, 4 x 100G NICs each, 8 leave
 @click.option("--busy", default=None, metavar="BUSY.csv",
               help="Occupied servers or NICs and background jobs. Columns: server (required), nic (blank = the whole "
                    "server), job (rows with one job name are the nodes of a background job that keeps running and "
-                   "shares the links), pattern and msg_mb (the job's; default all-reduce, 10).")
+                   "shares the links), pattern and msg_mb (the job's; default shift-all-reduce, 10).")
 @click.option("--top", type=click.IntRange(min=1), default=2, show_default=True, metavar="T",
               help="Placements confirmed at --confirm-with fidelity, ranked first; the next 3 follow with the flow "
                    "engine's prediction (fidelity flow).")
@@ -71,7 +76,7 @@ def place(nodes, fabric, interfaces, pattern, size, trace, busy, top, confirm_wi
           per_server, max_evals, budget_s, no_confirm, seed, figure, as_json) -> None:
     """Where should this job go? Rank placements of N nodes on a fabric by predicted completion time.
 
-    The search scores candidates (study 000's presets on vela, pack and spread families, Chic-sched-like
+    The search scores candidates (the fabric's named placements, pack and spread families, Chic-sched-like
     constraint relaxation: the tightest server, rack, then pod that holds the job) with the flow engine, improves
     the best by local search (moving a node to a free server, swapping two nodes' ranks), and runs the best T at
     hybrid fidelity (or --confirm-with packet) over R seeds. It prints the ranking (completion time in ms, mean ± 95% CI), the winner's
@@ -88,7 +93,7 @@ def place(nodes, fabric, interfaces, pattern, size, trace, busy, top, confirm_wi
 
     check_figure_path("fabricsim place", figure)
     say = None if as_json or not sys.stderr.isatty() else (lambda s: click.echo(f"  {s}", err=True))
-    res = advise(nodes, fabric=fabric.name or "vela", scenario=fabric.path, pattern=pattern, msg_mb=size / MIB,
+    res = advise(nodes, fabric=fabric.name, scenario=fabric.path, pattern=pattern, msg_mb=size / MIB,
                  interfaces=interfaces, trace=resolve_trace(trace) if trace else None, busy=busy, top=top, seeds=seeds, per_server=per_server, budget_s=budget_s, max_evals=max_evals,
                  flow_seeds=flow_seeds, confirm=not no_confirm, confirm_with=confirm_with, seed=seed, progress=say)
     if figure:

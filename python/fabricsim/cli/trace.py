@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..collectives.fabrics import builtin_fabrics
 from ..units import format_duration, format_size
 from ._common import (
     EXIT_INCOMPLETE,
@@ -58,12 +59,12 @@ def info(prefix: str, as_json: bool) -> None:
 
 @trace.command("run")
 @click.argument("prefix", metavar="PREFIX|DIR")
-@fabric_option({}, what="Required: the trace's ranks are placed on its hosts.")
+@fabric_option(builtin_fabrics(), what="Required: the trace's ranks are placed on its hosts.")
 @deprecated_option("--scenario", lambda v: {"fabric": Fabric(v, path=v)}, lambda v: f"--fabric {v}")
 @click.option("--placement", default="pack", show_default=True,
               help="pack (rank i on the i-th host, NIC 0), spread (round-robin over the edge switches), nics:K (K ranks per host, NICs 0..K-1), preset:NAME "
-                   "(study 000's Tables II/III on the Vela-like fabric, e.g. preset:8n_4r), or a comma-separated host "
-                   "list (host or host:nic).")
+                   "(one of the fabric's named placements, its [fabric.placements], e.g. preset:8n_4r on vela), or a "
+                   "comma-separated host list (host or host:nic).")
 @click.option("--algorithm", default=None, help="Collective algorithm: ring (default for every type, as ASTRA-sim; an all-to-all ring "
                                                 "relays blocks hop by hop), direct, halving_doubling or hierarchical; "
                                                 "or kind=alg,kind=alg, e.g. all_to_all=direct.")
@@ -105,13 +106,19 @@ def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups:
     from ..chakra.lower import summarize
     from ..engine import run as run_scenario
     from ..errors import UserError
-    from ..spec import load_scenario
+    from ..collectives.fabrics import FABRIC_KEY, read_fabric
+    from ..spec import read_document, scenario_from_dict
 
     if fabric is None:
-        raise UserError("fabricsim trace run: give the fabric: --fabric FABRIC.toml")
-    scenario_path = fabric.path
+        raise UserError("fabricsim trace run: give the fabric: --fabric FABRIC.toml|NAME")
+    scenario_path = fabric.text
     prefix = resolve_trace(prefix)
-    sc = load_scenario(scenario_path)
+    fab = read_fabric(fabric.name or fabric.path)
+    if fabric.path is None:
+        sc = scenario_from_dict(fab.doc, fab.name)
+    else:  # the whole file: a scenario's own traffic runs beside the trace
+        doc = read_document(fabric.path)
+        sc = scenario_from_dict({k: v for k, v in doc.items() if k != FABRIC_KEY}, fabric.path)
     place = placement if placement in ("pack",) or placement.startswith(("nics:", "preset:")) else [
         (p.split(":")[0], int(p.split(":")[1])) if ":" in p else p for p in placement.split(",")]
     alg: str | dict | None = algorithm
@@ -126,7 +133,7 @@ def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups:
         except (OSError, ValueError, TypeError, AttributeError) as e:
             raise UserError(f"{comm_groups}: not a JSON object of communicator -> rank list ({e})") from None
     lowered = lower(load(prefix), sc, placement=place, algorithm=alg, comm_groups=groups, device=device, chunks=chunks,
-                    chunks_in_flight=chunks_in_flight, all_gather_size=all_gather_size)
+                    chunks_in_flight=chunks_in_flight, all_gather_size=all_gather_size, fabric=fab)
     if seeds is not None:
         if timeline or perfetto:
             raise UserError("fabricsim trace run: --timeline and --perfetto draw one run; give them without --seeds")

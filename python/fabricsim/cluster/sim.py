@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import ScenarioError
 from ..advisor.fabric import Fabric, named_fabric, scenario_fabric
+from ..collectives.fabrics import default_fabric
 from .interference import SHARING, Interference
 from .jobs import (ITERATION_FORMS, SIZE_FORMS, SOURCE, STREAM_POLICY, Job, arrivals, draw_jobs, parse_dist,
                    rate_for_load)
@@ -60,14 +61,14 @@ def to_s(ps: int) -> float:
 
 @dataclass
 class ClusterConfig:
-    """One cluster run. `fabric` names a built-in fabric (vela, cpo_baseline) unless `scenario` gives a fabric
-    file. Exactly one of `load` (offered load, see `jobs.rate_for_load`) and `arrival_rate` (jobs/s) sets the
+    """One cluster run. `fabric` names a built-in fabric (`collectives.fabrics`; None: the default one) or a
+    fabric file, unless `scenario` gives a fabric file. Exactly one of `load` (offered load, see `jobs.rate_for_load`) and `arrival_rate` (jobs/s) sets the
     arrivals. `sizes`: cpo (study 003's synthetic trace, capped at the fabric's node slots), N, choice:A,B,... or
     uniform:LO:HI (at least 2: a collective needs two nodes; the trace's 1-VM applications become 2-node jobs);
     `iterations`: N, choice:..., uniform:LO:HI or exp:MEAN (rounded, at least 1)."""
 
     policy: str = "pack"
-    fabric: str = "vela"
+    fabric: str | None = None
     scenario: str | None = None
     jobs: int = 100
     sizes: str = "cpo"
@@ -86,14 +87,19 @@ class ClusterConfig:
     packet to confirm a flow result with buffers modelled (the flow engine models none and is pessimistic by up
     to 28% on contended collectives at 4 MiB buffers; issue 30)."""
 
+    def __post_init__(self) -> None:
+        from ..collectives.patterns import pattern_name
+
+        self.pattern = pattern_name(self.pattern)  # a deprecated name (all-reduce) warns and gets its new one
+
     def check(self, fabric: Fabric) -> None:
         """Raise ScenarioError naming the option for anything impossible on `fabric`."""
-        from ..collectives.run import ENGINE_PATTERNS
+        from ..collectives.patterns import PATTERNS
 
         if self.policy not in POLICIES:
             raise ScenarioError(SOURCE, "policy", f"unknown policy {self.policy!r} (one of {', '.join(POLICIES)}, or all)")
-        if self.pattern not in ENGINE_PATTERNS:
-            raise ScenarioError(SOURCE, "pattern", f"unknown pattern {self.pattern!r} (one of {', '.join(ENGINE_PATTERNS)})")
+        if self.pattern not in PATTERNS:
+            raise ScenarioError(SOURCE, "pattern", f"unknown pattern {self.pattern!r} (one of {', '.join(PATTERNS)})")
         if not (isinstance(self.msg_mb, (int, float)) and self.msg_mb > 0 and math.isfinite(self.msg_mb)):
             raise ScenarioError(SOURCE, "msg_mb", f"must be a positive number of MiB, got {self.msg_mb!r}")
         if self.jobs < 1:
@@ -138,7 +144,9 @@ class ClusterConfig:
 
 def load_fabric(config: ClusterConfig) -> Fabric:
     """The fabric `config` names (a built-in one, or its scenario file); ScenarioError naming the option."""
-    return scenario_fabric(config.scenario) if config.scenario else named_fabric(config.fabric)
+    if config.scenario:
+        return scenario_fabric(config.scenario)
+    return named_fabric(config.fabric or default_fabric())
 
 
 @dataclass

@@ -34,6 +34,35 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
+PATTERNS = {"all-to-all": ("all_to_all", "shift"), "all-gather": ("all_gather", "shift"),
+            "shift-all-reduce": ("all_reduce", "shift"), "ring-all-reduce": ("all_reduce", "ring"),
+            "reduce-scatter": ("reduce_scatter", "ring")}
+"""The collective patterns of `fabricsim collective`, `place` and `cluster` → the engine's (kind, algorithm)
+(their conventions above). shift-all-reduce is study 000's All-Reduce, an All-to-All then an
+All-Gather; a scenario's `kind = "all_reduce"` is a ring unless it says `algorithm = "shift"`."""
+RENAMED_PATTERNS = {"all-reduce": "shift-all-reduce"}
+"""Old pattern names, deprecated, → their new names: "all-reduce" read as a ring all-reduce but is study 000's shift
+algorithm. `pattern_name` maps them, with a FabricsimWarning."""
+ENGINE_PATTERNS = {**PATTERNS, **{old: PATTERNS[new] for old, new in RENAMED_PATTERNS.items()}}
+"""Every pattern name, the deprecated ones included, → the engine's (kind, algorithm)."""
+SHIFT_PATTERNS = ("all-to-all", "all-gather", "shift-all-reduce")
+
+
+def pattern_name(pattern: str) -> str:
+    """A pattern's current name: a deprecated one (`RENAMED_PATTERNS`) warns once per caller (FabricsimWarning) and
+    gives its new name; any other name is returned as it is (the caller checks it against `PATTERNS`)."""
+    new = RENAMED_PATTERNS.get(pattern)
+    if new is None:
+        return pattern
+    import warnings
+
+    from ..errors import FabricsimWarning
+
+    warnings.warn(f"pattern '{pattern}' is deprecated (it is study 000's shift algorithm, while a scenario's "
+                  f"kind = \"all_reduce\" is a ring); use '{new}'", FabricsimWarning, stacklevel=3)
+    return new
+
+
 Endpoint = tuple[str, int]
 
 
@@ -189,13 +218,26 @@ def all_gather(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, head
     return _shift("all_gather", tag, nodes, size, packet, header, barrier=barrier, order=order)
 
 
-def all_reduce(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, header: int = 0, barrier: bool = False,
-               order: str = "sent", ag_order: str = "parallel", tag: str = "ar") -> list[dict]:
+def shift_all_reduce(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, header: int = 0,
+                     barrier: bool = False, order: str = "sent", ag_order: str = "parallel",
+                     tag: str = "ar") -> list[dict]:
     """All-to-All (distributed reduction, `order`) then All-Gather (broadcast, `ag_order`): 2N(N−1) messages of
     `size` bytes (the engine's shift all_reduce). Node i's All-Gather waits for every All-to-All message
     addressed to i (with `barrier`, for the whole All-to-All) and, unless parallel, follows i's own last
     All-to-All message."""
     return _shift("all_reduce", tag, nodes, size, packet, header, barrier=barrier, order=order, ag_order=ag_order)
+
+
+def all_reduce(nodes: Sequence[Endpoint], size: int, **kw) -> list[dict]:
+    """Deprecated: `shift_all_reduce` (study 000's All-to-All then All-Gather; the name read as a ring, which is
+    `ring_all_reduce`). Warns (FabricsimWarning) and returns the same messages."""
+    import warnings
+
+    from ..errors import FabricsimWarning
+
+    warnings.warn("collectives.all_reduce is deprecated (it is the shift algorithm, not a ring); use "
+                  "shift_all_reduce, or ring_all_reduce for a ring", FabricsimWarning, stacklevel=2)
+    return shift_all_reduce(nodes, size, **kw)
 
 
 def ring_all_reduce(nodes: Sequence[Endpoint], size: int, *, packet: int = 1024, header: int = 0,
