@@ -48,12 +48,12 @@ def test_model_copy_with_messages_is_validated_and_runs():
     ring = sc.model_copy(update={"messages": ring_all_reduce(["h0", "h1"], 65536)})
     assert [m.size for m in ring.messages] == [32768] * 4 and ring.source == "two.toml"
     # Two ring steps one after the other, each a 32 KiB message alone on its links.
-    assert fabricsim.run(ring).raw["completion_ps"] == 2 * message_ps(32768)
+    assert fabricsim.run(ring).scalars["completion_ps"] == 2 * message_ps(32768)
     assert sc.messages == []  # the original is untouched
     # Units as in a file ("1ms" for stop), model objects as they are; kept keys keep their values.
     one = ring.model_copy(update={"messages": [MessageDef(name="m", src="h0", dst="h1", size=65536)], "stop": "1ms"})
     assert one.stop == 10**9 and one.topology == sc.topology and len(one.messages) == 1
-    assert fabricsim.run(one).raw["completion_ps"] == message_ps(65536)
+    assert fabricsim.run(one).scalars["completion_ps"] == message_ps(65536)
     assert one.model_copy(update={"seed": 5}).stop == 10**9  # a kept duration is not re-read as seconds
 
 

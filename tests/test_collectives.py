@@ -38,8 +38,8 @@ def test_barrier_waits_for_the_whole_previous_phase():
     assert "a2a.b1" in msgs[4]["after"], "phase 2 waits for phase 1's barrier"
     # Simulated, phases cannot overlap: 3 phases of 1 MiB at 100 Gb/s, each ending before the next starts.
     rec = fabricsim.run(collective_scenario([[1, 2, 3, 4]], ["all-to-all"], 1.0, barrier=True))
-    starts = rec.flow_columns["start_ps"]
-    done = rec.flow_columns["complete_ps"]
+    starts = rec.values("flows.start_ps")
+    done = rec.values("flows.complete_ps")
     assert min(starts[4:8]) >= max(done[:4])
 
 
@@ -101,8 +101,8 @@ def test_after_sent_starts_the_next_message_when_the_previous_left_the_nic():
                          "links": [{"a": "a", "b": "b", "rate": "1Gbps", "delay": "1ms"}]},
             "messages": [{"name": "m1", "src": "a", "dst": "b", "size": 1_000_000, "packet_size": 1000},
                          {"name": "m2", "src": "a", "dst": "b", "size": 1_000_000, "packet_size": 1000, dep: ["m1"]}]})
-    assert fabricsim.run(scenario("after_sent")).raw["completion_ps"] == 17_000_000_000
-    assert fabricsim.run(scenario("after")).raw["completion_ps"] == 18_000_000_000
+    assert fabricsim.run(scenario("after_sent")).scalars["completion_ps"] == 17_000_000_000
+    assert fabricsim.run(scenario("after")).scalars["completion_ps"] == 18_000_000_000
 
 
 def test_collective_cli_json(capsys):

@@ -10,7 +10,9 @@ import pytest
 from fabricsim.cli import main
 from fabricsim.studies.incast import (IncastParams, build_scenario, expected_onoff_packets, incast_metrics, jain_index,
                               run_incast, sampled_peak, window_throughput_mbps)
-from fabricsim.record import RunRecord
+import numpy as np
+
+from fabricsim.record import FLOW_KINDS, MISSING, SCHEMA, RunRecord
 
 S = 10**12  # ps per second
 MS = 10**9
@@ -45,13 +47,22 @@ def fake_record() -> RunRecord:
         "delay_sum_ps": [8 * 10 * MS, 2 * 20 * MS, 5 * 9 * MS], "max_delay_ps": [10 * MS, 20 * MS, 9 * MS],
         "complete_ps": [None] * 3, "start_ps": [None] * 3,
     }
-    queues = {"name": ["sender0->leaf", "leaf->spine"], "node": [0, 8], "port": [0, 1], "tx_packets": [10, 10],
-              "tx_bytes": [0, 0], "drops": [0, 10], "peak_packets": [3, 150], "peak_bytes": [0, 0]}
+    queues = {"node": ["sender0", "leaf"], "port": [0, 1], "tx_packets": [10, 10], "tx_bytes": [0, 0],
+              "drops": [0, 10], "peak_packets": [3, 150], "peak_bytes": [0, 0]}
     samples = {"t_ps": [100 * MS, 100 * MS, 150 * MS, 200 * MS], "port": [1, 0, 1, 1], "packets": [120, 1, 180, 90],
                "bytes": [0, 0, 0, 0]}
-    return RunRecord.from_legacy({"fidelity": "packet", "seed": 1, "end_ps": 5 * S, "completion_ps": None, "events": 0,
-                      "packets": {"tx": 25, "rx": 15, "dropped": 10, "in_flight": 0}, "hops": [], "flows": flows,
-                      "queues": queues, "samples": samples, "wall_s": 0.0})
+    names = {"node_names": ["sender0", "sender1", "receiver", "leaf"], "flow_names": flows["name"],
+             "queue_names": ["sender0->leaf", "leaf->spine"], "flow_kinds": FLOW_KINDS}
+    tables = {"flows": flows, "queues": queues, "samples": samples}
+    columns = {}
+    for f in SCHEMA:  # each stored column of the schema, labels as codes and None as MISSING
+        if f.source == "stored" and not f.when:
+            v = tables.get(f.table, {}).get(f.column, [])
+            v = [names[f.labels].index(x) if isinstance(x, str) else x for x in v] if f.labels else v
+            columns[f.name] = np.asarray([MISSING if x is None else x for x in v], dtype=f.dtype)
+    return RunRecord({"fidelity": "packet", "seed": 1, "end_ps": 5 * S, "completion_ps": None, "events": 0,
+                      "packets": {"tx": 25, "rx": 15, "dropped": 10, "in_flight": 0}, "hops": [], "wall_s": 0.0,
+                      **{k: list(v) for k, v in names.items() if k != "flow_kinds"}}, columns)
 
 
 def test_metrics_by_hand():
@@ -131,7 +142,7 @@ def test_s2_five_seconds_matches_ns3_onoff_closed_form():
     per_sender = math.floor(periods * 3_000_000 / 8192)
     assert per_sender == 5493 == expected_onoff_packets(30e6, 1024, 0.1, 0.1, 1.0, 4.0)
     rec, m = run_incast(IncastParams(rate_mbps=30, duration_s=5))
-    c = rec.flow_columns
+    c = {k: rec.values(f"flows.{k}") for k in ("tx_packets", "first_tx_ps")}
     assert c["tx_packets"] == [per_sender] * 8
     assert m["tx_packets"] == 8 * per_sender == 43_944
     assert all(abs(t - (1_100_000_000_000 + 273_066_667)) <= 1 for t in c["first_tx_ps"])

@@ -318,4 +318,3 @@ def test_non_roce_records_have_empty_roce_views():
     assert rec.roce_ports().empty and rec.rates().empty and rec.pfc_events().empty
     d = rec.to_json_dict(flows=False)
     assert "pfc_pauses" not in d and "cnps" not in d and d["deadlock"] is None
-    assert "deadlock" not in rec.legacy_dict()

@@ -43,7 +43,7 @@ def test_compute_and_communication_overlap_by_hand(fidelity):
     busy = {h["host"]: h for h in rec.host_busy()}
     assert busy["h0"]["compute_s"] == pytest.approx(25e-6) and busy["h0"]["exposed_comm_s"] == pytest.approx(0)
     assert busy["h1"]["comm_s"] == pytest.approx(11e-6) and busy["h1"]["exposed_comm_s"] == pytest.approx(11e-6)
-    cf = rec.compute_frame()
+    cf = rec.frame("compute")
     assert cf["start_ps"].tolist() == [0, 10 * US, 21 * US] and cf["end_ps"].tolist() == [10 * US, 25 * US, 26 * US]
 
 

@@ -57,7 +57,7 @@ def fairness(ctx) -> None:
                          "packet_size": 1000, "start": f"{o}ps", "stop": "4s"} for i, o in enumerate(offsets_ps)],
         }
         r = run(scenario_from_dict(sc))
-        rx = r.flow_columns["rx_bytes"]
+        rx = r.values("flows.rx_bytes")
         return [b / sum(rx) for b in rx]
 
     even = shares([0, 3 * period + period // 4, 7 * period + period // 2, 2 * period + 3 * period // 4])

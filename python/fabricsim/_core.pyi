@@ -14,6 +14,9 @@ from .errors import SpecError as SpecError
 MISSING: int
 """A missing time in a uint64 record column (2**64 - 1)."""
 
+FLOW_KINDS: tuple[str, ...]
+"""`flows.kind` codes, in the engine's order."""
+
 def run(header_json: str, columns: dict[str, Any] | None = None, fidelity: str = "packet",
         max_events: int | None = None, max_wall_s: float | None = None,
         progress: Callable[[int, int | None, int, int, int, float], object] | None = None,
@@ -55,6 +58,20 @@ def compile_stats(header_json: str, columns: dict[str, Any] | None = None) -> di
 def expand_collective(spec_json: str, msgs: int, barriers: int, compute: int) -> dict[str, Any]:
     """Columns of one collective (a CollectiveSpec as JSON) appended to a workload with the given counts;
     dependency references are absolute."""
+
+def record_schema() -> list[tuple[str, str, str, bool, str | None, str | None, str | None, str, str, str]]:
+    """The run record's one schema (crates/fabricsim-core/src/record_schema.rs), one tuple per field: (name,
+    dtype, unit, missing, labels, json key, json form, when, description, source); see fabricsim.record.Field."""
+
+def rows_json(table: str, columns: dict[str, np.ndarray], names: dict[str, Any], rows: list[int] | None = None) -> str:
+    """The `--json` rows of `table` ("flows", "queues") as one JSON array, as the schema writes them: `columns`
+    keyed by full name as `run` returns them, `names` holding node_names, flow_names and queue_names (the
+    record's scalars), `rows` the rows to write (all by default). Raises SpecError for a missing or mistyped
+    column."""
+
+def derive(table: str, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The schema's derived fields of `table` (flows.throughput_bps, mean_delay_s, max_delay_s) as float64
+    arrays keyed by full name, NaN where undefined."""
 
 def maxmin(capacity: list[float], uses: list[list[tuple[int, float]]], caps: list[float | None]) -> list[float]:
     """Max-min fair rates of flows over resources (the flow engine's solver)."""

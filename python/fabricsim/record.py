@@ -1,62 +1,108 @@
-"""RunRecord: the engine's result as numpy columns (per flow, queue, sample, compute step and host), with pandas/Parquet views."""
+"""RunRecord: the engine's result as numpy columns (per flow, queue, sample, compute step and host), with pandas/Arrow/Parquet views.
+
+The record has one schema, declared once in the engine (crates/fabricsim-core/src/record_schema.rs) and read here
+as `SCHEMA`: every column's name, type, unit, missing-value rule, labels, description and place in the `--json`
+rows, and the per-row metrics derived from them. `frame()`, `to_arrow()`, `to_parquet()`, `flows()`, `queues()`,
+`to_json()`, `values()` and `digests()` all follow it, so a new column is one row of that table.
+"""
 
 from __future__ import annotations
 
+import json
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+
+from . import _core
 
 PS = 1e-12
 MISSING = np.iinfo(np.uint64).max
 """A missing time in a uint64 column (nothing sent or received, never completed)."""
 
-FLOW_KINDS = ("cbr", "onoff", "message", "tcp", "tcp-ack", "rdma-ack")
+FLOW_KINDS: tuple[str, ...] = tuple(_core.FLOW_KINDS)
 """`flows.kind` codes, in the engine's order."""
 
 WORK_SCALARS = ("wall_s", "events")
 """Scalars that measure the engine's work rather than the simulated network; `digests` leaves them out."""
 
-_TIME_COLS = ("first_tx_ps", "last_tx_ps", "first_rx_ps", "last_rx_ps", "complete_ps", "start_ps")
+
+class Field(NamedTuple):
+    """One field of the record's schema: `name` is "table.column" ("flows.tx_bytes"); `dtype` its Arrow type name
+    ("uint64", "float64", ...); `unit` ("ps", "bytes", "packets", "s", "b/s"; "" for codes and names); `missing`
+    whether MISSING (or NaN, derived) marks a missing value; `labels` the name list its codes index ("node_names",
+    "flow_names", "queue_names" of the scalars, or "flow_kinds"); `json_key` and `json_form` its place in the
+    table's `--json` rows ("label", "int", "seconds" from ps, "float"); `when` "" (every record), "hybrid" or
+    "roce"; `source` "stored" (a column of `RunRecord.columns`), "derived" (computed from them) or "row_name"."""
+
+    name: str
+    dtype: str
+    unit: str
+    missing: bool
+    labels: str | None
+    json_key: str | None
+    json_form: str | None
+    when: str
+    description: str
+    source: str
+
+    @property
+    def table(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def column(self) -> str:
+        return self.name.split(".", 1)[1]
+
+
+SCHEMA: tuple[Field, ...] = tuple(Field(*t) for t in _core.record_schema())
+"""Every field of the record, table by table, in the order of frames, Arrow tables and `--json` rows."""
+
+TABLES: tuple[str, ...] = tuple(dict.fromkeys(f.table for f in SCHEMA))
+"""The record's tables: flows, queues, samples, compute, timeline, hosts, roce, rates, pfc."""
+
+_BY_NAME = {f.name: f for f in SCHEMA}
+
+
+def fields(table: str) -> tuple[Field, ...]:
+    """The fields of `table` ("flows"), in order."""
+    if table not in TABLES:
+        raise ValueError(f"table: one of {', '.join(TABLES)}, not {table!r}")
+    return tuple(f for f in SCHEMA if f.table == table)
+
+
+def _arrow_field(f: Field):
+    import pyarrow as pa
+
+    if f.labels:
+        typ = pa.dictionary(pa.int32(), pa.string())
+    else:
+        typ = {"string": pa.string(), "bool": pa.bool_()}.get(f.dtype) or getattr(pa, f.dtype)()
+    meta = {"unit": f.unit, "description": f.description, "fabricsim.field": f.name}
+    if f.missing:
+        meta["missing"] = "null: " + ("never happened" if f.unit == "ps" else "undefined")
+    return pa.field(f.column, typ, nullable=f.missing, metadata=meta)
+
+
+def arrow_schema(table: str = "flows", present: list[str] | None = None):
+    """The pyarrow Schema of `table` (the fields `present` names, by full name, or all of them): codes as
+    dictionaries of their labels, missing values as nulls, each field's unit and description as its metadata."""
+    import pyarrow as pa
+
+    fs = [f for f in fields(table) if present is None or f.name in present]
+    return pa.schema([_arrow_field(f) for f in fs], metadata={"fabricsim.table": table})
 
 
 class RunRecord:
     """One run's record. `scalars` holds totals and names; `columns` numpy arrays keyed `flows.*`,
-    `queues.*`, `samples.*`, `compute.*`, `hosts.*` and, for RoCE runs, `roce.*` (per port, as `queues.*`),
-    `rates.*` and `pfc.*` (times in ps, missing times = `MISSING`). Properties give SI units; `frame()` is a
-    pandas DataFrame of the flows (messages included)."""
+    `queues.*`, `samples.*`, `compute.*`, `hosts.*`, `timeline.*` and, for RoCE runs, `roce.*` (per port, as
+    `queues.*`), `rates.*` and `pfc.*` (times in ps, missing times = `MISSING`), as `SCHEMA` declares them.
+    Properties give SI units; `frame(table)` is a pandas DataFrame of a table (the flows by default, messages
+    included), `to_arrow(table)` a pyarrow Table, `values(name)` one column as Python values."""
 
     def __init__(self, scalars: dict[str, Any], columns: dict[str, np.ndarray]):
         self.scalars = scalars
         self.columns = columns
-
-    @classmethod
-    def from_legacy(cls, raw: dict[str, Any]) -> "RunRecord":
-        """A record from the engine's original JSON shape (hand-made records in tests, stored records)."""
-        f, q, sm = raw["flows"], raw["queues"], raw.get("samples") or {}
-        nodes = list(dict.fromkeys(list(f["src"]) + list(f["dst"])))
-        at = {n: i for i, n in enumerate(nodes)}
-        u64 = lambda v: np.asarray([MISSING if x is None else x for x in v], dtype=np.uint64)  # noqa: E731
-        cols: dict[str, np.ndarray] = {
-            "flows.name": np.arange(len(f["name"]), dtype=np.uint32),
-            "flows.kind": np.asarray([FLOW_KINDS.index(k) for k in f["kind"]], dtype=np.uint8),
-            "flows.src": np.asarray([at[x] for x in f["src"]], dtype=np.uint32),
-            "flows.dst": np.asarray([at[x] for x in f["dst"]], dtype=np.uint32),
-        }
-        for k in ("tx_packets", "rx_packets", "lost_packets", "tx_bytes", "rx_bytes", "rx_payload_bytes",
-                  "delay_sum_ps", "max_delay_ps", *_TIME_COLS):
-            cols[f"flows.{k}"] = u64(f[k])
-        for k in ("node", "port"):
-            cols[f"queues.{k}"] = np.asarray(q[k], dtype=np.uint32)
-        for k in ("tx_packets", "tx_bytes", "drops", "peak_packets", "peak_bytes"):
-            cols[f"queues.{k}"] = u64(q[k])
-        cols["samples.t_ps"] = u64(sm.get("t_ps", []))
-        cols["samples.port"] = np.asarray(sm.get("port", []), dtype=np.uint32)
-        cols["samples.packets"] = u64(sm.get("packets", []))
-        cols["samples.bytes"] = u64(sm.get("bytes", []))
-        scalars = {k: raw[k] for k in ("fidelity", "seed", "end_ps", "completion_ps", "events", "packets", "hops", "wall_s")}
-        scalars.update(node_names=nodes, flow_names=list(f["name"]), queue_names=list(q["name"]))
-        return cls(scalars, cols)
 
     @property
     def seed(self) -> int:
@@ -279,36 +325,6 @@ class RunRecord:
         n = len(prefix) + 1
         return {k[n:]: v for k, v in self.columns.items() if k.startswith(prefix + ".")}
 
-    @cached_property
-    def flow_columns(self) -> dict[str, Any]:
-        """Per-flow columns with the engine's original meaning: names as lists of str, times as lists with
-        None for missing (the legacy view; `frame()` is the fast one)."""
-        c = self._cols("flows")
-        nodes, names = self.scalars["node_names"], self.scalars["flow_names"]
-        none = np.iinfo(np.uint32).max
-        out: dict[str, Any] = {
-            "name": [names[k] if k != none else "" for k in c["name"].tolist()],
-            "kind": [FLOW_KINDS[k] for k in c["kind"].tolist()],
-            "src": [nodes[k] for k in c["src"].tolist()],
-            "dst": [nodes[k] for k in c["dst"].tolist()],
-        }
-        for k in ("tx_packets", "rx_packets", "lost_packets", "tx_bytes", "rx_bytes", "rx_payload_bytes"):
-            out[k] = c[k].tolist()
-        for k in ("first_tx_ps", "last_tx_ps", "first_rx_ps", "last_rx_ps"):
-            out[k] = _opt(c[k])
-        out["delay_sum_ps"] = c["delay_sum_ps"].tolist()
-        out["max_delay_ps"] = c["max_delay_ps"].tolist()
-        out["complete_ps"] = _opt(c["complete_ps"])
-        out["start_ps"] = _opt(c["start_ps"])
-        return out
-
-    @property
-    def queue_columns(self) -> dict[str, list]:
-        c = self._cols("queues")
-        out: dict[str, list] = {"name": list(self.scalars["queue_names"])}
-        out.update({k: v.tolist() for k, v in c.items()})
-        return out
-
     def throughput(self):
         """Throughput over time (`measure.throughput_interval`): a pandas DataFrame with one row per bin,
         `t_s` (the bin's start), `rx_payload_bytes` delivered in it and `gbps` (payload bits over the bin)."""
@@ -321,11 +337,6 @@ class RunRecord:
         t = np.arange(len(rx), dtype=np.float64) * (b * 1e-12)
         return pd.DataFrame({"t_s": t, "rx_payload_bytes": rx, "gbps": rx.astype(np.float64) * 8 / (b * 1e-12) / 1e9})
 
-    @property
-    def samples(self) -> dict[str, list]:
-        """Queue-depth samples: columns t_ps, port (index into queues), packets, bytes."""
-        return {k: v.tolist() for k, v in self._cols("samples").items()}
-
     def message_completion_s(self) -> np.ndarray:
         """Completion time (s) of every message, in workload order; NaN for one that never completed."""
         c = self._cols("flows")
@@ -333,49 +344,95 @@ class RunRecord:
         t = c["complete_ps"][msg]
         return np.where(t == MISSING, np.nan, t.astype(np.float64) * PS)
 
-    def frame(self):
-        """Per-flow pandas DataFrame (sources, messages, TCP flows in record order): names as categoricals,
-        missing times as nullable UInt64, plus throughput_bps and mean_delay_s."""
+    def _labels(self, f: Field, codes: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """(codes, categories) of a labelled column: categories unique, "" for a code outside its list (an
+        unnamed message's name)."""
+        pool = list(FLOW_KINDS if f.labels == "flow_kinds" else self.scalars.get(f.labels) or ())
+        codes = codes.astype(np.int64)
+        bad = codes >= len(pool)
+        if f.labels == "flow_names" or bad.any():
+            codes[bad] = len(pool)
+            pool.append("")
+        if len(set(pool)) != len(pool):
+            pool, inverse = np.unique(np.asarray(pool, dtype=object), return_inverse=True)
+            codes, pool = inverse[codes], list(pool)
+        return codes, pool
+
+    def _present(self, table: str) -> list[tuple[Field, Any]]:
+        """The fields of `table` this record has, each with its values: numpy arrays for stored and derived
+        fields, the list of row names for a row_name field."""
+        out, derived = [], None
+        for f in fields(table):
+            if f.source == "derived":
+                if derived is None:
+                    derived = _core.derive(table, self.columns)
+                out.append((f, derived[f.name]))
+            elif f.source == "row_name":
+                out.append((f, list(self.scalars.get(f.labels) or ())))
+            elif f.name in self.columns:
+                out.append((f, self.columns[f.name]))
+        return out
+
+    def values(self, name: str) -> list:
+        """Column `name` ("flows.start_ps", a field of `SCHEMA`) as Python values: labels as their names, missing
+        values as None."""
+        if name not in _BY_NAME:
+            raise KeyError(f"{name!r} is not a field of the record's schema")
+        f = _BY_NAME[name]
+        if f.source == "row_name":
+            return list(self.scalars.get(f.labels) or ())
+        v = _core.derive(f.table, self.columns)[name] if f.source == "derived" else self.columns[name]
+        if f.labels:
+            codes, pool = self._labels(f, v)
+            return [pool[k] for k in codes.tolist()]
+        if f.source == "derived":
+            return [None if x != x else x for x in v.tolist()]
+        return _opt(v) if f.missing else v.tolist()
+
+    def frame(self, table: str = "flows"):
+        """A pandas DataFrame of `table` (one of `TABLES`; the flows by default: sources, messages, TCP flows in
+        record order), its columns as `SCHEMA` orders them: labels as categoricals, missing times as nullable
+        UInt64, derived metrics (flows' throughput_bps, mean_delay_s, max_delay_s) as float64 with NaN."""
         import pandas as pd
 
-        c = self._cols("flows")
-        node_cat = self.scalars["node_names"]
-        names = list(self.scalars["flow_names"]) + [""]
-        name_codes = c["name"].astype(np.int64)
-        name_codes[c["name"] == np.iinfo(np.uint32).max] = len(names) - 1
-        unique = len(set(names)) == len(names)
-        df = pd.DataFrame({
-            "name": pd.Categorical.from_codes(name_codes, categories=names) if unique
-            else pd.Categorical(np.asarray(names, dtype=object)[name_codes]),
-            "kind": pd.Categorical.from_codes(c["kind"].astype(np.int8), categories=list(FLOW_KINDS)),
-            "src": pd.Categorical.from_codes(c["src"].astype(np.int64), categories=node_cat),
-            "dst": pd.Categorical.from_codes(c["dst"].astype(np.int64), categories=node_cat),
-        })
-        for k in ("tx_packets", "rx_packets", "lost_packets", "tx_bytes", "rx_bytes", "rx_payload_bytes",
-                  "delay_sum_ps", "max_delay_ps"):
-            df[k] = c[k]
-        for k in _TIME_COLS:
-            v = c[k]
-            df[k] = pd.arrays.IntegerArray(v.copy(), v == MISSING).astype("UInt64") if len(v) else pd.array([], dtype="UInt64")
-        span = (df["last_rx_ps"].astype("Float64") - df["first_tx_ps"].astype("Float64")) * PS
-        df["throughput_bps"] = (df["rx_bytes"] * 8 / span.where(span > 0)).fillna(0.0).astype(np.float64)
-        df["mean_delay_s"] = (df["delay_sum_ps"] * PS / df["rx_packets"].where(df["rx_packets"] > 0)).astype(np.float64)
-        return df
+        data = {}
+        for f, v in self._present(table):
+            if f.source == "row_name":
+                data[f.column] = pd.Series(v, dtype=object)
+            elif f.labels:
+                codes, pool = self._labels(f, v)
+                data[f.column] = pd.Categorical.from_codes(codes, categories=pool)
+            elif f.missing and f.source == "stored":
+                data[f.column] = pd.arrays.IntegerArray(v.copy(), v == MISSING).astype("UInt64") if len(v) \
+                    else pd.array([], dtype="UInt64")
+            else:
+                data[f.column] = v
+        return pd.DataFrame(data)
 
-    def to_parquet(self, path) -> None:
-        """Write `frame()` to a Parquet file (pyarrow)."""
-        self.frame().to_parquet(path, index=False)
+    def to_arrow(self, table: str = "flows"):
+        """`table` as a pyarrow Table with `arrow_schema(table)`: codes as dictionaries of their labels, missing
+        values as nulls, units and descriptions in each field's metadata."""
+        import pyarrow as pa
 
-    def compute_frame(self):
-        """Compute steps: host, start and end (ps, nullable)."""
-        import pandas as pd
+        present = self._present(table)
+        arrays = []
+        for f, v in present:
+            if f.source == "row_name":
+                arrays.append(pa.array(v, pa.string()))
+            elif f.labels:
+                codes, pool = self._labels(f, v)
+                arrays.append(pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(pool, pa.string())))
+            elif f.missing:
+                arrays.append(pa.array(v, mask=np.isnan(v) if f.source == "derived" else v == MISSING))
+            else:
+                arrays.append(pa.array(v))
+        return pa.Table.from_arrays(arrays, schema=arrow_schema(table, [f.name for f, _ in present]))
 
-        c = self._cols("compute")
-        return pd.DataFrame({
-            "host": pd.Categorical.from_codes(c["host"].astype(np.int64), categories=self.scalars["node_names"]),
-            "start_ps": pd.arrays.IntegerArray(c["start_ps"].copy(), c["start_ps"] == MISSING),
-            "end_ps": pd.arrays.IntegerArray(c["end_ps"].copy(), c["end_ps"] == MISSING),
-        })
+    def to_parquet(self, path, table: str = "flows") -> None:
+        """Write `to_arrow(table)` to a Parquet file: the Arrow schema, units and descriptions included."""
+        import pyarrow.parquet as pq
+
+        pq.write_table(self.to_arrow(table), path)
 
     def host_busy(self) -> list[dict[str, Any]]:
         """Per host that computes or communicates: compute, communication and exposed communication (the
@@ -391,47 +448,19 @@ class RunRecord:
         return len(self.columns["flows.name"])
 
     def flows(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """Per-flow rows with FlowMonitor's meaning, in SI units (the first `limit` only, if given).
-
-        throughput_bps = rx_bytes * 8 / (last_rx - first_tx), the usual FlowMonitor reduction."""
+        """Per-flow rows with FlowMonitor's meaning, in SI units (the first `limit` only, if given): the `--json`
+        rows, the fields of `SCHEMA` with a json_key. throughput_bps = rx_bytes * 8 / (last_rx - first_tx), the
+        usual FlowMonitor reduction."""
+        cols = self.columns
         if limit is not None and limit < self.n_flows:
-            head = RunRecord(self.scalars, {k: (v[:limit] if k.startswith("flows.") else v) for k, v in self.columns.items()})
-            return head.flows()
-        c = self.flow_columns
-        rows = []
-        for i in range(len(c["name"])):
-            rx = c["rx_packets"][i]
-            first_tx, last_rx = c["first_tx_ps"][i], c["last_rx_ps"][i]
-            span = (last_rx - first_tx) if (first_tx is not None and last_rx is not None) else 0
-            rows.append({
-                "name": c["name"][i],
-                "kind": c["kind"][i],
-                "src": c["src"][i],
-                "dst": c["dst"][i],
-                "tx_packets": c["tx_packets"][i],
-                "rx_packets": rx,
-                "lost_packets": c["lost_packets"][i],
-                "tx_bytes": c["tx_bytes"][i],
-                "rx_bytes": c["rx_bytes"][i],
-                "throughput_bps": c["rx_bytes"][i] * 8 / (span * PS) if span > 0 else 0.0,
-                "mean_delay_s": c["delay_sum_ps"][i] * PS / rx if rx else None,
-                "max_delay_s": c["max_delay_ps"][i] * PS if rx else None,
-                "first_tx_s": None if first_tx is None else first_tx * PS,
-                "last_rx_s": None if last_rx is None else last_rx * PS,
-                "start_s": None if c["start_ps"][i] is None else c["start_ps"][i] * PS,
-                "complete_s": None if c["complete_ps"][i] is None else c["complete_ps"][i] * PS,
-            })
-        return rows
+            cols = {k: v[:limit] for k, v in cols.items() if k.startswith("flows.")}
+        return json.loads(_core.rows_json("flows", cols, self.scalars))
 
     def queues(self, only_active: bool = True) -> list[dict[str, Any]]:
         """Per-egress-queue rows (name 'node->peer'); by default only queues that carried or dropped packets."""
-        c = self.queue_columns
-        rows = []
-        for i in range(len(c["name"])):
-            if only_active and not (c["tx_packets"][i] or c["drops"][i]):
-                continue
-            rows.append({k: c[k][i] for k in ("name", "tx_packets", "tx_bytes", "drops", "peak_packets", "peak_bytes")})
-        return rows
+        c = self.columns
+        rows = np.flatnonzero((c["queues.tx_packets"] != 0) | (c["queues.drops"] != 0)).tolist() if only_active else None
+        return json.loads(_core.rows_json("queues", c, self.scalars, rows))
 
     def digests(self) -> dict[str, str]:
         """sha256 of every column (its dtype, length and bytes), keyed by the column's name ("flows.tx_bytes"),
@@ -439,7 +468,6 @@ class RunRecord:
         out. The regression corpus keeps these, so a changed record names the columns that changed, and a new
         column is covered the moment the engine writes it. O(record size)."""
         import hashlib
-        import json
 
         out = {}
         for name in sorted(self.columns):
@@ -451,27 +479,6 @@ class RunRecord:
             if k not in WORK_SCALARS:
                 out[f"scalars.{k}"] = hashlib.sha256(json.dumps(self.scalars[k], sort_keys=True, default=str).encode()).hexdigest()
         return out
-
-    @property
-    def raw(self) -> dict[str, Any]:
-        """The whole record as plain Python values (the engine's original JSON shape)."""
-        return self.legacy_dict()
-
-    def legacy_dict(self) -> dict[str, Any]:
-        """The record in the engine's original JSON shape (the regression corpus hashes this)."""
-        return {
-            "fidelity": self.fidelity,
-            "seed": self.seed,
-            "end_ps": self.scalars["end_ps"],
-            "completion_ps": self.scalars["completion_ps"],
-            "events": self.events,
-            "packets": self.packets,
-            "hops": list(self.scalars["hops"]),
-            "flows": self.flow_columns,
-            "queues": self.queue_columns,
-            "samples": self.samples,
-            "wall_s": self.wall_s,
-        }
 
     def to_json_dict(self, flows: bool = True) -> dict[str, Any]:
         """The CLI's --json object (`flows=False` leaves the per-flow rows out)."""
@@ -505,17 +512,14 @@ class RunRecord:
         return out
 
     def to_json(self) -> str:
-        """`to_json_dict()` as JSON text; the flow rows are written by the engine's native formatter, so a
-        record of a million flows serializes in well under a second."""
-        import json
-
-        from . import _core
-
+        """`to_json_dict()` as JSON text; the flow rows are written by the engine's native formatter (the
+        schema's `--json` rows), so a record of a million flows serializes in well under a second."""
         d = self.to_json_dict(flows=False)
-        rows = _core.flow_rows_json(self._cols("flows"), list(self.scalars["node_names"]), list(self.scalars["flow_names"]))
-        marker = "__fabricsim_flow_rows__"
-        d["flows"] = marker
-        return json.dumps(d).replace(json.dumps(marker), rows, 1)
+        keys = list(d)
+        at = keys.index("flows")
+        head = json.dumps({k: d[k] for k in keys[:at]})
+        tail = json.dumps({k: d[k] for k in keys[at + 1:]})
+        return f'{head[:-1]}, "flows": {_core.rows_json("flows", self.columns, self.scalars)}, {tail[1:]}'
 
     def __repr__(self) -> str:
         p = self.packets

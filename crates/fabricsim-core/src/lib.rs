@@ -8,6 +8,7 @@ pub mod error;
 pub mod policy;
 pub mod record;
 pub mod record_json;
+pub mod record_schema;
 pub mod roce;
 pub mod routing;
 pub mod scenario;

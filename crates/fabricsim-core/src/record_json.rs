@@ -1,114 +1,11 @@
 //! The CLI's `--json` run record written natively, byte for byte as Python's `RunRecord.to_json()` writes it (json.dumps separators, float repr).
 //!
-//! `flow_rows` is the one writer of the per-flow rows (the binding's `flow_rows_json` calls it too); floats
-//! elsewhere are printed as Python's `repr` prints them (`py_repr`), `.6g` as Python formats it (`py_g6`).
+//! The per-flow and per-queue rows come from the record's schema (`record_schema::rows_json`, which Python's
+//! `to_json` calls too); floats elsewhere are printed as Python's `repr` prints them (`py_repr`), `.6g` as
+//! Python formats it (`py_g6`).
 
 use crate::record::{FlowKind, RunRecord};
-
-/// A missing time in a u64 column.
-pub const MISSING: u64 = u64::MAX;
-const PS: f64 = 1e-12;
-const KINDS: [&str; 6] = ["cbr", "onoff", "message", "tcp", "tcp-ack", "rdma-ack"];
-
-/// The flow columns `flow_rows` reads (times in ps, `MISSING` for none; `kind` as the engine's codes).
-pub struct FlowRowColumns<'a> {
-    pub name: &'a [u32],
-    pub kind: &'a [u8],
-    pub src: &'a [u32],
-    pub dst: &'a [u32],
-    pub tx_packets: &'a [u64],
-    pub rx_packets: &'a [u64],
-    pub lost_packets: &'a [u64],
-    pub tx_bytes: &'a [u64],
-    pub rx_bytes: &'a [u64],
-    pub delay_sum_ps: &'a [u64],
-    pub max_delay_ps: &'a [u64],
-    pub first_tx_ps: &'a [u64],
-    pub last_rx_ps: &'a [u64],
-    pub start_ps: &'a [u64],
-    pub complete_ps: &'a [u64],
-}
-
-/// Append a float in Rust's shortest round-trip digits (ryu; integral values keep ".0"; non-finite → null).
-fn fnum(out: &mut String, x: f64) {
-    if x.is_finite() {
-        out.push_str(ryu::Buffer::new().format_finite(x));
-    } else {
-        out.push_str("null");
-    }
-}
-
-/// The `flows` rows of the `--json` record (as `RunRecord.flows()` builds them, SI units) as one JSON array.
-/// Invariant: every column has `name.len()` rows (the caller checks). O(flows).
-pub fn flow_rows(c: &FlowRowColumns, node_names: &[String], flow_names: &[String]) -> String {
-    let n = c.name.len();
-    let quote = |pool: &[String]| -> Vec<String> { pool.iter().map(|v| serde_json::to_string(v).unwrap_or_else(|_| "\"\"".into())).collect() };
-    let (nodes_q, flows_q) = (quote(node_names), quote(flow_names));
-    fn text(i: u32, pool: &[String]) -> &str {
-        pool.get(i as usize).map_or("\"\"", String::as_str)
-    }
-    let secs = |out: &mut String, t: u64| {
-        if t == MISSING {
-            out.push_str("null");
-        } else {
-            fnum(out, t as f64 * PS);
-        }
-    };
-    let mut out = String::with_capacity(n * 300 + 2);
-    let mut ints = itoa::Buffer::new();
-    let mut int = |out: &mut String, key: &str, v: u64| {
-        out.push_str(key);
-        out.push_str(ints.format(v));
-    };
-    out.push('[');
-    for i in 0..n {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        let (ftx, lrx) = (c.first_tx_ps[i], c.last_rx_ps[i]);
-        let span = if ftx != MISSING && lrx != MISSING { lrx as i128 - ftx as i128 } else { 0 };
-        let thr = if span > 0 { (c.rx_bytes[i] * 8) as f64 / (span as f64 * PS) } else { 0.0 };
-        let rx = c.rx_packets[i];
-        out.push_str("{\"name\": ");
-        out.push_str(text(c.name[i], &flows_q));
-        out.push_str(", \"kind\": \"");
-        out.push_str(KINDS.get(c.kind[i] as usize).copied().unwrap_or("?"));
-        out.push_str("\", \"src\": ");
-        out.push_str(text(c.src[i], &nodes_q));
-        out.push_str(", \"dst\": ");
-        out.push_str(text(c.dst[i], &nodes_q));
-        int(&mut out, ", \"tx_packets\": ", c.tx_packets[i]);
-        int(&mut out, ", \"rx_packets\": ", rx);
-        int(&mut out, ", \"lost_packets\": ", c.lost_packets[i]);
-        int(&mut out, ", \"tx_bytes\": ", c.tx_bytes[i]);
-        int(&mut out, ", \"rx_bytes\": ", c.rx_bytes[i]);
-        out.push_str(", \"throughput_bps\": ");
-        fnum(&mut out, thr);
-        out.push_str(", \"mean_delay_s\": ");
-        if rx > 0 {
-            fnum(&mut out, c.delay_sum_ps[i] as f64 * PS / rx as f64)
-        } else {
-            out.push_str("null")
-        }
-        out.push_str(", \"max_delay_s\": ");
-        if rx > 0 {
-            fnum(&mut out, c.max_delay_ps[i] as f64 * PS)
-        } else {
-            out.push_str("null")
-        }
-        out.push_str(", \"first_tx_s\": ");
-        secs(&mut out, ftx);
-        out.push_str(", \"last_rx_s\": ");
-        secs(&mut out, lrx);
-        out.push_str(", \"start_s\": ");
-        secs(&mut out, c.start_ps[i]);
-        out.push_str(", \"complete_s\": ");
-        secs(&mut out, c.complete_ps[i]);
-        out.push('}');
-    }
-    out.push(']');
-    out
-}
+use crate::record_schema::{rows_json, Names, Table, PS};
 
 /// (digits, exponent) of `x`'s shortest round-trip decimal, x = 0.d1d2… × 10^(exponent + 1).
 fn shortest(x: f64) -> (String, i32) {
@@ -246,31 +143,8 @@ pub fn incomplete_reason(r: &RunRecord, stop_s: Option<f64>) -> Option<String> {
 /// The `--json` object of `fabricsim run` (Python's `RunRecord.to_json()`), without a trailing newline; a RoCE
 /// run adds pfc_pauses, pfc_paused_s, ecn_marks and cnps.
 pub fn run_json(r: &RunRecord) -> String {
-    let f = &r.flows;
-    let opt = |v: &[Option<u64>]| v.iter().map(|x| x.unwrap_or(MISSING)).collect::<Vec<u64>>();
-    let kind: Vec<u8> = f.kind.iter().map(|k| *k as u8).collect();
-    let (ftx, lrx, st, done) = (opt(&f.first_tx_ps), opt(&f.last_rx_ps), opt(&f.start_ps), opt(&f.complete_ps));
-    let rows = flow_rows(
-        &FlowRowColumns {
-            name: &f.name,
-            kind: &kind,
-            src: &f.src,
-            dst: &f.dst,
-            tx_packets: &f.tx_packets,
-            rx_packets: &f.rx_packets,
-            lost_packets: &f.lost_packets,
-            tx_bytes: &f.tx_bytes,
-            rx_bytes: &f.rx_bytes,
-            delay_sum_ps: &f.delay_sum_ps,
-            max_delay_ps: &f.max_delay_ps,
-            first_tx_ps: &ftx,
-            last_rx_ps: &lrx,
-            start_ps: &st,
-            complete_ps: &done,
-        },
-        &r.node_names,
-        &r.flow_names,
-    );
+    let names = Names::of_record(r);
+    let rows = rows_json(&Table::of_record(r, "flows"), &names, None);
     let mut o = String::with_capacity(rows.len() + 1024);
     o.push_str(&format!("{{\"fidelity\": {}, \"seed\": {}, \"completion_time_s\": ", json_str(&r.fidelity), r.seed));
     opt_f(&mut o, r.completion_ps.map(|c| c as f64 * PS));
@@ -282,21 +156,9 @@ pub fn run_json(r: &RunRecord) -> String {
     o.push_str(&format!(", \"hops\": {{{}}}, \"flows\": ", hops.join(", ")));
     o.push_str(&rows);
     let q = &r.queues;
-    let queues: Vec<String> = (0..q.name.len())
-        .filter(|&i| q.tx_packets[i] != 0 || q.drops[i] != 0)
-        .map(|i| {
-            format!(
-                "{{\"name\": {}, \"tx_packets\": {}, \"tx_bytes\": {}, \"drops\": {}, \"peak_packets\": {}, \"peak_bytes\": {}}}",
-                json_str(&q.name[i]),
-                q.tx_packets[i],
-                q.tx_bytes[i],
-                q.drops[i],
-                q.peak_packets[i],
-                q.peak_bytes[i]
-            )
-        })
-        .collect();
-    o.push_str(&format!(", \"queues\": [{}], \"events\": {}, \"wall_s\": ", queues.join(", "), r.events));
+    let active: Vec<usize> = (0..q.name.len()).filter(|&i| q.tx_packets[i] != 0 || q.drops[i] != 0).collect();
+    let queues = rows_json(&Table::of_record(r, "queues"), &names, Some(&active));
+    o.push_str(&format!(", \"queues\": {queues}, \"events\": {}, \"wall_s\": ", r.events));
     o.push_str(&py_repr(r.wall_s));
     let halted = r.halted.map(|h| json_str(h.as_str())).unwrap_or_else(|| "null".into());
     o.push_str(&format!(

@@ -6,7 +6,7 @@ mod fast;
 use fabricsim_core::compile::{compile, Compiled};
 use fabricsim_core::control::{Control, Halt, Observer, Progress};
 use fabricsim_core::record::RunRecord;
-use fabricsim_core::record_json::{flow_rows, FlowRowColumns};
+use fabricsim_core::record_schema::{self as schema, Source, Table, Values, FIELDS};
 use fabricsim_core::spec::RunSpec;
 use fabricsim_core::workload::collectives::{expand, Base, CollectiveSpec};
 use fabricsim_core::workload::Workload;
@@ -125,19 +125,34 @@ fn compiled(header_json: &str, wl: Workload, engine: Option<Engine>) -> fabricsi
     compile(spec, wl)
 }
 
-const MISSING: u64 = u64::MAX;
-
-fn opt(v: Vec<Option<u64>>) -> Vec<u64> {
-    v.into_iter().map(|x| x.unwrap_or(MISSING)).collect()
-}
+const MISSING: u64 = schema::MISSING;
 
 fn arr<'py, T: Element>(py: Python<'py>, v: Vec<T>) -> Bound<'py, PyArray1<T>> {
     PyArray1::from_vec(py, v)
 }
 
-/// The record as (scalars, columns): scalars is a dict of plain values, columns a dict of numpy arrays
-/// (`flows.*`, `queues.*`, `samples.*`, `compute.*`, `hosts.*`; missing times are 2^64 − 1).
+/// A schema column as a numpy array.
+fn values_to_py<'py>(py: Python<'py>, v: Values<'_>) -> Bound<'py, PyAny> {
+    match v {
+        Values::U8(v) => arr(py, v.into_owned()).into_any(),
+        Values::U32(v) => arr(py, v.into_owned()).into_any(),
+        Values::U64(v) => arr(py, v.into_owned()).into_any(),
+        Values::Bool(v) => arr(py, v.into_owned()).into_any(),
+        Values::F64(v) => arr(py, v).into_any(),
+    }
+}
+
+/// The record as (scalars, columns): scalars is a dict of plain values, columns a dict of numpy arrays, one
+/// per stored field of the record's schema the run has (`record_schema::FIELDS`; missing times are 2^64 − 1).
 fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let c = PyDict::new(py);
+    for f in FIELDS {
+        if let Source::Stored(get) = f.source {
+            if let Some(v) = get(&r) {
+                c.set_item(f.name, values_to_py(py, v))?;
+            }
+        }
+    }
     let s = PyDict::new(py);
     s.set_item("fidelity", r.fidelity)?;
     s.set_item("seed", r.seed)?;
@@ -157,48 +172,7 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
     s.set_item("bin_ps", r.bin_ps)?;
     s.set_item("node_names", PyList::new(py, r.node_names)?)?;
     s.set_item("flow_names", PyList::new(py, r.flow_names)?)?;
-    let q = r.queues;
-    s.set_item("queue_names", PyList::new(py, q.name)?)?;
-    let c = PyDict::new(py);
-    let f = r.flows;
-    c.set_item("flows.name", arr(py, f.name))?;
-    c.set_item("flows.kind", arr(py, f.kind.iter().map(|k| *k as u8).collect::<Vec<u8>>()))?;
-    c.set_item("flows.src", arr(py, f.src))?;
-    c.set_item("flows.dst", arr(py, f.dst))?;
-    c.set_item("flows.tx_packets", arr(py, f.tx_packets))?;
-    c.set_item("flows.rx_packets", arr(py, f.rx_packets))?;
-    c.set_item("flows.lost_packets", arr(py, f.lost_packets))?;
-    c.set_item("flows.tx_bytes", arr(py, f.tx_bytes))?;
-    c.set_item("flows.rx_bytes", arr(py, f.rx_bytes))?;
-    c.set_item("flows.rx_payload_bytes", arr(py, f.rx_payload_bytes))?;
-    c.set_item("flows.first_tx_ps", arr(py, opt(f.first_tx_ps)))?;
-    c.set_item("flows.last_tx_ps", arr(py, opt(f.last_tx_ps)))?;
-    c.set_item("flows.first_rx_ps", arr(py, opt(f.first_rx_ps)))?;
-    c.set_item("flows.last_rx_ps", arr(py, opt(f.last_rx_ps)))?;
-    c.set_item("flows.delay_sum_ps", arr(py, f.delay_sum_ps))?;
-    c.set_item("flows.max_delay_ps", arr(py, f.max_delay_ps))?;
-    c.set_item("flows.complete_ps", arr(py, opt(f.complete_ps)))?;
-    c.set_item("flows.start_ps", arr(py, opt(f.start_ps)))?;
-    c.set_item("queues.node", arr(py, q.node))?;
-    c.set_item("queues.port", arr(py, q.port))?;
-    c.set_item("queues.tx_packets", arr(py, q.tx_packets))?;
-    c.set_item("queues.tx_bytes", arr(py, q.tx_bytes))?;
-    c.set_item("queues.drops", arr(py, q.drops))?;
-    c.set_item("queues.peak_packets", arr(py, q.peak_packets))?;
-    c.set_item("queues.peak_bytes", arr(py, q.peak_bytes))?;
-    let sm = r.samples;
-    c.set_item("samples.t_ps", arr(py, sm.t_ps))?;
-    c.set_item("samples.port", arr(py, sm.port))?;
-    c.set_item("samples.packets", arr(py, sm.packets))?;
-    c.set_item("samples.bytes", arr(py, sm.bytes))?;
-    c.set_item("compute.host", arr(py, r.compute.host))?;
-    c.set_item("compute.start_ps", arr(py, opt(r.compute.start_ps)))?;
-    c.set_item("compute.end_ps", arr(py, opt(r.compute.end_ps)))?;
-    c.set_item("timeline.rx_payload_bytes", arr(py, r.rx_bins))?;
-    c.set_item("hosts.node", arr(py, r.hosts.node))?;
-    c.set_item("hosts.compute_ps", arr(py, r.hosts.compute_ps))?;
-    c.set_item("hosts.comm_ps", arr(py, r.hosts.comm_ps))?;
-    c.set_item("hosts.exposed_comm_ps", arr(py, r.hosts.exposed_comm_ps))?;
+    s.set_item("queue_names", PyList::new(py, r.queues.name)?)?;
     s.set_item("deadlock", r.deadlock)?;
     if let Some(ff) = r.fast_forward {
         let d = PyDict::new(py);
@@ -208,21 +182,9 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
         d.set_item("skipped_packets", ff.skipped_packets)?;
         d.set_item("note", ff.note)?;
         s.set_item("fast_forward", d)?;
-        c.set_item("flows.skipped_packets", arr(py, ff.flow_skipped_packets))?;
     }
     if let Some(x) = r.roce {
         s.set_item("cnps", x.cnps)?;
-        c.set_item("roce.pause_tx", arr(py, x.pause_tx))?;
-        c.set_item("roce.pause_rx", arr(py, x.pause_rx))?;
-        c.set_item("roce.paused_ps", arr(py, x.paused_ps))?;
-        c.set_item("roce.ecn_marks", arr(py, x.ecn_marks))?;
-        c.set_item("roce.peak_ingress_bytes", arr(py, x.peak_ingress_bytes))?;
-        c.set_item("rates.t_ps", arr(py, x.rate_t_ps))?;
-        c.set_item("rates.flow", arr(py, x.rate_flow))?;
-        c.set_item("rates.rate_bps", arr(py, x.rate_bps))?;
-        c.set_item("pfc.t_ps", arr(py, x.pfc_t_ps))?;
-        c.set_item("pfc.port", arr(py, x.pfc_port))?;
-        c.set_item("pfc.pause", arr(py, x.pfc_pause))?;
     }
     Ok((s, c))
 }
@@ -421,57 +383,105 @@ fn expand_collective<'py>(py: Python<'py>, spec_json: &str, msgs: u32, barriers:
     Ok(d)
 }
 
-/// The `flows` rows of the CLI's `--json` (as `RunRecord.flows()` builds them, SI units) written as one JSON
-/// array: the record's flow columns (numpy arrays keyed as `run` returns them, without the `flows.`
-/// prefix), the node names and the flow names. O(flows); numbers in Rust's shortest round-trip form.
+/// The record's schema (`record_schema::FIELDS`), one tuple per field: (name, dtype, unit, missing, labels,
+/// json key, json form, when, description, source), the absent ones None; source is "stored", "derived" or
+/// "row_name".
 #[pyfunction]
-fn flow_rows_json(py: Python<'_>, cols: &Bound<'_, PyDict>, node_names: Vec<String>, flow_names: Vec<String>) -> PyResult<String> {
-    let u32c = |k: &str| column::<u32>(py, cols, k, k);
-    let u64c = |k: &str| column::<u64>(py, cols, k, k);
-    let (name, src, dst) = (u32c("name")?, u32c("src")?, u32c("dst")?);
-    let kind = column::<u8>(py, cols, "kind", "kind")?;
-    let (txp, rxp, lost, txb, rxb) = (u64c("tx_packets")?, u64c("rx_packets")?, u64c("lost_packets")?, u64c("tx_bytes")?, u64c("rx_bytes")?);
-    let (dsum, dmax, ftx, lrx, st, done) =
-        (u64c("delay_sum_ps")?, u64c("max_delay_ps")?, u64c("first_tx_ps")?, u64c("last_rx_ps")?, u64c("start_ps")?, u64c("complete_ps")?);
-    let n = name.len();
-    for (k, len) in [
-        ("src", src.len()),
-        ("dst", dst.len()),
-        ("kind", kind.len()),
-        ("tx_packets", txp.len()),
-        ("rx_packets", rxp.len()),
-        ("lost_packets", lost.len()),
-        ("tx_bytes", txb.len()),
-        ("rx_bytes", rxb.len()),
-        ("delay_sum_ps", dsum.len()),
-        ("max_delay_ps", dmax.len()),
-        ("first_tx_ps", ftx.len()),
-        ("last_rx_ps", lrx.len()),
-        ("start_ps", st.len()),
-        ("complete_ps", done.len()),
-    ] {
-        if len != n {
-            return Err(spec_err(py, k, "flow columns differ in length"));
-        }
-    }
-    let cols = FlowRowColumns {
-        name: &name,
-        kind: &kind,
-        src: &src,
-        dst: &dst,
-        tx_packets: &txp,
-        rx_packets: &rxp,
-        lost_packets: &lost,
-        tx_bytes: &txb,
-        rx_bytes: &rxb,
-        delay_sum_ps: &dsum,
-        max_delay_ps: &dmax,
-        first_tx_ps: &ftx,
-        last_rx_ps: &lrx,
-        start_ps: &st,
-        complete_ps: &done,
+#[allow(clippy::type_complexity)]
+fn record_schema() -> Vec<(
+    &'static str,
+    &'static str,
+    &'static str,
+    bool,
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+    &'static str,
+    &'static str,
+    &'static str,
+)> {
+    FIELDS
+        .iter()
+        .map(|f| {
+            let source = match f.source {
+                Source::Stored(_) => "stored",
+                Source::Derived(_) => "derived",
+                Source::RowName => "row_name",
+            };
+            (
+                f.name,
+                f.dtype.as_str(),
+                f.unit,
+                f.missing,
+                f.labels.map(|l| l.as_str()),
+                f.json.map(|j| j.0),
+                f.json.map(|j| j.1.as_str()),
+                f.when,
+                f.description,
+                source,
+            )
+        })
+        .collect()
+}
+
+/// The stored columns of `table` read from `columns` (numpy arrays keyed by full name, as `run` returns them),
+/// checked against the schema.
+fn table_of<'a>(py: Python<'_>, table: &str, columns: &Bound<'_, PyDict>) -> PyResult<Table<'a>> {
+    let Some(t) = FIELDS.iter().map(|f| f.table()).find(|t| *t == table) else {
+        return Err(spec_err(py, "table", format!("no table '{table}' in the record's schema")));
     };
-    Ok(flow_rows(&cols, &node_names, &flow_names))
+    let mut err = None;
+    let got = Table::from_columns(t, |f| {
+        if err.is_some() || !columns.contains(f.name).unwrap_or(false) {
+            return None;
+        }
+        let v = match f.dtype {
+            schema::Dtype::U8 => column::<u8>(py, columns, f.name, f.name).map(|v| Values::U8(v.into())),
+            schema::Dtype::U32 => column::<u32>(py, columns, f.name, f.name).map(|v| Values::U32(v.into())),
+            schema::Dtype::Bool => column::<bool>(py, columns, f.name, f.name).map(|v| Values::Bool(v.into())),
+            _ => column::<u64>(py, columns, f.name, f.name).map(|v| Values::U64(v.into())),
+        };
+        v.map_err(|e| err = Some(e)).ok()
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    got.map_err(|why| spec_err(py, table.to_string(), why))
+}
+
+/// A name list of `names` (the record's scalars) by key, empty when absent.
+fn names_of(names: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<String>> {
+    Ok(match names.get_item(key)? {
+        Some(v) => v.extract()?,
+        None => Vec::new(),
+    })
+}
+
+/// The `--json` rows of `table` ("flows", "queues"), as the record's schema writes them, as one JSON array:
+/// `columns` keyed by full name as `run` returns them, `names` holding the record's node_names, flow_names and
+/// queue_names (its scalars), `rows` the row indices to write (all by default). O(rows).
+#[pyfunction]
+#[pyo3(signature = (table, columns, names, rows = None))]
+fn rows_json(py: Python<'_>, table: &str, columns: &Bound<'_, PyDict>, names: &Bound<'_, PyDict>, rows: Option<Vec<usize>>) -> PyResult<String> {
+    let t = table_of(py, table, columns)?;
+    if let Some(bad) = rows.as_ref().and_then(|r| r.iter().find(|&&i| i >= t.rows)) {
+        return Err(spec_err(py, "rows", format!("row {bad} of {} rows", t.rows)));
+    }
+    let (node_names, flow_names, queue_names) = (names_of(names, "node_names")?, names_of(names, "flow_names")?, names_of(names, "queue_names")?);
+    let n = schema::Names { node_names: &node_names, flow_names: &flow_names, queue_names: &queue_names };
+    Ok(py.detach(|| schema::rows_json(&t, &n, rows.as_deref())))
+}
+
+/// The derived fields of `table` (the record's schema: e.g. `flows.throughput_bps`) computed from `columns`:
+/// a dict of float64 arrays by full name (NaN where undefined).
+#[pyfunction]
+fn derive<'py>(py: Python<'py>, table: &str, columns: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+    let t = table_of(py, table, columns)?;
+    let d = PyDict::new(py);
+    for (name, v) in py.detach(|| schema::derive(&t)) {
+        d.set_item(name, arr(py, v))?;
+    }
+    Ok(d)
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -604,7 +614,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(roce_schema, m)?)?;
     m.add_function(wrap_pyfunction!(roce_tables, m)?)?;
     m.add_function(wrap_pyfunction!(expand_collective, m)?)?;
-    m.add_function(wrap_pyfunction!(flow_rows_json, m)?)?;
+    m.add_function(wrap_pyfunction!(record_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(rows_json, m)?)?;
+    m.add_function(wrap_pyfunction!(derive, m)?)?;
     m.add_function(wrap_pyfunction!(read_chakra, m)?)?;
     m.add_function(wrap_pyfunction!(write_chakra, m)?)?;
     m.add_function(wrap_pyfunction!(fast::fast_cli, m)?)?;
@@ -614,5 +626,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add(name, errors.getattr(name)?)?;
     }
     m.add("MISSING", MISSING)?;
+    m.add("FLOW_KINDS", pyo3::types::PyTuple::new(m.py(), schema::FLOW_KINDS)?)?;
     Ok(())
 }

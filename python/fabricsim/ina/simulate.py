@@ -189,7 +189,7 @@ def simulate(plan: Plan, *, chunk_bytes: int = 1 << 20, chunks: int = 64, broadc
                         packet_bytes=packet_bytes, alu_speedup=alu_speedup, link_delay_ps=round(link_delay_ns * 1e3))
     record = run(sc, fidelity="flow", workload=wl)
     rec = record.scalars
-    done = record.flow_columns["complete_ps"]
+    done = record.values("flows.complete_ps")
     if rec["completion_ps"] is None or any(t is None for t in done):
         raise RuntimeError("the engine left a message undelivered (a dependency that never completes?)")
     ps = next(n for n, k in plan.kinds.items() if k == "ps")

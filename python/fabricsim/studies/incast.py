@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..record import PS, RunRecord
+from ..record import PS, RunRecord, fields
 from ..spec import Scenario, scenario_from_dict
 
 PPP_HEADER_BYTES = 2
@@ -197,7 +197,7 @@ def incast_metrics(record: RunRecord, params: IncastParams) -> dict[str, Any]:
       at its 100 ms sampling (FQ-CoDel: 94, below the 100-packet limit the discipline reaches between
       samples); `sampled_peak(metrics, 100)` recovers it from finer samples.
     """
-    c = record.flow_columns
+    c = {f.column: record.values(f.name) for f in fields("flows") if f.source == "stored" and f.name in record.columns}
     n = len(c["name"])
     data = [i for i in range(n) if c["kind"][i] in DATA_KINDS]
     tx = sum(c["tx_packets"])
@@ -215,7 +215,7 @@ def incast_metrics(record: RunRecord, params: IncastParams) -> dict[str, Any]:
 
     delays = [c["delay_sum_ps"][i] * PS * 1e3 / c["rx_packets"][i] for i in data if c["rx_packets"][i]]
     data_rx = sum(c["rx_packets"][i] for i in data)
-    q = record.queue_columns
+    q = {f.column: record.values(f.name) for f in fields("queues")}
     try:
         port = q["name"].index(BOTTLENECK)
     except ValueError:
@@ -243,7 +243,7 @@ def incast_metrics(record: RunRecord, params: IncastParams) -> dict[str, Any]:
         "flow_names": [c["name"][i] for i in data if c["rx_packets"][i]],
         "flow_mean_delays_ms": delays,
     }
-    s = record.samples
+    s = {f.column: record.columns[f.name].tolist() for f in fields("samples")}
     if params.sample_ms is not None and s["t_ps"]:
         rows = [k for k, pt in enumerate(s["port"]) if pt == port]
         pk = [s["packets"][k] for k in rows]

@@ -23,13 +23,15 @@ from .spec import RunTask
 
 def standard_metrics(rec) -> dict[str, Any]:
     """Run-level metrics every simulation yields (SI units)."""
+    from ..record import MISSING
+
     pk = rec.packets
-    fl = rec.flow_columns
-    rx_bytes = sum(fl["rx_bytes"])
-    firsts = [t for t in fl["first_tx_ps"] if t is not None]
-    lasts = [t for t in fl["last_rx_ps"] if t is not None]
-    span_s = (max(lasts) - min(firsts)) * 1e-12 if firsts and lasts else 0.0
-    delay_sum = sum(fl["delay_sum_ps"]) * 1e-12
+    fl = rec.columns
+    rx_bytes = int(fl["flows.rx_bytes"].sum())
+    firsts, lasts = fl["flows.first_tx_ps"], fl["flows.last_rx_ps"]
+    firsts, lasts = firsts[firsts != MISSING], lasts[lasts != MISSING]
+    span_s = (int(lasts.max()) - int(firsts.min())) * 1e-12 if len(firsts) and len(lasts) else 0.0
+    delay_sum = int(fl["flows.delay_sum_ps"].sum()) * 1e-12
     return {
         "completion_time_s": rec.completion_time_s,
         "end_time_s": rec.end_time_s,
@@ -40,7 +42,7 @@ def standard_metrics(rec) -> dict[str, Any]:
         "loss_pct": 100.0 * pk["dropped"] / pk["tx"] if pk["tx"] else 0.0,
         "throughput_bps": rx_bytes * 8 / span_s if span_s > 0 else 0.0,
         "mean_delay_s": delay_sum / pk["rx"] if pk["rx"] else None,
-        "max_delay_s": max(fl["max_delay_ps"], default=0) * 1e-12,
+        "max_delay_s": int(fl["flows.max_delay_ps"].max(initial=0)) * 1e-12,
         "events": rec.events,
         "engine_wall_s": rec.wall_s,
     }
