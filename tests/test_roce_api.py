@@ -11,7 +11,8 @@ import fabricsim
 from fabricsim import scenario_from_dict
 from fabricsim.errors import ScenarioError
 from fabricsim.report.roce import pause_intervals
-from fabricsim.spec.roce import EcnPreset, PfcDef, RdmaCc, RdmaDef, RdmaPreset, presets, schema
+from fabricsim.spec.generated import schema
+from fabricsim.spec.roce import EcnPreset, PfcDef, RdmaCc, RdmaDef, RdmaPreset, presets
 
 GBPS = 10**9
 US = 10**6  # ps

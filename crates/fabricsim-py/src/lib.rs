@@ -293,11 +293,21 @@ fn compile_stats<'py>(py: Python<'py>, header_json: &str, columns: Option<&Bound
 
 /// Max-min fair rates: `capacity[r]` per resource, `uses[f]` the (resource, weight) pairs of flow f, and
 /// `caps[f]` its own rate cap (None = uncapped). Returns one rate per flow.
-/// The schema of the RoCE tables (`[pfc]`, `[ecn]`, `[[ecn.rate]]`, `[rdma]`) as JSON: each table's meaning and
-/// keys (name, JSON Schema with unit, meaning). `fabricsim.spec.roce` generates its models from it.
+/// The schema of the scenario tables declared in the engine (`[pfc]`, `[ecn]`, `[[ecn.rate]]`, `[rdma]`,
+/// `[hybrid]`) as JSON: each table's meaning and keys (name, JSON Schema with unit, meaning, default).
+/// `fabricsim.spec.generated` makes Python's models from it.
 #[pyfunction]
-fn roce_schema() -> String {
-    fabricsim_core::scenario::roce::schema().to_string()
+fn scenario_schema() -> String {
+    let mut all = fabricsim_core::scenario::roce::schema();
+    all["hybrid"] = fabricsim_core::scenario::hybrid::schema();
+    all.to_string()
+}
+
+/// The `[hybrid]` wire object of a JSON document `{"hybrid": {...}}` as the scenario gives it (null if absent),
+/// read, defaulted and validated by the engine; errors raise SpecError with the user's key.
+#[pyfunction]
+fn hybrid_table(py: Python<'_>, doc_json: &str) -> PyResult<String> {
+    fabricsim_core::scenario::hybrid::hybrid_json(doc_json).map_err(|d| error::to_py(py, d.into_error()))
 }
 
 /// The RoCE wire objects of a JSON document with `transport`, `pfc`, `ecn` and `rdma` as a scenario gives them:
@@ -611,7 +621,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(maxmin, m)?)?;
     m.add_function(wrap_pyfunction!(roce_presets, m)?)?;
-    m.add_function(wrap_pyfunction!(roce_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(hybrid_table, m)?)?;
     m.add_function(wrap_pyfunction!(roce_tables, m)?)?;
     m.add_function(wrap_pyfunction!(expand_collective, m)?)?;
     m.add_function(wrap_pyfunction!(record_schema, m)?)?;

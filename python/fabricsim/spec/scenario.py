@@ -19,7 +19,8 @@ from .base import NonNegativeInt, SpecProblem, _Model, bulk, current_source, fir
 from .network import NetEventDef, PortDef, QueueDef, RoutingDef
 from .roce import EcnDef, PfcDef, RdmaDef, roce_wire
 from .base import Name, PositiveInt
-from .traffic import BarrierDef, CollectiveDef, ComputeDef, HybridDef, MeasureDef, MessageDef, SourceDef, TcpDef
+from .traffic import (BarrierDef, CollectiveDef, ComputeDef, HybridDef, MeasureDef, MessageDef, SourceDef, TcpDef,
+                      hybrid_wire)
 
 MAX_PACKET_BYTES = 65_536
 MAX_MESSAGE_BYTES = 1 << 40
@@ -434,7 +435,7 @@ def _to_wire(sc: Scenario, rows: bool = True) -> dict:
         out["routing"]["detection_delay_ps"] = sc.routing.detection_delay
     out.update(roce_wire(sc))
     if sc.hybrid is not None:
-        out["hybrid"] = sc.hybrid.wire()
+        out["hybrid"] = hybrid_wire(sc.hybrid)
     if not rows:
         del out["messages"], out["barriers"]
     return out

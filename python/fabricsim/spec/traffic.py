@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
-from pydantic import Field
 
+from .. import _core
+from ..errors import SpecError
 from ..units import Duration, Size
-from .base import MessageSize, Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveRate, PositiveSize, _Model
+from . import generated
+from .base import SpecProblem, MessageSize, Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveRate, PositiveSize, _Model
 
 
 class SourceDef(_Model):
@@ -148,22 +151,17 @@ class TcpDef(_Model):
     path: list[Name] | None = None
 
 
-class HybridDef(_Model):
-    """The steady-state detector of `fidelity = "hybrid"` (docs/guide/hybrid.md). The network is steady when, over
-    `windows` consecutive windows, the same flows were active, each flow's packets per window stayed within
-    `tolerance` of their mean (or 2 packets), and every queue stayed within `tolerance` of its largest value plus
-    two packets; the run then jumps whole windows to just before the next change."""
+HybridDef = generated.model("HybridDef", "hybrid", __name__)
+"""`[hybrid]`, generated from the engine's declaration (crates/fabricsim-core/src/scenario/hybrid.rs)."""
 
-    window: PositiveDuration | None = None
-    """Detector window (a duration such as "20us"); default: 4 × the longest base round trip of the workload's
-    routes, at least 1 us (with DCQCN at least twice its alpha-update and rate-decrease periods)."""
-    tolerance: float = Field(default=0.02, gt=0, lt=1)
-    """Relative tolerance of "held steady" (a fraction, default 0.02)."""
-    windows: int = Field(default=3, ge=2, le=64)
-    """Consecutive steady windows before a jump (default 3)."""
 
-    def wire(self) -> dict:
-        return {"window_ps": self.window, "tolerance": self.tolerance, "windows": self.windows}
+def hybrid_wire(hybrid) -> dict:
+    """`[hybrid]` as the engine's wire object, read, defaulted and validated by the engine; raises SpecProblem
+    naming the user's key."""
+    try:
+        return json.loads(_core.hybrid_table(json.dumps({"hybrid": hybrid.given()}, default=str)))
+    except SpecError as e:
+        raise SpecProblem(e.field, e.reason) from None
 
 
 class MeasureDef(_Model):

@@ -8,6 +8,8 @@
 //! `_to_wire`), `lower` (the workload columns, as `fabricsim.Workload.add_rows`), `cli` (the commands).
 
 pub mod cli;
+pub mod hybrid;
+pub mod keys;
 pub mod lower;
 pub mod read;
 pub mod roce;
@@ -233,6 +235,8 @@ pub struct Scenario {
     pub pfc: Option<serde_json::Value>,
     pub ecn: Option<serde_json::Value>,
     pub rdma: Option<serde_json::Value>,
+    /// `[hybrid]` as its wire object (`hybrid::hybrid`).
+    pub hybrid: Option<serde_json::Value>,
 }
 
 /// Most message and barrier rows a scenario may have and still be checked in its row form (Python's
@@ -566,6 +570,7 @@ impl Scenario {
             pfc,
             ecn,
             rdma,
+            hybrid: t.opt("hybrid", hybrid::hybrid)?,
         };
         t.finish()?;
         Ok(sc)

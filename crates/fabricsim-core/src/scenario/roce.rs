@@ -9,95 +9,13 @@
 //! gives replaces the preset's value ("auto" is null on the wire). Errors are `Decline`s whose text is
 //! "field: reason", with the user's key.
 
+use super::keys::{given, key, key_of, member, said, schema_of, Key, Kind};
 use super::read::{self, Tab};
 use super::Decline;
 use crate::error::Error;
 use crate::roce::{EcnSpec, PfcSpec, RdmaCc, RdmaSpec};
 use serde_json::{json, Map, Value as J};
 use toml::Value;
-
-/// The value a key takes, as the reader reads it and the schema describes it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Bool,
-    /// A finite number.
-    Real,
-    /// An integer that fits 32 bits.
-    Count32,
-    Size,
-    PosSize,
-    /// A size, or "auto" (the engine's formula; null on the wire).
-    AutoSize,
-    PosDuration,
-    /// A duration > 0, or "auto".
-    AutoPosDuration,
-    Rate,
-    PosRate,
-    /// One of the strings.
-    Choice(&'static [&'static str]),
-    /// A list of `[[ecn.rate]]` tables (`ECN_RATE`).
-    EcnRates,
-}
-
-impl Kind {
-    /// The JSON Schema of the value (units in the description; quantities are numbers or unit strings).
-    fn schema(self) -> J {
-        let q = |unit: &str, example: &str| {
-            json!({"anyOf": [{"type": "number", "minimum": 0}, {"type": "string"}],
-            "x-unit": unit, "examples": [example]})
-        };
-        match self {
-            Kind::Bool => json!({"type": "boolean"}),
-            Kind::Real => json!({"type": "number"}),
-            Kind::Count32 => json!({"type": "integer", "minimum": 0, "maximum": u32::MAX}),
-            Kind::Size | Kind::PosSize => q("bytes", "4KiB"),
-            Kind::AutoSize => json!({"anyOf": [{"const": "auto"}, q("bytes", "4KiB")]}),
-            Kind::PosDuration => q("seconds", "10us"),
-            Kind::AutoPosDuration => json!({"anyOf": [{"const": "auto"}, q("seconds", "10us")]}),
-            Kind::Rate | Kind::PosRate => q("bit/s", "50Mbps"),
-            Kind::Choice(options) => json!({"enum": options}),
-            Kind::EcnRates => json!({"type": "array", "items": {"$ref": "#/ecn.rate"}}),
-        }
-    }
-
-    /// Read `v` as this kind, as its wire value.
-    fn read(self, v: &Value) -> Result<J, Decline> {
-        let auto = matches!(v, Value::String(s) if s == "auto");
-        Ok(match self {
-            Kind::Bool => J::Bool(read::boolean(v)?),
-            Kind::Real => json!(read::number(v)?),
-            Kind::Count32 => match v {
-                Value::Integer(i) if (0..=u32::MAX as i64).contains(i) => json!(*i),
-                _ => return Err(Decline::new(format!("expected an integer in 0..=4294967295, got {v}"))),
-            },
-            Kind::Size => json!(read::size(v)?),
-            Kind::PosSize => json!(read::pos_size(v)?),
-            Kind::AutoSize if auto => J::Null,
-            Kind::AutoSize => json!(read::size(v)?),
-            Kind::PosDuration => json!(read::pos_duration(v)?),
-            Kind::AutoPosDuration if auto => J::Null,
-            Kind::AutoPosDuration => json!(read::pos_duration(v)?),
-            Kind::Rate => json!(super::units::rate_bps(v)?),
-            Kind::PosRate => json!(read::pos_rate(v)?),
-            Kind::Choice(options) => json!(read::literal(options)(v)?),
-            Kind::EcnRates => return Err(Decline::new("a list of [[ecn.rate]] tables is read by `ecn`")),
-        })
-    }
-}
-
-/// One key of a RoCE table: the user's name, its kind, the engine's wire field ("" for a key that chooses
-/// rather than sets one: `preset`, `rate`) and its meaning (the reference's text).
-#[derive(Clone, Copy, Debug)]
-pub struct Key {
-    pub key: &'static str,
-    pub kind: Kind,
-    pub wire: &'static str,
-    pub doc: &'static str,
-}
-
-const fn key(key: &'static str, kind: Kind, wire: &'static str, doc: &'static str) -> Key {
-    Key { key, kind, wire, doc }
-}
 
 const PRESETS: &[&str] = &["hpcc", "simai", "dcqcn_paper"];
 const CCS: &[&str] = &["none", "dcqcn", "hpcc"];
@@ -236,27 +154,29 @@ pub const TABLE_DOCS: &[(&str, &str)] = &[
 /// unit and meaning. Python's models are generated from it (`fabricsim.spec.roce`).
 pub fn schema() -> J {
     let pfc = to_json(&PfcSpec::hpcc());
-    let default = |table: &str, k: &Key| -> J {
-        match (table, k.key) {
-            ("pfc", _) => match pfc.get(k.wire) {
-                Some(J::Null) if k.kind == Kind::AutoSize => json!("auto"),
-                Some(v) => v.clone(),
-                None => J::Null,
-            },
-            ("ecn" | "rdma", "preset") => json!(DEFAULT_PRESET),
-            ("rdma", "cc") => json!(DEFAULT_CC),
-            _ => J::Null,
+    let default = |table: &'static str| {
+        let pfc = &pfc;
+        move |k: &Key| -> J {
+            match (table, k.key) {
+                ("pfc", _) => match pfc.get(k.wire) {
+                    Some(J::Null) if k.kind == Kind::AutoSize => json!("auto"),
+                    Some(v) => v.clone(),
+                    None => J::Null,
+                },
+                ("ecn" | "rdma", "preset") => json!(DEFAULT_PRESET),
+                ("rdma", "cc") => json!(DEFAULT_CC),
+                _ => J::Null,
+            }
         }
     };
-    let keys = |table: &str, keys: &[Key]| -> Vec<J> {
-        keys.iter().map(|k| json!({"key": k.key, "schema": k.kind.schema(), "doc": k.doc, "default": default(table, k)})).collect()
-    };
     let doc = |name: &str| TABLE_DOCS.iter().find(|(n, _)| *n == name).map(|(_, d)| *d).unwrap_or("");
+    let mut rate = schema_of(doc("ecn.rate"), ECN_RATE, default("ecn.rate"));
+    rate["required"] = json!(true);
     json!({
-        "pfc": {"doc": doc("pfc"), "keys": keys("pfc", PFC)},
-        "ecn": {"doc": doc("ecn"), "keys": keys("ecn", ECN)},
-        "ecn.rate": {"doc": doc("ecn.rate"), "keys": keys("ecn.rate", ECN_RATE), "required": true},
-        "rdma": {"doc": doc("rdma"), "keys": keys("rdma", RDMA)},
+        "pfc": schema_of(doc("pfc"), PFC, default("pfc")),
+        "ecn": schema_of(doc("ecn"), ECN, default("ecn")),
+        "ecn.rate": rate,
+        "rdma": schema_of(doc("rdma"), RDMA, default("rdma")),
     })
 }
 
@@ -264,39 +184,6 @@ fn to_json<T: serde::Serialize>(x: &T) -> Map<String, J> {
     match serde_json::to_value(x) {
         Ok(J::Object(m)) => m,
         _ => unreachable!("a RoCE spec serializes to an object"),
-    }
-}
-
-/// The keys of `table` that `t` gives, read, each as (key, wire value); unknown keys are errors.
-fn given(t: &mut Tab, table: &'static [Key]) -> Result<Vec<(&'static Key, J)>, Decline> {
-    let mut out = Vec::new();
-    for k in table {
-        if k.kind == Kind::EcnRates {
-            continue;
-        }
-        if let Some(v) = t.opt(k.key, |v| k.kind.read(v))? {
-            out.push((k, v));
-        }
-    }
-    Ok(out)
-}
-
-/// The key of `table` whose wire field is `wire` (the engine names wire fields; the user reads keys).
-fn key_of(table: &'static [Key], wire: &str) -> Option<&'static Key> {
-    table.iter().find(|k| k.wire == wire)
-}
-
-/// An engine validation error on a table's wire object, said with the user's key.
-fn said(e: Error, head: &str, table: &'static [Key]) -> Decline {
-    match e {
-        Error::Spec { field, reason } => {
-            let wire = field.strip_prefix(&format!("{head}.")).unwrap_or("");
-            match key_of(table, wire) {
-                Some(k) => Decline::new(format!("{head}.{}: {reason}", k.key)),
-                None => Decline::new(format!("{head}: {reason}")),
-            }
-        }
-        other => Decline::new(format!("{head}: {other}")),
     }
 }
 
@@ -440,24 +327,9 @@ pub fn tables(transport: &str, pfc_v: Option<&Value>, ecn_v: Option<&Value>, rdm
 /// JSON text. This is how Python's models reach the one reader.
 pub fn tables_json(text: &str) -> Result<String, Decline> {
     let doc: J = serde_json::from_str(text).map_err(|e| Decline::new(format!("scenario: {e}")))?;
-    let table = |name: &str| -> Result<Option<Value>, Decline> {
-        match doc.get(name) {
-            None | Some(J::Null) => Ok(None),
-            Some(v) => Value::try_from(strip_nulls(v.clone())).map(Some).map_err(|e| Decline::new(format!("{name}: {e}"))),
-        }
-    };
     let transport = doc.get("transport").and_then(J::as_str).unwrap_or("message");
-    let (p, e, r) = (table("pfc")?, table("ecn")?, table("rdma")?);
+    let (p, e, r) = (member(&doc, "pfc")?, member(&doc, "ecn")?, member(&doc, "rdma")?);
     tables(transport, p.as_ref(), e.as_ref(), r.as_ref()).map(|m| J::Object(m).to_string())
-}
-
-/// `v` without its null members (an unset key is an absent one, as in TOML).
-fn strip_nulls(v: J) -> J {
-    match v {
-        J::Object(m) => J::Object(m.into_iter().filter(|(_, x)| !x.is_null()).map(|(k, x)| (k, strip_nulls(x))).collect()),
-        J::Array(a) => J::Array(a.into_iter().map(strip_nulls).collect()),
-        other => other,
-    }
 }
 
 #[cfg(test)]

@@ -349,7 +349,7 @@ pub fn to_wire(sc: &Scenario, rows: bool) -> Result<Value, Decline> {
         routing.insert("detection_delay_ps".into(), json!(sc.routing.detection_delay));
     }
     out["routing"] = Value::Object(routing);
-    for (key, v) in [("pfc", &sc.pfc), ("ecn", &sc.ecn), ("rdma", &sc.rdma)] {
+    for (key, v) in [("pfc", &sc.pfc), ("ecn", &sc.ecn), ("rdma", &sc.rdma), ("hybrid", &sc.hybrid)] {
         if let Some(v) = v {
             out[key] = v.clone();
         }
