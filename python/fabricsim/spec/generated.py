@@ -14,10 +14,10 @@ import json
 from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
-from pydantic import ConfigDict, Field, SkipValidation, create_model
+from pydantic import BeforeValidator, ConfigDict, Field, SkipValidation, create_model, model_serializer
 
 from .. import _core
-from ..units import Duration, Rate, Size
+from ..units import parse_duration_ps, parse_rate_bps, parse_size_bytes
 from .base import _Model
 
 
@@ -28,7 +28,10 @@ def schema() -> dict[str, Any]:
     return json.loads(_core.scenario_schema())
 
 
-_UNITS = {"bytes": Size, "seconds": Duration, "bit/s": Rate}
+_UNITS = {unit: Annotated[int | float | str, BeforeValidator(parse)] for unit, parse in
+          (("bytes", parse_size_bytes), ("seconds", parse_duration_ps), ("bit/s", parse_rate_bps))}
+"""A quantity as given: a number in the unit or a string with one (the parser names the kind for the reference
+page; the engine reads the value, so neither parses nor serializes it here)."""
 
 
 def annotation(s: dict) -> Any:
@@ -51,6 +54,14 @@ class Table(_Model):
     """A generated table: any key and value is kept as given (the engine's reader judges them)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=False)
+
+    @model_serializer(mode="wrap")
+    def _dump_given(self, handler) -> dict[str, Any]:
+        """A dump holds the keys that were given (an unset key reads as the engine's default, in the engine's
+        units, which a file would read otherwise), so `scenario_from_dict(sc.model_dump())` gives `sc` back."""
+        out = handler(self)
+        keep = set(self.model_fields_set) | set(self.model_extra or {})
+        return {k: v for k, v in out.items() if k in keep}
 
     def given(self) -> dict[str, Any]:
         """The keys the file or the caller set, as given (the engine fills the rest with its defaults)."""
