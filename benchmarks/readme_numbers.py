@@ -822,6 +822,46 @@ def hybrid_error() -> str:
     return f"{he.markdown(results)}\n\n{lines}\n\n{stamp()}"
 
 
+HYBRID_EXAMPLES = [("training_step.toml", ""), ("roce_allreduce.toml", " (DCQCN, PFC, 64 MiB ring)"),
+                   ("roce_incast.toml", " (8 × 10 MB, DCQCN)"), ("rail_allreduce.toml", " (short ring steps)")]
+"""The shipped examples docs/guide/hybrid.md measures at packet and at hybrid fidelity, with what to say of each."""
+
+
+def hybrid_examples() -> str:
+    """The shipped examples (HYBRID_EXAMPLES) at packet and at hybrid fidelity: completion, hybrid's error and the
+    engine speed-up (engine seconds, `RunRecord.wall_s`; "no jump" when hybrid jumped nothing), then Table IV's 22
+    rows as benchmarks/hybrid_table4.py runs them (2 seeds; task seconds)."""
+    import statistics
+    import warnings
+
+    import fabricsim
+    import hybrid_table4 as t4
+    from fabricsim.errors import FabricsimWarning
+
+    rows = []
+    for name, what in HYBRID_EXAMPLES:
+        sc = fabricsim.load_scenario(ROOT / "examples" / name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FabricsimWarning)
+            pk, hy = fabricsim.run(sc, fidelity="packet"), fabricsim.run(sc, fidelity="hybrid")
+        jumps = (hy.fast_forward or {}).get("jumps", 0)
+        speed = f"{pk.wall_s / hy.wall_s:.2g}x" if jumps else "no jump"
+        err = (hy.completion_time_s / pk.completion_time_s - 1) * 100
+        rows.append([f"`examples/{name}`{what}", f"{pk.completion_time_s * 1e3:,.3f} ms",
+                     signed(err, 3) if round(err, 3) else "0.000%", speed])
+    t4rows = []
+    for p in t4.ROWS:
+        pk = [t4.one(p, seed, "packet") for seed in (1, 2)]
+        hy = [t4.one(p, seed, "hybrid") for seed in (1, 2)]
+        t4rows.append((statistics.mean(x for x, _ in pk), statistics.mean(x for x, _ in hy),
+                       sum(w for _, w in pk), sum(w for _, w in hy)))
+    worst = max(abs(h / q - 1) for q, h, _, _ in t4rows) * 100
+    tp, th = sum(r[2] for r in t4rows), sum(r[3] for r in t4rows)
+    rows.append(["Table IV's 22 rows (`benchmarks/hybrid_table4.py`, 2 seeds)",
+                 f"{span([r[0] for r in t4rows], '{:.1f}')} ms", f"max {worst:.3f}% of a row's mean", f"{tp / th:.2g}x in all"])
+    return table(["scenario", "packet completion", "hybrid error", "engine speed-up"], rows) + "\n\n" + stamp()
+
+
 def hybrid_scale() -> str:
     """benchmarks/hybrid_scale.py: issue 30's job-size cases at hybrid fidelity under the 60 s target."""
     import hybrid_scale as hs
@@ -931,6 +971,7 @@ GENERATORS: dict[str, Generator] = {
     "bench-engine": Generator(bench_engine, deterministic=False, seconds=90, page=PERFORMANCE),
     "hybrid-error": Generator(hybrid_error, deterministic=False, seconds=40, page=HYBRID),
     "hybrid-scale": Generator(hybrid_scale, deterministic=False, seconds=170, page=HYBRID),
+    "hybrid-examples": Generator(hybrid_examples, deterministic=False, seconds=60, page=HYBRID),
     "bench-flow": Generator(bench_flow, deterministic=False, seconds=5, page=PERFORMANCE),
     "bench-fors": Generator(bench_fors, deterministic=False, seconds=25, page=PERFORMANCE),
     "bench-sweep": Generator(bench_sweep, deterministic=False, seconds=30, page=PERFORMANCE),
