@@ -8,6 +8,7 @@ mod dragonfly;
 mod dumbbell;
 mod fat_tree;
 mod fat_tree3;
+pub mod graph;
 mod leaf_spine;
 mod rail_optimized;
 mod torus;
