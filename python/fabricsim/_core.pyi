@@ -63,6 +63,22 @@ def record_schema() -> list[tuple[str, str, str, bool, str | None, str | None, s
     """The run record's one schema (crates/fabricsim-core/src/record_schema.rs), one tuple per field: (name,
     dtype, unit, missing, labels, json key, json form, when, description, source); see fabricsim.record.Field."""
 
+def record_json(scalars: dict[str, Any], columns: dict[str, np.ndarray], flows: bool = True) -> str:
+    """The record's --json object, written by the engine's one writer of it (the native CLI prints through it
+    too); the flow rows are null with `flows` false."""
+
+def scenario_schema() -> str:
+    """The scenario tables declared in the engine ([pfc], [ecn], [[ecn.rate]], [rdma], [hybrid]) as JSON: each
+    table's meaning and keys (name, JSON Schema with unit, meaning, default); fabricsim.spec.generated's input."""
+
+def roce_tables(doc_json: str) -> str:
+    """The RoCE wire objects of {"transport", "pfc", "ecn", "rdma"} as a scenario gives them, read, defaulted and
+    validated by the engine; raises SpecError naming the user's key."""
+
+def hybrid_table(doc_json: str) -> str:
+    """The [hybrid] wire object of {"hybrid": {...}} (null if absent), read, defaulted and validated by the
+    engine; raises SpecError naming the user's key."""
+
 def rows_json(table: str, columns: dict[str, np.ndarray], names: dict[str, Any], rows: list[int] | None = None) -> str:
     """The `--json` rows of `table` ("flows", "queues") as one JSON array, as the schema writes them: `columns`
     keyed by full name as `run` returns them, `names` holding node_names, flow_names and queue_names (the

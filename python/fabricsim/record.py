@@ -481,45 +481,14 @@ class RunRecord:
         return out
 
     def to_json_dict(self, flows: bool = True) -> dict[str, Any]:
-        """The CLI's --json object (`flows=False` leaves the per-flow rows out)."""
-        out = {
-            "fidelity": self.fidelity,
-            "seed": self.seed,
-            "completion_time_s": self.completion_time_s,
-            "end_time_s": self.end_time_s,
-            "packets": self.packets,
-            "hops": {str(k): v for k, v in self.hops.items()},
-            "flows": self.flows() if flows else None,
-            "queues": self.queues(),
-            "events": self.events,
-            "wall_s": self.wall_s,
-            "complete": self.complete,
-            "incomplete_messages": self.incomplete_messages,
-            "halted": self.halted,
-        }
-        if len(self.columns.get("hosts.node", ())) and len(self.columns.get("compute.host", ())):
-            out["hosts"] = self.host_busy()
-        if self.scalars.get("bin_ps"):
-            tp = self.throughput()
-            out["throughput"] = {"bin_s": self.scalars["bin_ps"] * 1e-12, "gbps": [round(x, 6) for x in tp["gbps"]]}
-        if self.has_roce:
-            out.update(pfc_pauses=self.pfc_pauses, pfc_paused_s=self.pfc_paused_s, ecn_marks=self.ecn_marks,
-                       cnps=self.cnps)
-        out["deadlock"] = self.deadlock
-        if self.fast_forward is not None:
-            out["fast_forward"] = {**self.fast_forward, "extrapolated": "counts inside jumps are extrapolated from "
-                                   "the steady windows before each jump, not simulated"}
-        return out
+        """The CLI's --json object (`flows=False` leaves the per-flow rows out: null), as `to_json` writes it."""
+        return json.loads(self.to_json(flows))
 
-    def to_json(self) -> str:
-        """`to_json_dict()` as JSON text; the flow rows are written by the engine's native formatter (the
-        schema's `--json` rows), so a record of a million flows serializes in well under a second."""
-        d = self.to_json_dict(flows=False)
-        keys = list(d)
-        at = keys.index("flows")
-        head = json.dumps({k: d[k] for k in keys[:at]})
-        tail = json.dumps({k: d[k] for k in keys[at + 1:]})
-        return f'{head[:-1]}, "flows": {_core.rows_json("flows", self.columns, self.scalars)}, {tail[1:]}'
+    def to_json(self, flows: bool = True) -> str:
+        """The CLI's --json object as JSON text, written by the engine's one writer of it (`_core.record_json`,
+        which the native CLI prints too): the scalars, the schema's flow and queue rows, hosts, throughput, RoCE
+        totals and the fast-forward summary. A record of a million flows serializes in about a second."""
+        return _core.record_json(self.scalars, self.columns, flows)
 
     def __repr__(self) -> str:
         p = self.packets

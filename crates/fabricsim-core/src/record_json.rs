@@ -5,7 +5,7 @@
 //! Python formats it (`py_g6`).
 
 use crate::record::{FlowKind, RunRecord};
-use crate::record_schema::{rows_json, Names, Table, PS};
+use crate::record_schema::{rows_json, Names, Table, Values, MISSING, PS};
 
 /// (digits, exponent) of `x`'s shortest round-trip decimal, x = 0.d1d2… × 10^(exponent + 1).
 fn shortest(x: f64) -> (String, i32) {
@@ -140,51 +140,164 @@ pub fn incomplete_reason(r: &RunRecord, stop_s: Option<f64>) -> Option<String> {
     Some(format!("the workload did not complete: {what}; {why}"))
 }
 
-/// The `--json` object of `fabricsim run` (Python's `RunRecord.to_json()`), without a trailing newline; a RoCE
-/// run adds pfc_pauses, pfc_paused_s, ecn_marks and cnps.
+/// The record's `--json` object of `r` (the native CLI's): `record_json` of its head and its tables.
 pub fn run_json(r: &RunRecord) -> String {
-    let names = Names::of_record(r);
-    let rows = rows_json(&Table::of_record(r, "flows"), &names, None);
+    record_json(&Head::of_record(r), &Tables::of(|t| Table::of_record(r, t)), &Names::of_record(r), true)
+}
+
+/// The tables the `--json` object reads, by name (`JSON_TABLES`).
+#[derive(Clone, Debug, Default)]
+pub struct Tables<'r> {
+    pub flows: Table<'r>,
+    pub queues: Table<'r>,
+    pub compute: Table<'r>,
+    pub hosts: Table<'r>,
+    pub timeline: Table<'r>,
+    pub roce: Table<'r>,
+}
+
+/// The record's tables the `--json` object reads.
+pub const JSON_TABLES: [&str; 6] = ["flows", "queues", "compute", "hosts", "timeline", "roce"];
+
+impl<'r> Tables<'r> {
+    /// Each of `JSON_TABLES` from `get`.
+    pub fn of(mut get: impl FnMut(&'static str) -> Table<'r>) -> Tables<'r> {
+        Tables {
+            flows: get("flows"),
+            queues: get("queues"),
+            compute: get("compute"),
+            hosts: get("hosts"),
+            timeline: get("timeline"),
+            roce: get("roce"),
+        }
+    }
+}
+
+/// A hybrid run's fast-forward summary (`RunRecord::fast_forward`).
+#[derive(Clone, Debug, Default)]
+pub struct FastForward<'a> {
+    pub window_ps: u64,
+    pub jumps: u64,
+    pub skipped_ps: u64,
+    pub skipped_packets: u64,
+    pub note: Option<&'a str>,
+}
+
+/// What the `--json` object says besides the record's tables: its scalars. Built from a `RunRecord` (the native
+/// CLI) or from the scalars Python holds (`_core.record_json`), so both print through `record_json`.
+#[derive(Clone, Debug, Default)]
+pub struct Head<'a> {
+    pub fidelity: &'a str,
+    pub seed: u64,
+    pub completion_ps: Option<u64>,
+    pub end_ps: u64,
+    /// tx, rx, dropped, in_flight.
+    pub packets: [u64; 4],
+    pub hops: &'a [u64],
+    pub events: u64,
+    pub wall_s: f64,
+    pub halted: Option<&'a str>,
+    pub deadlock: Option<&'a str>,
+    pub bin_ps: Option<u64>,
+    /// CNPs received (a RoCE run's; None without RoCE).
+    pub cnps: Option<u64>,
+    pub fast_forward: Option<FastForward<'a>>,
+}
+
+impl<'a> Head<'a> {
+    pub fn of_record(r: &'a RunRecord) -> Head<'a> {
+        let p = &r.packets;
+        Head {
+            fidelity: &r.fidelity,
+            seed: r.seed,
+            completion_ps: r.completion_ps,
+            end_ps: r.end_ps,
+            packets: [p.tx, p.rx, p.dropped, p.in_flight],
+            hops: &r.hops,
+            events: r.events,
+            wall_s: r.wall_s,
+            halted: r.halted.map(|h| h.as_str()),
+            deadlock: r.deadlock.as_deref(),
+            bin_ps: r.bin_ps,
+            cnps: r.roce.as_ref().map(|x| x.cnps),
+            fast_forward: r.fast_forward.as_ref().map(|f| FastForward {
+                window_ps: f.window_ps,
+                jumps: f.jumps,
+                skipped_ps: f.skipped_ps,
+                skipped_packets: f.skipped_packets,
+                note: f.note.as_deref(),
+            }),
+        }
+    }
+}
+
+fn u64s<'t>(t: &'t Table<'_>, name: &str) -> &'t [u64] {
+    match t.get(name) {
+        Some(Values::U64(v)) => v,
+        _ => &[],
+    }
+}
+
+fn u32s<'t>(t: &'t Table<'_>, name: &str) -> &'t [u32] {
+    match t.get(name) {
+        Some(Values::U32(v)) => v,
+        _ => &[],
+    }
+}
+
+/// The CLI's `--json` object, byte for byte as Python's `json.dumps` writes it: the head's scalars, the flow rows
+/// (`rows_json`; null with `flows` false), the active queues, hosts' busy times, throughput bins, RoCE totals and
+/// the fast-forward summary, from the record's `tables`. The one writer of the object.
+pub fn record_json(h: &Head<'_>, tables: &Tables<'_>, names: &Names<'_>, flows: bool) -> String {
+    let ft = &tables.flows;
+    let rows = if flows { rows_json(ft, names, None) } else { "null".into() };
+    let (kind, done) = match ft.get("flows.kind") {
+        Some(Values::U8(k)) => (k.as_ref(), u64s(ft, "flows.complete_ps")),
+        _ => (&[][..], &[][..]),
+    };
+    let message = FlowKind::Message as u8;
+    let incomplete = (0..kind.len()).filter(|&i| kind[i] == message && done.get(i).copied().unwrap_or(MISSING) == MISSING).count();
+    let compute_end = u64s(&tables.compute, "compute.end_ps");
+    let complete = h.halted.is_none() && h.deadlock.is_none() && incomplete == 0 && compute_end.iter().all(|&e| e != MISSING);
     let mut o = String::with_capacity(rows.len() + 1024);
-    o.push_str(&format!("{{\"fidelity\": {}, \"seed\": {}, \"completion_time_s\": ", json_str(&r.fidelity), r.seed));
-    opt_f(&mut o, r.completion_ps.map(|c| c as f64 * PS));
+    o.push_str(&format!("{{\"fidelity\": {}, \"seed\": {}, \"completion_time_s\": ", json_str(h.fidelity), h.seed));
+    opt_f(&mut o, h.completion_ps.map(|c| c as f64 * PS));
     o.push_str(", \"end_time_s\": ");
-    o.push_str(&py_repr(r.end_ps as f64 * PS));
-    let p = &r.packets;
-    o.push_str(&format!(", \"packets\": {{\"tx\": {}, \"rx\": {}, \"dropped\": {}, \"in_flight\": {}}}", p.tx, p.rx, p.dropped, p.in_flight));
-    let hops: Vec<String> = r.hops.iter().enumerate().filter(|(_, v)| **v != 0).map(|(k, v)| format!("\"{k}\": {v}")).collect();
+    o.push_str(&py_repr(h.end_ps as f64 * PS));
+    let p = h.packets;
+    o.push_str(&format!(", \"packets\": {{\"tx\": {}, \"rx\": {}, \"dropped\": {}, \"in_flight\": {}}}", p[0], p[1], p[2], p[3]));
+    let hops: Vec<String> = h.hops.iter().enumerate().filter(|(_, v)| **v != 0).map(|(k, v)| format!("\"{k}\": {v}")).collect();
     o.push_str(&format!(", \"hops\": {{{}}}, \"flows\": ", hops.join(", ")));
     o.push_str(&rows);
-    let q = &r.queues;
-    let active: Vec<usize> = (0..q.name.len()).filter(|&i| q.tx_packets[i] != 0 || q.drops[i] != 0).collect();
-    let queues = rows_json(&Table::of_record(r, "queues"), &names, Some(&active));
-    o.push_str(&format!(", \"queues\": {queues}, \"events\": {}, \"wall_s\": ", r.events));
-    o.push_str(&py_repr(r.wall_s));
-    let halted = r.halted.map(|h| json_str(h.as_str())).unwrap_or_else(|| "null".into());
-    o.push_str(&format!(
-        ", \"complete\": {}, \"incomplete_messages\": {}, \"halted\": {halted}",
-        if complete(r) { "true" } else { "false" },
-        incomplete(r).len()
-    ));
-    if !r.hosts.node.is_empty() && !r.compute.host.is_empty() {
-        let h = &r.hosts;
-        let rows: Vec<String> = (0..h.node.len())
+    let qt = &tables.queues;
+    let (qtx, qdrops) = (u64s(qt, "queues.tx_packets"), u64s(qt, "queues.drops"));
+    let active: Vec<usize> = (0..qt.rows).filter(|&i| qtx.get(i).copied().unwrap_or(0) != 0 || qdrops.get(i).copied().unwrap_or(0) != 0).collect();
+    let queues = rows_json(qt, names, Some(&active));
+    o.push_str(&format!(", \"queues\": {queues}, \"events\": {}, \"wall_s\": ", h.events));
+    o.push_str(&py_repr(h.wall_s));
+    let halted = h.halted.map(json_str).unwrap_or_else(|| "null".into());
+    o.push_str(&format!(", \"complete\": {complete}, \"incomplete_messages\": {incomplete}, \"halted\": {halted}"));
+    let ht = &tables.hosts;
+    let hnode = u32s(ht, "hosts.node");
+    if !hnode.is_empty() && !compute_end.is_empty() {
+        let (cp, cm, ex) = (u64s(ht, "hosts.compute_ps"), u64s(ht, "hosts.comm_ps"), u64s(ht, "hosts.exposed_comm_ps"));
+        let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0) as f64 * PS;
+        let rows: Vec<String> = (0..hnode.len())
             .map(|i| {
-                let name = r.node_names.get(h.node[i] as usize).map(|s| json_str(s)).unwrap_or_else(|| "\"\"".into());
+                let name = names.node_names.get(hnode[i] as usize).map(|s| json_str(s)).unwrap_or_else(|| "\"\"".into());
                 format!(
                     "{{\"host\": {name}, \"compute_s\": {}, \"comm_s\": {}, \"exposed_comm_s\": {}}}",
-                    py_repr(h.compute_ps[i] as f64 * PS),
-                    py_repr(h.comm_ps[i] as f64 * PS),
-                    py_repr(h.exposed_comm_ps[i] as f64 * PS)
+                    py_repr(at(cp, i)),
+                    py_repr(at(cm, i)),
+                    py_repr(at(ex, i))
                 )
             })
             .collect();
         o.push_str(&format!(", \"hosts\": [{}]", rows.join(", ")));
     }
-    if let Some(b) = r.bin_ps.filter(|b| *b != 0) {
+    if let Some(b) = h.bin_ps.filter(|b| *b != 0) {
         let bin_s = b as f64 * 1e-12;
-        let gbps: Vec<String> = r
-            .rx_bins
+        let gbps: Vec<String> = u64s(&tables.timeline, "timeline.rx_payload_bytes")
             .iter()
             .map(|&x| {
                 let g = x as f64 * 8.0 / bin_s / 1e9;
@@ -194,18 +307,29 @@ pub fn run_json(r: &RunRecord) -> String {
             .collect();
         o.push_str(&format!(", \"throughput\": {{\"bin_s\": {}, \"gbps\": [{}]}}", py_repr(bin_s), gbps.join(", ")));
     }
-    if let Some(x) = &r.roce {
+    let rt = &tables.roce;
+    if rt.get("roce.pause_tx").is_some() {
         let sum = |v: &[u64]| v.iter().map(|&a| a as u128).sum::<u128>();
         o.push_str(&format!(
             ", \"pfc_pauses\": {}, \"pfc_paused_s\": {}, \"ecn_marks\": {}, \"cnps\": {}",
-            sum(&x.pause_tx),
-            py_repr(sum(&x.paused_ps) as f64 * PS),
-            sum(&x.ecn_marks),
-            x.cnps
+            sum(u64s(rt, "roce.pause_tx")),
+            py_repr(sum(u64s(rt, "roce.paused_ps")) as f64 * PS),
+            sum(u64s(rt, "roce.ecn_marks")),
+            h.cnps.unwrap_or(0)
         ));
     }
     o.push_str(", \"deadlock\": ");
-    o.push_str(&r.deadlock.as_deref().map(json_str).unwrap_or_else(|| "null".into()));
+    o.push_str(&h.deadlock.map(json_str).unwrap_or_else(|| "null".into()));
+    if let Some(f) = &h.fast_forward {
+        o.push_str(&format!(
+            ", \"fast_forward\": {{\"window_ps\": {}, \"jumps\": {}, \"skipped_ps\": {}, \"skipped_packets\": {}, \"note\": {}, \"extrapolated\": \"counts inside jumps are extrapolated from the steady windows before each jump, not simulated\"}}",
+            f.window_ps,
+            f.jumps,
+            f.skipped_ps,
+            f.skipped_packets,
+            f.note.map(json_str).unwrap_or_else(|| "null".into())
+        ));
+    }
     o.push('}');
     o
 }

@@ -482,6 +482,75 @@ fn rows_json(py: Python<'_>, table: &str, columns: &Bound<'_, PyDict>, names: &B
     Ok(py.detach(|| schema::rows_json(&t, &n, rows.as_deref())))
 }
 
+/// The record's `--json` object (the CLI's, the one writer: `record_json::record_json`) from the record as Python
+/// holds it: `scalars` (as `run` returns them) and `columns`; the flow rows left out (null) with `flows` false.
+#[pyfunction]
+#[pyo3(signature = (scalars, columns, flows = true))]
+fn record_json(py: Python<'_>, scalars: &Bound<'_, PyDict>, columns: &Bound<'_, PyDict>, flows: bool) -> PyResult<String> {
+    use fabricsim_core::record_json::{FastForward, Head, Tables, JSON_TABLES};
+    fn get<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
+        match d.get_item(key)? {
+            Some(v) if !v.is_none() => Ok(Some(v.extract().map_err(Into::into)?)),
+            _ => Ok(None),
+        }
+    }
+    let mut tables = Vec::with_capacity(JSON_TABLES.len());
+    for t in JSON_TABLES {
+        tables.push(if FIELDS.iter().any(|f| f.table() == t && columns.contains(f.name).unwrap_or(false)) {
+            table_of(py, t, columns)?
+        } else {
+            Default::default()
+        });
+    }
+    let mut it = tables.into_iter();
+    let tables = Tables::of(|_| it.next().unwrap_or_default());
+    let fidelity: String = get(scalars, "fidelity")?.unwrap_or_default();
+    let halted: Option<String> = get(scalars, "halted")?;
+    let deadlock: Option<String> = get(scalars, "deadlock")?;
+    let hops: Vec<u64> = get(scalars, "hops")?.unwrap_or_default();
+    let packets: Option<Bound<'_, PyDict>> = get(scalars, "packets")?;
+    let packet = |k: &str| -> PyResult<u64> {
+        Ok(match &packets {
+            Some(p) => get(p, k)?.unwrap_or(0),
+            None => 0,
+        })
+    };
+    let ff: Option<Bound<'_, PyDict>> = get(scalars, "fast_forward")?;
+    let note: Option<String> = match &ff {
+        Some(f) => get(f, "note")?,
+        None => None,
+    };
+    let fast_forward = match &ff {
+        Some(f) => Some(FastForward {
+            window_ps: get(f, "window_ps")?.unwrap_or(0),
+            jumps: get(f, "jumps")?.unwrap_or(0),
+            skipped_ps: get(f, "skipped_ps")?.unwrap_or(0),
+            skipped_packets: get(f, "skipped_packets")?.unwrap_or(0),
+            note: note.as_deref(),
+        }),
+        None => None,
+    };
+    let head = Head {
+        fidelity: &fidelity,
+        seed: get(scalars, "seed")?.unwrap_or(0),
+        completion_ps: get(scalars, "completion_ps")?,
+        end_ps: get(scalars, "end_ps")?.unwrap_or(0),
+        packets: [packet("tx")?, packet("rx")?, packet("dropped")?, packet("in_flight")?],
+        hops: &hops,
+        events: get(scalars, "events")?.unwrap_or(0),
+        wall_s: get(scalars, "wall_s")?.unwrap_or(0.0),
+        halted: halted.as_deref(),
+        deadlock: deadlock.as_deref(),
+        bin_ps: get(scalars, "bin_ps")?,
+        cnps: get(scalars, "cnps")?,
+        fast_forward,
+    };
+    let (node_names, flow_names, queue_names) =
+        (names_of(scalars, "node_names")?, names_of(scalars, "flow_names")?, names_of(scalars, "queue_names")?);
+    let n = schema::Names { node_names: &node_names, flow_names: &flow_names, queue_names: &queue_names };
+    Ok(fabricsim_core::record_json::record_json(&head, &tables, &n, flows))
+}
+
 /// The derived fields of `table` (the record's schema: e.g. `flows.throughput_bps`) computed from `columns`:
 /// a dict of float64 arrays by full name (NaN where undefined).
 #[pyfunction]
@@ -623,6 +692,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(roce_presets, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add_function(wrap_pyfunction!(hybrid_table, m)?)?;
+    m.add_function(wrap_pyfunction!(record_json, m)?)?;
     m.add_function(wrap_pyfunction!(roce_tables, m)?)?;
     m.add_function(wrap_pyfunction!(expand_collective, m)?)?;
     m.add_function(wrap_pyfunction!(record_schema, m)?)?;
