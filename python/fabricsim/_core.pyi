@@ -135,4 +135,9 @@ def fast_cli(argv: list[str], progress: Callable[[int, int | None, int, int, int
 def native_scenario(path: str) -> tuple[bool, str]:
     """What the native front door makes of a scenario file, for tests: (True, JSON of {"header", "rows", "columns"},
     as Python's `Scenario.header()`, `Scenario.to_wire()` (small scenarios, else null) and `Workload.columns()`
-    (as lists, or null without workload rows)), or (False, why it declines)."""
+    (as lists, or null without workload rows)), or (False, why it declines), one of:
+    "field: reason" — the file is invalid; field and reason as Python's front door names them (a whole-file
+    problem has no field: "line 3: TOML syntax error: ...", "cannot read: ...");
+    "warning: field = value means ..." — Python would warn about the value (its warning, without the file);
+    "unsupported: why" — the file may be valid but this port does not read it (a graph topology, a very large
+    fabric, fidelity = "hybrid", a name with characters other than printable ASCII)."""

@@ -101,7 +101,10 @@ fn columns_json(w: &Workload) -> serde_json::Value {
 
 /// What the native front door makes of a scenario file, for tests: (True, JSON text of {"header": the wire
 /// header, "rows": the row-form wire or null, "columns": the workload columns as lists or null}) or (False,
-/// why it declines).
+/// why it declines): "field: reason" when the file is invalid (the field and reason as Python's front door
+/// names them; a bare reason for the whole file, as "line 3: TOML syntax error: ..." or "cannot read: ..."),
+/// "warning: field = value means ..." when Python would warn about a value, "unsupported: why" when the file
+/// may be valid but this port does not read it (a graph topology, a very large fabric, fidelity = "hybrid").
 #[pyfunction]
 pub fn native_scenario(py: Python<'_>, path: String) -> (bool, String) {
     let got = py.detach(move || {
@@ -113,7 +116,7 @@ pub fn native_scenario(py: Python<'_>, path: String) -> (bool, String) {
     });
     match got {
         Ok(Ok(text)) => (true, text),
-        Ok(Err(d)) => (false, d.0),
+        Ok(Err(d)) => (false, d.report()),
         Err(_) => (false, "panic".into()),
     }
 }

@@ -94,11 +94,24 @@ pub struct Prepared {
 /// the header and the workload columns).
 pub fn load(path: &str) -> Result<Scenario, Decline> {
     if path.ends_with(".json") {
-        return Err(Decline::new("a .json scenario is left to Python"));
+        return Err(Decline::unsupported("a .json scenario is read by Python"));
     }
-    let bytes = std::fs::read(path).map_err(|e| Decline::new(format!("cannot read: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|_| Decline::new("not UTF-8"))?;
+    let bytes = std::fs::read(path).map_err(|e| Decline::unsupported(format!("cannot read: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| Decline::new(format!("cannot read: {}", utf8_error(e.as_bytes(), e.utf8_error()))))?;
     Scenario::parse(&text)
+}
+
+/// Python's `UnicodeDecodeError` text for `bytes` ("'utf-8' codec can't decode byte 0xff in position 31: invalid
+/// start byte").
+fn utf8_error(bytes: &[u8], e: std::str::Utf8Error) -> String {
+    let at = e.valid_up_to();
+    let byte = bytes.get(at).copied().unwrap_or(0);
+    let why = match e.error_len() {
+        None => "unexpected end of data",
+        Some(_) if matches!(byte, 0x80..=0xc1 | 0xf5..=0xff) => "invalid start byte",
+        Some(_) => "invalid continuation byte",
+    };
+    format!("'utf-8' codec can't decode byte 0x{byte:02x} in position {at}: {why}")
 }
 
 /// The wire header, the full row-form wire (small scenarios only) and the workload columns of `sc`, as
@@ -110,9 +123,11 @@ pub struct Wire {
 }
 
 pub fn wire_of(sc: &Scenario) -> Result<Wire, Decline> {
-    let header = wire::to_wire(sc, false)?;
+    // Python checks a small scenario in its row form first (`Scenario.check`), so a file with several problems
+    // is reported by the same first one.
     let rows = if sc.row_form() { Some(wire::to_wire(sc, true)?) } else { None };
-    let resolved = wire::Resolved::new(&sc.network)?;
+    let header = wire::to_wire(sc, false)?;
+    let resolved = wire::Resolved::new(&sc.network, sc.topology_kind)?;
     let workload = lower::workload(sc, &resolved)?;
     Ok(Wire { header, rows, workload })
 }
@@ -120,16 +135,16 @@ pub fn wire_of(sc: &Scenario) -> Result<Wire, Decline> {
 fn fidelity_of(sc: &Scenario, over: Option<&'static str>) -> Result<bool, Decline> {
     let flow = over.unwrap_or(sc.fidelity) == "flow";
     if flow && sc.transport == "rdma" {
-        return Err(Decline::new("the RDMA transport at flow fidelity: Python says why not"));
+        return Err(Decline::unsupported("the RDMA transport at flow fidelity: checked by Python's engine.run"));
     }
     if flow && sc.measure.queue_interval.is_some() {
-        return Err(Decline::new("queue sampling at flow fidelity: Python warns"));
+        return Err(Decline::unsupported("queue sampling at flow fidelity: Python warns when it runs"));
     }
     Ok(flow)
 }
 
 fn spec_of(v: serde_json::Value) -> Result<RunSpec, Decline> {
-    serde_json::from_value(v).map_err(|e| Decline::new(format!("wire spec: {e}")))
+    serde_json::from_value(v).map_err(|e| Decline::unsupported(format!("wire spec: {e}")))
 }
 
 /// `fabricsim run`: the compiled scenario (header and columns, the seed overridden), as `engine.run`.
@@ -140,7 +155,7 @@ pub fn prepare_run(path: &str, seed: Option<u64>, fidelity: Option<&'static str>
         sc.seed = s;
     }
     let w = wire_of(&sc)?;
-    let compiled = compile(spec_of(w.header)?, w.workload.unwrap_or_default()).map_err(|e| Decline::new(format!("engine: {e}")))?;
+    let compiled = compile(spec_of(w.header)?, w.workload.unwrap_or_default()).map_err(|e| Decline::unsupported(format!("engine: {e}")))?;
     Ok(Prepared { compiled, flow, stop_ps: sc.stop })
 }
 
@@ -153,7 +168,7 @@ pub fn prepare_validate(path: &str) -> Result<Prepared, Decline> {
         Some(rows) => compile(spec_of(rows)?, Workload::default()),
         None => compile(spec_of(w.header)?, w.workload.unwrap_or_default()),
     }
-    .map_err(|e| Decline::new(format!("engine: {e}")))?;
+    .map_err(|e| Decline::unsupported(format!("engine: {e}")))?;
     Ok(Prepared { compiled, flow, stop_ps: sc.stop })
 }
 

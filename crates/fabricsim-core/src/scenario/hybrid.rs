@@ -62,8 +62,8 @@ mod tests {
         let empty = Value::Table(toml::Table::new());
         assert_eq!(hybrid(&empty).unwrap(), json!({"window_ps": null, "tolerance": 0.02, "windows": 3}));
         let bad: Value = Value::Table("tolerance = 1.5".parse().unwrap());
-        assert_eq!(hybrid(&bad).unwrap_err().0, "hybrid.tolerance: must be in (0, 1), not 1.5");
+        assert_eq!(hybrid(&bad).unwrap_err().text, "hybrid.tolerance: must be in (0, 1), not 1.5");
         let bad: Value = Value::Table("window = \"10ps\"".parse().unwrap());
-        assert_eq!(hybrid(&bad).unwrap_err().0, "hybrid.window: must be at least 1 ns");
+        assert_eq!(hybrid(&bad).unwrap_err().text, "hybrid.window: must be at least 1 ns");
     }
 }

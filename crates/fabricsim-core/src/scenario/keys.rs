@@ -57,7 +57,7 @@ impl Kind {
     pub fn read(self, v: &Value) -> Result<J, Decline> {
         let auto = matches!(v, Value::String(s) if s == "auto");
         Ok(match self {
-            Kind::Bool => J::Bool(read::boolean(v)?),
+            Kind::Bool => J::Bool(read::strict_boolean(v)?),
             Kind::Real => json!(read::number(v)?),
             Kind::Count32 => match v {
                 Value::Integer(i) if (0..=u32::MAX as i64).contains(i) => json!(*i),

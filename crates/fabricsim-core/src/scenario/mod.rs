@@ -1,9 +1,11 @@
 //! The native front door: a scenario TOML read with the user's key names and units into the wire spec and workload columns, exactly as Python's `fabricsim.spec` makes them.
 //!
-//! Contract: `Scenario::parse` either yields values identical to what the Python models validate, or a
-//! `Decline` naming why this port is not sure (an unknown key, an unsupported feature, anything Python
-//! would reject or warn about). A decline is never an error to the user: the caller hands the command to
-//! the Python front door, which gives the one true answer and message. Modules: `units` (quantities),
+//! Contract: `Scenario::parse` (and `wire`, `lower`) either yields values identical to what the Python models
+//! validate, or a `Decline` of one of three kinds (`DeclineKind`): the input is invalid ("field: reason", the
+//! field and, mostly, the words Python's front door uses), Python would warn about a value (its warning), or
+//! the input may be valid but this port does not read it (why). The command line still hands every decline
+//! to the Python front door, which prints its message; tests/test_front_door_errors.py holds the invalid and
+//! warning texts to Python's. Modules: `units` (quantities),
 //! `read` (strict typed reading), `topology` (one file per family), `wire` (the RunSpec JSON, as
 //! `_to_wire`), `lower` (the workload columns, as `fabricsim.Workload.add_rows`), `cli` (the commands).
 
@@ -20,30 +22,90 @@ pub mod wire;
 use read::Tab;
 use toml::Value;
 
-/// Why the native front door hands a scenario or command to Python; the text is for tests and debugging.
+/// What a `Decline` is: the input is wrong (Python rejects it), Python would warn about it, or it is valid
+/// but this port does not read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeclineKind {
+    /// The input is invalid: the text is "field: reason", the field and reason as Python's front door names
+    /// them (a bare reason for a problem of the whole file, as Python's field "").
+    Invalid,
+    /// Python would warn (an implausible value): the text is the warning, "field = value as written means …".
+    Warning,
+    /// A valid input this port does not handle (a graph topology, a very large fabric, a JSON file): why.
+    Unsupported,
+}
+
+/// Why the native front door hands a scenario or command to Python: an invalid input (the user's error, by
+/// field), a value Python warns about, or a valid input this port does not handle (`DeclineKind`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Decline(pub String);
+pub struct Decline {
+    pub kind: DeclineKind,
+    pub text: String,
+}
 
 impl Decline {
+    /// An invalid input: `why` is "field: reason" or a reason still to be placed by `within`.
     pub fn new(why: impl Into<String>) -> Decline {
-        Decline(why.into())
+        Decline { kind: DeclineKind::Invalid, text: why.into() }
+    }
+
+    /// An invalid input at `field` ("" for the whole file).
+    pub fn invalid(field: &str, reason: impl std::fmt::Display) -> Decline {
+        if field.is_empty() {
+            Decline::new(reason.to_string())
+        } else {
+            Decline::new(format!("{field}: {reason}"))
+        }
+    }
+
+    /// A value Python warns about: `text` is the warning as Python words it (without the file).
+    pub fn warning(text: impl Into<String>) -> Decline {
+        Decline { kind: DeclineKind::Warning, text: text.into() }
+    }
+
+    /// A valid input this port does not handle.
+    pub fn unsupported(why: impl Into<String>) -> Decline {
+        Decline { kind: DeclineKind::Unsupported, text: why.into() }
+    }
+
+    pub fn is_invalid(&self) -> bool {
+        self.kind == DeclineKind::Invalid
+    }
+
+    /// The decline as reported by `_core.native_scenario`: "field: reason" (invalid), "warning: …" or
+    /// "unsupported: …".
+    pub fn report(&self) -> String {
+        match self.kind {
+            DeclineKind::Invalid => self.text.clone(),
+            DeclineKind::Warning => format!("warning: {}", self.text),
+            DeclineKind::Unsupported => format!("unsupported: {}", self.text),
+        }
     }
 
     /// As a spec error: (field, reason) split at the first ": " after a field path (no blanks), else the
     /// whole text as the reason of field "scenario".
     pub fn into_error(self) -> crate::error::Error {
-        match self.0.split_once(": ") {
+        if !self.is_invalid() {
+            return crate::error::Error::spec("scenario", self.report());
+        }
+        match self.text.split_once(": ") {
             Some((field, reason)) if !field.is_empty() && !field.contains(' ') => crate::error::Error::spec(field, reason),
-            _ => crate::error::Error::spec("scenario", self.0),
+            _ => crate::error::Error::spec("scenario", self.text),
         }
     }
 
-    /// The same decline with `at` (a field path) in front, unless it names one already.
+    /// The decline with `at` (a field path) in front: an invalid input's text unless it names a field at or
+    /// under `at` already (it starts with `at` then '.', '[' or ':'); a text starting with '[' (an index under
+    /// `at`) or a warning's " = value …" joined to it; an unsupported input as it is.
     pub fn within(self, at: &str) -> Decline {
-        if self.0.starts_with(at) {
-            self
-        } else {
-            Decline(format!("{at}: {}", self.0))
+        let named = self.text.strip_prefix(at).is_some_and(|rest| rest.starts_with(['.', '[', ':']));
+        let joined = self.text.starts_with('[') || (self.kind == DeclineKind::Warning && self.text.starts_with(" = "));
+        match self.kind {
+            DeclineKind::Unsupported => self,
+            _ if at.is_empty() || named => self,
+            _ if joined => Decline { kind: self.kind, text: format!("{at}{}", self.text) },
+            DeclineKind::Warning => self,
+            DeclineKind::Invalid => Decline::new(format!("{at}: {}", self.text)),
         }
     }
 }
@@ -243,18 +305,44 @@ pub struct Scenario {
 /// `ROW_FORM_MAX`).
 pub const ROW_FORM_MAX: usize = 1000;
 
-/// Decline the TOML 1.1 forms the `toml` crate reads but Python's `tomllib` (TOML 1.0) rejects: a newline,
-/// a comment or a trailing comma inside an inline table, and the `\x` and `\e` escapes of basic strings.
-/// Conservative: a newline inside an array inside an inline table (valid 1.0) declines too. O(text).
+/// A TOML syntax error at byte `at` of `text`, as Python's `read_document` words tomllib's: field "line N",
+/// reason "TOML syntax error: <what> (column C)" (C counts characters, as tomllib's does).
+fn syntax_error(text: &str, at: usize, what: &str) -> Decline {
+    if at >= text.len() {
+        return Decline::new(format!("TOML syntax error: {what} (at end of document)"));
+    }
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let column = match before.rfind('\n') {
+        Some(nl) => before[nl..].chars().count(),
+        None => before.chars().count() + 1,
+    };
+    Decline::invalid(&format!("line {line}"), format!("TOML syntax error: {what} (column {column})"))
+}
+
+/// Reject the TOML 1.1 forms the `toml` crate reads but Python's `tomllib` (TOML 1.0) rejects, where tomllib
+/// does (the line and column of the character it stops at): a newline, a comment or a trailing comma directly
+/// inside an inline table (inside an array inside one they are TOML 1.0), and the `\x` and `\e` escapes of
+/// basic strings. tomllib's message is chosen by what precedes (a key is expected after '{' or ',', a value
+/// after '='); after a key without '=' tomllib says "Expected '='…" where this says "Unclosed inline table".
+/// O(text).
 fn toml10(text: &str) -> Result<(), Decline> {
     let b = text.as_bytes();
-    let no = |why: &str| Err(Decline::new(format!("TOML: {why} (TOML 1.1; Python reads 1.0)")));
-    let (mut i, mut depth, mut last) = (0usize, 0usize, b' ');
+    let bad = |at: usize, what: &str| Err(syntax_error(text, at, what));
+    // The brackets open inside the outermost inline table: b'{' or b'['.
+    let mut open: Vec<u8> = Vec::new();
+    let (mut i, mut last) = (0usize, b' ');
+    let in_table = |open: &Vec<u8>| open.last() == Some(&b'{');
+    let stop_why = |last: u8| match last {
+        b'{' | b',' => "Invalid initial character for a key part",
+        b'=' => "Invalid value",
+        _ => "Unclosed inline table",
+    };
     while i < b.len() {
         let c = b[i];
         if c == b'#' {
-            if depth > 0 {
-                return no("a comment inside an inline table");
+            if in_table(&open) {
+                return bad(i, stop_why(last));
             }
             while i < b.len() && b[i] != b'\n' {
                 i += 1;
@@ -267,11 +355,12 @@ fn toml10(text: &str) -> Result<(), Decline> {
             i += quote.len();
             loop {
                 if i >= b.len() {
-                    return no("an unterminated string");
+                    // Unterminated: the toml crate's own error says where.
+                    return Ok(());
                 }
                 if c == b'"' && b[i] == b'\\' {
                     if matches!(b.get(i + 1), Some(b'x') | Some(b'e')) {
-                        return no("a \\x or \\e escape");
+                        return bad(i + 2, "Unescaped '\\' in a string");
                     }
                     i += 2;
                     continue;
@@ -280,8 +369,9 @@ fn toml10(text: &str) -> Result<(), Decline> {
                     i += quote.len();
                     break;
                 }
-                if b[i] == b'\n' && (depth > 0 || !triple) {
-                    return no("a newline in a one-line string or an inline table");
+                if b[i] == b'\n' && !triple {
+                    // The toml crate's own error says where.
+                    return Ok(());
                 }
                 i += 1;
             }
@@ -289,14 +379,19 @@ fn toml10(text: &str) -> Result<(), Decline> {
             continue;
         }
         match c {
-            b'{' => depth += 1,
-            b'}' if depth > 0 => {
-                if last == b',' {
-                    return no("a trailing comma in an inline table");
-                }
-                depth -= 1;
+            b'{' => open.push(b'{'),
+            b'[' if !open.is_empty() => open.push(b'['),
+            b']' if !open.is_empty() => {
+                open.pop();
             }
-            b'\n' if depth > 0 => return no("a newline inside an inline table"),
+            b'}' if !open.is_empty() => {
+                if in_table(&open) && last == b',' {
+                    return bad(i, "Invalid initial character for a key part");
+                }
+                open.pop();
+            }
+            b'\n' if in_table(&open) => return bad(i, stop_why(last)),
+            b'\r' if in_table(&open) => return bad(i, stop_why(last)),
             _ => {}
         }
         if !c.is_ascii_whitespace() {
@@ -305,6 +400,19 @@ fn toml10(text: &str) -> Result<(), Decline> {
         i += 1;
     }
     Ok(())
+}
+
+/// The TOML document: a syntax error as Python's (tomllib reads TOML 1.0) by line, in tomllib's words where
+/// `toml10` finds it and the `toml` crate's otherwise.
+fn document(text: &str) -> Result<toml::Table, Decline> {
+    toml10(text)?;
+    text.parse::<toml::Table>().map_err(|e| {
+        let what = e.message().trim().replace('\n', "; ");
+        match e.span() {
+            Some(span) => syntax_error(text, span.start, &what),
+            None => Decline::new(format!("TOML syntax error: {what}")),
+        }
+    })
 }
 
 fn list<'a, T>(v: &'a Value, at: &str, f: impl Fn(Tab<'a>) -> Result<T, Decline>) -> Result<Vec<T>, Decline> {
@@ -326,7 +434,9 @@ fn queue(v: &Value, at: &str) -> Result<Queue, Decline> {
 fn qdisc(v: &Value, at: &str) -> Result<serde_json::Value, Decline> {
     use serde_json::json;
     let mut t = Tab::of(v, at)?;
-    let kind = t.req("kind", read::literal(&["fifo", "codel", "fq_codel"]))?;
+    let kind = t.kind(&["fifo", "codel", "fq_codel"])?;
+    // Python's path names the discriminator's branch under a queue (`queue.qdisc.codel.target`).
+    t.at = format!("{at}.{kind}");
     let w = match kind {
         "fifo" => json!({
             "kind": "fifo",
@@ -362,10 +472,7 @@ fn port(mut t: Tab) -> Result<Port, Decline> {
         peer: t.req("peer", read::name)?,
         queue: t.opt("queue", |v| queue(v, &format!("{at}.queue")))?,
         rate_cap: t.opt("rate_cap", read::link_rate)?,
-        drop_packets: t.or("drop_packets", Vec::new(), |v| match v {
-            Value::Array(a) => a.iter().map(read::nonneg_int).collect(),
-            _ => Err(Decline::new("expected a list")),
-        })?,
+        drop_packets: t.or("drop_packets", Vec::new(), |v| read::list_of(v, read::nonneg_int))?,
     };
     t.finish()?;
     Ok(p)
@@ -433,6 +540,10 @@ fn compute(mut t: Tab) -> Result<Compute, Decline> {
 const ORDERS: &[&str] = &["sent", "delivered", "parallel"];
 
 fn collective(mut t: Tab) -> Result<Collective, Decline> {
+    // Read in the model's order (`CollectiveDef`), so a row with several problems is reported by Python's first.
+    let name = t.opt("name", read::name)?;
+    let kind = t.req("kind", read::literal(&["all_to_all", "all_gather", "all_reduce", "reduce_scatter", "broadcast", "reduce"]))?;
+    let algorithm = t.opt("algorithm", read::literal(&["ring", "direct", "halving_doubling", "shift", "hierarchical"]))?;
     let ranks = t.req("ranks", |v| match v {
         Value::String(s) if s == "all" => Ok(Ranks::All),
         Value::Array(a) => a
@@ -444,12 +555,12 @@ fn collective(mut t: Tab) -> Result<Collective, Decline> {
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Ranks::List),
-        _ => Err(Decline::new("ranks: expected \"all\" or a list")),
+        _ => Err(Decline::new("expected \"all\" or a list of ranks")),
     })?;
     let c = Collective {
-        name: t.opt("name", read::name)?,
-        kind: t.req("kind", read::literal(&["all_to_all", "all_gather", "all_reduce", "reduce_scatter", "broadcast", "reduce"]))?,
-        algorithm: t.opt("algorithm", read::literal(&["ring", "direct", "halving_doubling", "shift", "hierarchical"]))?,
+        name,
+        kind,
+        algorithm,
         ranks,
         size: t.req("size", read::msg_size)?,
         packet_size: t.or("packet_size", 1024, read::msg_size)?,
@@ -511,17 +622,21 @@ fn event(mut t: Tab) -> Result<NetEvent, Decline> {
 }
 
 impl Scenario {
-    /// Read a scenario document (TOML text). The `graph` topology declines; so does every value the Python
-    /// models reject or warn about.
+    /// Read a scenario document (TOML text), its keys in the order Python's model declares them (so a file with
+    /// several problems is reported by the same first one). The `graph` topology is unsupported; every value
+    /// the Python models reject is invalid, and one they warn about a warning (`DeclineKind`).
     pub fn parse(text: &str) -> Result<Scenario, Decline> {
-        toml10(text)?;
-        let doc: toml::Table = text.parse().map_err(|_| Decline::new("TOML this port cannot read"))?;
-        let mut t = Tab::new(&doc, "scenario");
-        let transport = t.or("transport", "message", read::literal(&["message", "rdma"]))?;
-        let (pfc_v, ecn_v, rdma_v) = (t.get("pfc"), t.get("ecn"), t.get("rdma"));
-        let mut roce = roce::tables(transport, pfc_v, ecn_v, rdma_v)?;
-        let (pfc, ecn, rdma) = (roce.remove("pfc"), roce.remove("ecn"), roce.remove("rdma"));
+        let doc = document(text)?;
+        let mut t = Tab::new(&doc, "");
+        let seed = t.or("seed", 1, read::nonneg_int)?;
+        let stop = t.opt("stop", read::duration)?;
+        let fidelity = t.or("fidelity", "packet", |v| match read::literal(&["packet", "flow", "hybrid"])(v)? {
+            "hybrid" => Err(Decline::unsupported("fidelity = \"hybrid\" is run by Python")),
+            f => Ok(f),
+        })?;
         let (topology_kind, network) = t.req("topology", topology::build)?;
+        let queue = t.or("queue", Queue::default(), |v| queue(v, "queue"))?;
+        let ports = t.or("ports", Vec::new(), |v| list(v, "ports", port))?;
         let routing = t.or("routing", None, |v| {
             let mut r = Tab::of(v, "routing")?;
             let out = Routing {
@@ -532,48 +647,63 @@ impl Scenario {
             r.finish()?;
             Ok(Some(out))
         })?;
+        let sources = t.or("sources", Vec::new(), |v| list(v, "sources", source))?;
+        let messages = t.or("messages", Vec::new(), |v| list(v, "messages", message))?;
+        let tcp = t.or("tcp", Vec::new(), |v| list(v, "tcp", tcp))?;
+        let barriers = t.or("barriers", Vec::new(), |v| list(v, "barriers", barrier))?;
+        let compute = t.or("compute", Vec::new(), |v| list(v, "compute", compute))?;
+        let collectives = t.or("collectives", Vec::new(), |v| list(v, "collectives", collective))?;
+        let streams = t.or("streams", Vec::new(), |v| match v {
+            Value::Table(s) => s
+                .iter()
+                .map(|(k, n)| {
+                    let host = read::name(&Value::String(k.clone())).map_err(|d| d.within(&format!("streams.{k}")))?;
+                    Ok((host, read::pos_int(n).map_err(|d| d.within(&format!("streams.{k}")))?))
+                })
+                .collect(),
+            _ => Err(Decline::new(format!("Input should be a valid dictionary, got {}", read::py_repr(v)))),
+        })?;
         let measure = t.or("measure", Measure::default(), |v| {
             let mut m = Tab::of(v, "measure")?;
             let out = Measure {
                 queue_interval: m.opt("queue_interval", read::pos_duration)?,
-                queues: m.opt("queues", |v| match v {
-                    Value::Array(a) => a.iter().map(read::string).collect(),
-                    _ => Err(Decline::new("expected a list")),
-                })?,
+                queues: m.opt("queues", |v| read::list_of(v, read::string))?,
                 throughput_interval: m.opt("throughput_interval", read::pos_duration)?,
             };
             m.finish()?;
             Ok(out)
         })?;
-        let sc = Scenario {
-            seed: t.or("seed", 1, read::nonneg_int)?,
-            stop: t.opt("stop", read::duration)?,
-            fidelity: t.or("fidelity", "packet", read::literal(&["packet", "flow"]))?,
+        let events = t.or("events", Vec::new(), |v| list(v, "events", event))?;
+        let transport = t.or("transport", "message", read::literal(&["message", "rdma"]))?;
+        let (pfc_v, ecn_v, rdma_v) = (t.get("pfc"), t.get("ecn"), t.get("rdma"));
+        let mut roce = roce::tables(transport, pfc_v, ecn_v, rdma_v)?;
+        let (pfc, ecn, rdma) = (roce.remove("pfc"), roce.remove("ecn"), roce.remove("rdma"));
+        let hybrid = t.opt("hybrid", hybrid::hybrid)?;
+        t.finish()?;
+        Ok(Scenario {
+            seed,
+            stop,
+            fidelity,
             topology_kind,
             network,
-            queue: t.or("queue", Queue::default(), |v| queue(v, "queue"))?,
-            ports: t.or("ports", Vec::new(), |v| list(v, "ports", port))?,
+            queue,
+            ports,
             routing: routing.unwrap_or(Routing { ecmp: "per_flow", flowlet_gap: None, detection_delay: 100_000_000 }),
-            sources: t.or("sources", Vec::new(), |v| list(v, "sources", source))?,
-            messages: t.or("messages", Vec::new(), |v| list(v, "messages", message))?,
-            tcp: t.or("tcp", Vec::new(), |v| list(v, "tcp", tcp))?,
-            barriers: t.or("barriers", Vec::new(), |v| list(v, "barriers", barrier))?,
-            compute: t.or("compute", Vec::new(), |v| list(v, "compute", compute))?,
-            collectives: t.or("collectives", Vec::new(), |v| list(v, "collectives", collective))?,
-            streams: t.or("streams", Vec::new(), |v| match v {
-                Value::Table(s) => s.iter().map(|(k, n)| Ok((read::name(&Value::String(k.clone()))?, read::pos_int(n)?))).collect(),
-                _ => Err(Decline::new("streams: expected a table")),
-            })?,
+            sources,
+            messages,
+            tcp,
+            barriers,
+            compute,
+            collectives,
+            streams,
             measure,
-            events: t.or("events", Vec::new(), |v| list(v, "events", event))?,
+            events,
             transport,
             pfc,
             ecn,
             rdma,
-            hybrid: t.opt("hybrid", hybrid::hybrid)?,
-        };
-        t.finish()?;
-        Ok(sc)
+            hybrid,
+        })
     }
 
     /// Whether the scenario lists messages, barriers, compute steps or collectives of its own.
@@ -592,10 +722,50 @@ mod tests {
     use super::*;
 
     #[test]
-    fn toml_1_1_forms_decline_and_1_0_ones_pass() {
+    fn toml_1_1_forms_are_syntax_errors_and_1_0_ones_pass() {
         assert!(toml10("a = { x = 1, y = \"s#\" } # c\nb = [1,\n 2]\nc = \"\"\"l1\nl2\"\"\"\nd = '\\x'\n").is_ok());
+        // A newline or a comment inside an array inside an inline table is TOML 1.0.
+        assert!(toml10("t = { kind = \"x\", l = [1, # one\n 2] }\n").is_ok());
         for bad in ["a = { x = 1,\n y = 2 }", "a = { x = 1, }", "a = \"\\x41\"", "a = \"\\e\"", "a = { x = 1 # c\n}"] {
             assert!(toml10(bad).is_err(), "{bad}");
         }
+        // As tomllib says them: the line, the character it stops at and its words.
+        let e = toml10("s = 1\na = { x = 1,\n y = 2 }").unwrap_err();
+        assert_eq!(e.text, "line 2: TOML syntax error: Invalid initial character for a key part (column 13)");
+        assert_eq!(toml10("a = { x = 1, }").unwrap_err().text, "line 1: TOML syntax error: Invalid initial character for a key part (column 14)");
+        assert_eq!(toml10("a = \"\\x41\"").unwrap_err().text, "line 1: TOML syntax error: Unescaped '\\' in a string (column 8)");
+        assert_eq!(document("[t\nx = 1").unwrap_err().report(), "line 1: TOML syntax error: unclosed table, expected `]` (column 3)");
+    }
+
+    #[test]
+    fn declines_say_what_they_are_and_where() {
+        // A reason gets its field once; a text naming a field at or under the path keeps it.
+        assert_eq!(Decline::new("bad").within("a").within("a").text, "a: bad");
+        assert_eq!(Decline::new("a.b: bad").within("a").text, "a.b: bad");
+        assert_eq!(Decline::new("a[0].b: bad").within("a").text, "a[0].b: bad");
+        assert_eq!(Decline::new("ab: bad").within("a").text, "a: ab: bad");
+        assert_eq!(Decline::new("[2]: bad").within("x.after").text, "x.after[2]: bad");
+        assert_eq!(Decline::warning(" = 100 means 100 bit/s").within("topology.rate").report(), "warning: topology.rate = 100 means 100 bit/s");
+        assert_eq!(Decline::unsupported("graph").within("topology").report(), "unsupported: graph");
+        assert!(Decline::invalid("seed", "x").is_invalid() && !Decline::unsupported("x").is_invalid());
+        assert_eq!(Decline::invalid("", "whole file").report(), "whole file");
+    }
+
+    #[test]
+    fn top_level_keys_are_plain_fields() {
+        let e = |text: &str| Scenario::parse(text).unwrap_err().report();
+        assert_eq!(e("seed = -1"), "seed: Input should be greater than or equal to 0");
+        assert_eq!(e("seed = true"), "seed: Input should be a valid integer, got True");
+        assert_eq!(e("colour = 1\n[topology]\nkind = \"dumbbell\""), "colour: unknown key");
+        assert_eq!(e("[topology]\nkind = \"hypercube\"").split(" (").next().unwrap(), "topology: unknown kind 'hypercube'");
+        assert_eq!(e("[topology]\nkind = \"graph\"\nfile = \"x.graphml\""), "unsupported: topology kind 'graph' (a file import) is read by Python");
+        assert_eq!(
+            e("[topology]\nkind = \"dumbbell\"\nbottleneck_rate = 100"),
+            "warning: topology.bottleneck_rate = 100 means 100 bit/s, below the 1 Mb/s any fabric link has; did you mean \"100Gbps\"?"
+        );
+        assert_eq!(
+            e("[topology]\nkind = \"fat_tree3\"\nk = 5\nrate = \"1Gbps\""),
+            "topology.k: must be even (a k-ary fat-tree switch has k/2 ports down and k/2 up), got 5"
+        );
     }
 }

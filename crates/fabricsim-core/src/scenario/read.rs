@@ -1,8 +1,10 @@
 //! Strict reading of TOML tables into scenario values: every key consumed or declined, every type as pydantic's strict models take it.
 //!
 //! Invariant: a reader accepts a value only where the Python models accept it with the same meaning;
-//! anything else (an unknown key, a wrong type, an out-of-range value, a value Python would warn about) is a
-//! `Decline`, so the Python front door reports it in its own words.
+//! anything else (an unknown key, a wrong type, an out-of-range value) is an invalid-input `Decline` in
+//! pydantic's words as Python's front door prints them (`Input should be greater than 0`), a value Python
+//! would warn about a warning, and a value Python may take but this port does not read (a name with other
+//! than printable ASCII) unsupported. A reader's error is a bare reason; `Tab` puts the field in front.
 
 use super::{units, Decline};
 use toml::{Table, Value};
@@ -24,7 +26,7 @@ impl<'a> Tab<'a> {
         let at = at.into();
         match v {
             Value::Table(t) => Ok(Tab::new(t, at)),
-            _ => Err(Decline::new(format!("{at}: not a table"))),
+            _ => Err(Decline::invalid(&at, format!("Input should be a valid dictionary or instance of a model, got {}", py_repr(v)))),
         }
     }
 
@@ -40,7 +42,11 @@ impl<'a> Tab<'a> {
     }
 
     fn field(&self, key: &str) -> String {
-        format!("{}.{key}", self.at)
+        if self.at.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{key}", self.at)
+        }
     }
 
     /// `key` read by `f`, or `default` when absent.
@@ -70,11 +76,28 @@ impl<'a> Tab<'a> {
         }
     }
 
+    /// The `kind` of a tagged union (pydantic's discriminator), one of `kinds`: a missing or unknown kind is an
+    /// error of the table itself, as Python names it (`topology: unknown kind 'x' (expected one of: ...)`).
+    pub fn kind(&mut self, kinds: &'static [&'static str]) -> Result<&'static str, Decline> {
+        let listed: Vec<String> = kinds.iter().map(|k| format!("'{k}'")).collect();
+        let listed = listed.join(", ");
+        let given = match self.get("kind") {
+            None => return Err(Decline::invalid(&self.at, format!("a kind is required (one of: {listed})"))),
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+        };
+        kinds
+            .iter()
+            .find(|k| **k == given)
+            .copied()
+            .ok_or_else(|| Decline::invalid(&self.at, format!("unknown kind {} (expected one of: {listed})", py_repr(&Value::String(given.clone())))))
+    }
+
     /// Decline if any key was not read (an unknown key is an error in Python).
     pub fn finish(self) -> Result<(), Decline> {
         for k in self.t.keys() {
             if !self.used.contains(&k.as_str()) {
-                return Err(Decline::new(format!("{}.{k}: unknown key", self.at)));
+                return Err(Decline::invalid(&self.field(k), "unknown key"));
             }
         }
         Ok(())
@@ -85,19 +108,40 @@ impl<'a> Tab<'a> {
 pub fn tables<'a>(v: &'a Value, at: &str) -> Result<Vec<Tab<'a>>, Decline> {
     match v {
         Value::Array(a) => a.iter().enumerate().map(|(i, x)| Tab::of(x, format!("{at}[{i}]"))).collect(),
-        _ => Err(Decline::new(format!("{at}: not a list"))),
+        _ => Err(Decline::invalid(at, format!("Input should be a valid list, got {}", py_repr(v)))),
     }
 }
 
-fn no(what: &str, v: &Value) -> Decline {
-    Decline::new(format!("expected {what}, got {v}"))
+/// Python's `repr` of a TOML value, as pydantic's messages quote the input.
+pub fn py_repr(v: &Value) -> String {
+    match v {
+        Value::String(s) if s.contains('\'') && !s.contains('"') => format!("\"{s}\""),
+        Value::String(s) => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
+        Value::Boolean(true) => "True".into(),
+        Value::Boolean(false) => "False".into(),
+        Value::Float(x) if x.is_nan() => "nan".into(),
+        Value::Float(x) if x.is_infinite() => if *x > 0.0 { "inf" } else { "-inf" }.into(),
+        Value::Float(x) => format!("{x:?}"),
+        Value::Array(_) => "[…]".into(),
+        Value::Table(_) => "{…}".into(),
+        other => other.to_string(),
+    }
+}
+
+/// pydantic's error for a value of the wrong type: "Input should be a valid <what>, got <repr>".
+fn not_a(what: &str, v: &Value) -> Decline {
+    match v {
+        Value::Array(_) | Value::Table(_) | Value::Datetime(_) => Decline::new(format!("Input should be a valid {what}")),
+        _ => Decline::new(format!("Input should be a valid {what}, got {}", py_repr(v))),
+    }
 }
 
 /// A strict integer > 0 (pydantic `PositiveInt`).
 pub fn pos_int(v: &Value) -> Result<u64, Decline> {
     match v {
         Value::Integer(i) if *i > 0 => Ok(*i as u64),
-        _ => Err(no("an integer > 0", v)),
+        Value::Integer(_) => Err(Decline::new("Input should be greater than 0")),
+        _ => Err(not_a("integer", v)),
     }
 }
 
@@ -105,15 +149,27 @@ pub fn pos_int(v: &Value) -> Result<u64, Decline> {
 pub fn nonneg_int(v: &Value) -> Result<u64, Decline> {
     match v {
         Value::Integer(i) if *i >= 0 => Ok(*i as u64),
-        _ => Err(no("an integer >= 0", v)),
+        Value::Integer(_) => Err(Decline::new("Input should be greater than or equal to 0")),
+        _ => Err(not_a("integer", v)),
     }
 }
 
-/// A TOML boolean (pydantic's lax bool also takes 0/1 and "yes": declined here).
+/// A boolean field of a pydantic model: a TOML boolean. pydantic's lax bool also takes 0, 1, 0.0, 1.0 and
+/// strings such as "yes": those are unsupported (Python may take them), other numbers invalid in its words.
 pub fn boolean(v: &Value) -> Result<bool, Decline> {
     match v {
+        Value::Integer(0 | 1) | Value::String(_) => Err(Decline::unsupported(format!("the boolean written as {v} (Python may take it)"))),
+        Value::Float(x) if *x == 0.0 || *x == 1.0 => Err(Decline::unsupported(format!("the boolean written as {v} (Python takes it)"))),
+        Value::Integer(_) => Err(Decline::new("Input should be a valid boolean, unable to interpret input")),
+        _ => strict_boolean(v),
+    }
+}
+
+/// A TOML boolean and nothing else (a key the engine's reader judges: `[pfc]`, `[rdma]`, `[hybrid]`).
+pub fn strict_boolean(v: &Value) -> Result<bool, Decline> {
+    match v {
         Value::Boolean(b) => Ok(*b),
-        _ => Err(no("a boolean", v)),
+        _ => Err(not_a("boolean", v)),
     }
 }
 
@@ -122,7 +178,9 @@ pub fn number(v: &Value) -> Result<f64, Decline> {
     match v {
         Value::Integer(i) if i.unsigned_abs() < (1 << 53) => Ok(*i as f64),
         Value::Float(x) if x.is_finite() => Ok(*x),
-        _ => Err(no("a finite number", v)),
+        Value::Float(_) => Err(Decline::new("Input should be a finite number")),
+        Value::Integer(_) => Err(Decline::unsupported(format!("the integer {v} beyond 2^53 as a float"))),
+        _ => Err(not_a("number", v)),
     }
 }
 
@@ -130,25 +188,37 @@ pub fn number(v: &Value) -> Result<f64, Decline> {
 pub fn string(v: &Value) -> Result<String, Decline> {
     match v {
         Value::String(s) => Ok(s.clone()),
-        _ => Err(no("a string", v)),
+        _ => Err(not_a("string", v)),
     }
 }
 
-/// A `Name`: non-empty, no whitespace, ':', '>' or '#'. Only printable ASCII is taken (Python's pattern also
-/// admits other characters; those decline).
+/// A `Name`: non-empty, no whitespace, ':', '>' or '#'. Only printable ASCII is taken: a name Python's pattern
+/// rejects is invalid, one with other characters (which the pattern may admit) unsupported.
 pub fn name(v: &Value) -> Result<String, Decline> {
+    let Value::String(s) = v else { return Err(not_a("string", v)) };
+    if s.is_empty() {
+        return Err(Decline::new("String should have at least 1 character"));
+    }
+    if s.bytes().all(|b| (0x21..0x7f).contains(&b) && !b":>#".contains(&b)) {
+        return Ok(s.clone());
+    }
+    if s.bytes().any(|b| b":>#\t\n\r\x0b\x0c ".contains(&b)) {
+        return Err(Decline::new("String should match pattern '^[^\\s:>#]+$'"));
+    }
+    Err(Decline::unsupported(format!("the name '{}' has characters other than printable ASCII", s.escape_debug())))
+}
+
+/// The items of a list read by `f`, an item's error under its index (`[k]`).
+pub fn list_of<T>(v: &Value, f: impl Fn(&Value) -> Result<T, Decline>) -> Result<Vec<T>, Decline> {
     match v {
-        Value::String(s) if !s.is_empty() && s.bytes().all(|b| (0x21..0x7f).contains(&b) && !b":>#".contains(&b)) => Ok(s.clone()),
-        _ => Err(no("a name", v)),
+        Value::Array(a) => a.iter().enumerate().map(|(k, x)| f(x).map_err(|d| d.within(&format!("[{k}]")))).collect(),
+        _ => Err(not_a("list", v)),
     }
 }
 
 /// A list of `Name`s.
 pub fn names(v: &Value) -> Result<Vec<String>, Decline> {
-    match v {
-        Value::Array(a) => a.iter().map(name).collect(),
-        _ => Err(no("a list of names", v)),
-    }
+    list_of(v, name)
 }
 
 /// One of `options` (a pydantic `Literal` of strings).
@@ -176,7 +246,7 @@ pub fn duration(v: &Value) -> Result<u64, Decline> {
 /// A duration > 0 (`PositiveDuration`).
 pub fn pos_duration(v: &Value) -> Result<u64, Decline> {
     match units::duration_ps(v)? {
-        0 => Err(no("a duration > 0", v)),
+        0 => Err(Decline::new("Input should be greater than 0")),
         d => Ok(d),
     }
 }
@@ -184,7 +254,7 @@ pub fn pos_duration(v: &Value) -> Result<u64, Decline> {
 /// A rate > 0 (`PositiveRate`).
 pub fn pos_rate(v: &Value) -> Result<u64, Decline> {
     match units::rate_bps(v)? {
-        0 => Err(no("a rate > 0", v)),
+        0 => Err(Decline::new("Input should be greater than 0")),
         r => Ok(r),
     }
 }
@@ -192,7 +262,7 @@ pub fn pos_rate(v: &Value) -> Result<u64, Decline> {
 /// A link rate > 0 (`LinkRate`: declined below 1 Mb/s, where Python warns).
 pub fn link_rate(v: &Value) -> Result<u64, Decline> {
     match units::fabric_rate_bps(v)? {
-        0 => Err(no("a rate > 0", v)),
+        0 => Err(Decline::new("Input should be greater than 0")),
         r => Ok(r),
     }
 }
@@ -204,7 +274,7 @@ pub fn size(v: &Value) -> Result<u64, Decline> {
 /// A size > 0 (`PositiveSize`).
 pub fn pos_size(v: &Value) -> Result<u64, Decline> {
     match units::size_bytes(v)? {
-        0 => Err(no("a size > 0", v)),
+        0 => Err(Decline::new("Input should be greater than 0")),
         n => Ok(n),
     }
 }
@@ -212,7 +282,7 @@ pub fn pos_size(v: &Value) -> Result<u64, Decline> {
 /// A message or packet size > 0 (`MessageSize`: declined where Python may warn).
 pub fn msg_size(v: &Value) -> Result<u64, Decline> {
     match units::fabric_size_bytes(v)? {
-        0 => Err(no("a size > 0", v)),
+        0 => Err(Decline::new("Input should be greater than 0")),
         n => Ok(n),
     }
 }

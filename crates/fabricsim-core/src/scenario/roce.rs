@@ -354,14 +354,14 @@ mod tests {
     #[test]
     fn engine_errors_name_the_users_key() {
         let e = pfc(&doc("alpha = -0.5")).unwrap_err();
-        assert!(e.0.starts_with("pfc.alpha: -0.5 is not a dynamic-threshold factor"), "{e:?}");
+        assert!(e.text.starts_with("pfc.alpha: -0.5 is not a dynamic-threshold factor"), "{e:?}");
         let e = rdma(Some(&doc("ack_size = 70000"))).unwrap_err();
-        assert!(e.0.starts_with("rdma.ack_size: "), "{e:?}");
+        assert!(e.text.starts_with("rdma.ack_size: "), "{e:?}");
         // HPCC's 100G row: Kmin 400 kB, Kmax 1600 kB; a Kmax of 2 kB is named by the key that set it.
         let e = ecn(&doc("kmax = \"2kB\"")).unwrap_err();
-        assert!(e.0.starts_with("ecn.kmax: Kmin 100000 B is above Kmax 2000 B"), "{e:?}");
+        assert!(e.text.starts_with("ecn.kmax: Kmin 100000 B is above Kmax 2000 B"), "{e:?}");
         let e = ecn(&doc("[[rate]]\nrate = \"1Gbps\"\nkmin = 5\nkmax = 1\npmax = 0.1")).unwrap_err();
-        assert!(e.0.starts_with("ecn.rate[0].kmin: "), "{e:?}");
-        assert!(ecn(&doc("rate = []\nkmin = 5")).unwrap_err().0.starts_with("ecn.kmin: "));
+        assert!(e.text.starts_with("ecn.rate[0].kmin: "), "{e:?}");
+        assert!(ecn(&doc("rate = []\nkmin = 5")).unwrap_err().text.starts_with("ecn.kmin: "));
     }
 }

@@ -2,9 +2,10 @@
 //!
 //! A quantity is a TOML integer (in the base unit: seconds, bit/s, bytes), a float (its shortest decimal
 //! form, as Python's `Decimal(repr(x))`) or a string `"<number><unit>"`. The value is the exact decimal
-//! times the unit's factor, rounded half to even (Python's `round(Decimal)`). Anything Python would reject
-//! or warn about, and anything this port is unsure of (non-ASCII text, numbers beyond 38 digits), is a
-//! `Decline`: the caller falls back to the Python front door, which reports it.
+//! times the unit's factor, rounded half to even (Python's `round(Decimal)`). What Python rejects is an
+//! invalid-input `Decline` in `fabricsim.units`' words, what it warns about (a link rate below 1 Mb/s, a size
+//! below a byte) a warning in its words, and what this port is unsure of (whitespace other than blanks and
+//! tabs, numbers beyond 38 digits) unsupported.
 
 use super::Decline;
 use toml::Value;
@@ -173,11 +174,60 @@ fn unit_list(kind: Kind) -> &'static str {
     }
 }
 
+/// Python's `repr` of a float: the shortest decimal that reads back, positional for exponents -4..16, else
+/// `d.ddde+XX`.
+pub fn py_float(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    let sci = format!("{:e}", x.abs());
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let sign = if x.is_sign_negative() { "-" } else { "" };
+    if (-4..16).contains(&exp) {
+        let body = if exp >= 0 {
+            let point = exp as usize + 1;
+            if digits.len() <= point {
+                format!("{}{}.0", digits, "0".repeat(point - digits.len()))
+            } else {
+                format!("{}.{}", &digits[..point], &digits[point..])
+            }
+        } else {
+            format!("0.{}{}", "0".repeat((-exp - 1) as usize), digits)
+        };
+        format!("{sign}{body}")
+    } else {
+        let m = if digits.len() > 1 { format!("{}.{}", &digits[..1], &digits[1..]) } else { digits };
+        format!("{sign}{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+    }
+}
+
 /// Python's `repr` of a TOML scalar, as the limit errors quote the value.
 fn py_repr(v: &Value) -> String {
     match v {
-        Value::String(s) => format!("'{s}'"),
-        other => other.to_string(),
+        Value::Float(x) => py_float(*x),
+        other => super::read::py_repr(other),
+    }
+}
+
+/// The value as the user wrote it, as Python's warnings quote it (`_as_written`: strings as JSON, numbers bare).
+fn as_written(v: &Value) -> String {
+    match v {
+        Value::String(s) => serde_json::Value::String(s.clone()).to_string(),
+        other => py_repr(other),
+    }
+}
+
+/// The number of a value given without a unit, as written (Python's `_unitless`); None if it has a unit.
+fn unitless(v: &Value) -> Option<String> {
+    match v {
+        Value::Integer(_) | Value::Float(_) => Some(py_repr(v)),
+        Value::String(s) => split(s).filter(|(_, unit)| unit.is_empty()).map(|(num, _)| num.to_string()),
+        _ => None,
     }
 }
 
@@ -188,12 +238,18 @@ fn parse(v: &Value, kind: Kind, limit: u128) -> Result<u64, Decline> {
         Value::Boolean(_) => return Err(Decline::new(format!("expected a {what}, got a boolean"))),
         Value::Integer(i) if *i < 0 => return Err(Decline::new(format!("{what} must not be negative, got {i}"))),
         Value::Integer(i) => (*i as u128).checked_mul(factor(kind, "").unwrap_or(1)),
-        Value::Float(x) if !x.is_finite() => return Err(Decline::new(format!("{what} must be finite, got {x}"))),
-        Value::Float(x) if x.is_sign_negative() && *x != 0.0 => return Err(Decline::new(format!("{what} must not be negative, got {x}"))),
+        Value::Float(x) if !x.is_finite() => return Err(Decline::new(format!("{what} must be finite, got {}", py_float(*x)))),
+        Value::Float(x) if x.is_sign_negative() && *x != 0.0 => {
+            return Err(Decline::new(format!("{what} must not be negative, got {}", py_float(*x))))
+        }
         Value::Float(x) => float_decimal(*x).and_then(|d| scaled(d, factor(kind, "").unwrap_or(1))),
         Value::String(s) => {
             if s.trim_start().starts_with('-') {
                 return Err(Decline::new(format!("{what} must not be negative, got '{s}'")));
+            }
+            let odd_blank = |c: char| c.is_whitespace() && c != ' ' && c != '\t' || ('\u{1c}'..='\u{1f}').contains(&c);
+            if s.chars().any(odd_blank) {
+                return Err(Decline::unsupported(format!("'{}': whitespace other than blanks and tabs in a quantity", s.escape_debug())));
             }
             let (num, unit) = split(s).ok_or_else(|| unread(s))?;
             if kind == Kind::Rate && unit.contains('B') {
@@ -204,7 +260,11 @@ fn parse(v: &Value, kind: Kind, limit: u128) -> Result<u64, Decline> {
             }
             let f =
                 factor(kind, unit).ok_or_else(|| Decline::new(format!("unknown {what} unit '{unit}' in '{s}' (use one of: {})", unit_list(kind))))?;
-            let d = decimal(num).ok_or_else(|| unread(s))?;
+            let d = match decimal(num) {
+                Some(d) => d,
+                None if num.len() > 38 => return Err(Decline::unsupported(format!("'{s}': a number of more than 38 digits"))),
+                None => return Err(unread(s)),
+            };
             scaled(d, f)
         }
         other => {
@@ -241,14 +301,20 @@ pub fn size_bytes(v: &Value) -> Result<u64, Decline> {
 pub fn fabric_rate_bps(v: &Value) -> Result<u64, Decline> {
     let r = rate_bps(v)?;
     if r > 0 && r < FABRIC_RATE_FLOOR_BPS {
-        return Err(Decline::new(format!("implausible rate {v} (Python warns)")));
+        let hint = unitless(v).map(|b| format!("; did you mean \"{b}Gbps\"?")).unwrap_or_default();
+        return Err(Decline::warning(format!(
+            " = {} means {} bit/s, below the 1 Mb/s any fabric link has{hint}",
+            as_written(v),
+            crate::record_json::thousands(r)
+        )));
     }
     Ok(r)
 }
 
-/// Whether a size written as `v` is exactly below one byte (it rounds to 1 only from 0.5 up): Python's
-/// `_exact_bytes(v) < 1`. None when it cannot be read.
-fn below_one_byte(v: &Value) -> Option<bool> {
+/// The exact byte count of a size written as `v` when it is below one byte (it rounds to 1 only from 0.5 up),
+/// as Python's `_exact_bytes(v).normalize()` writes it ("0.75"); Some("") when it is not below one byte, None
+/// when it cannot be read.
+fn below_one_byte(v: &Value) -> Option<String> {
     let (d, f) = match v {
         Value::Float(x) => (float_decimal(*x)?, 1),
         Value::String(s) => {
@@ -258,15 +324,27 @@ fn below_one_byte(v: &Value) -> Option<bool> {
         _ => return None,
     };
     let n = d.digits.checked_mul(f)?;
-    Some(d.exp < 0 && n < 10u128.checked_pow((-d.exp) as u32)?)
+    let k = (-d.exp) as u32;
+    if d.exp >= 0 || n >= 10u128.checked_pow(k)? {
+        return Some(String::new());
+    }
+    let frac = format!("{n:0>width$}", width = k as usize);
+    Some(format!("0.{}", frac.trim_end_matches('0')))
 }
 
 /// A message or packet size: as `size_bytes`, and declined when a non-integer below one byte rounds to 1 byte
 /// (Python warns: a missing unit).
 pub fn fabric_size_bytes(v: &Value) -> Result<u64, Decline> {
     let n = size_bytes(v)?;
-    if n == 1 && !matches!(v, Value::Integer(_)) && below_one_byte(v) != Some(false) {
-        return Err(Decline::new(format!("implausible size {v} (Python warns)")));
+    if n == 1 && !matches!(v, Value::Integer(_)) {
+        match below_one_byte(v) {
+            Some(exact) if exact.is_empty() => {}
+            Some(exact) => {
+                let hint = unitless(v).map(|b| format!("; did you mean \"{b}MiB\"?")).unwrap_or_default();
+                return Err(Decline::warning(format!(" = {} means {exact} bytes (rounded to 1 byte), below 1 byte{hint}", as_written(v))));
+            }
+            None => return Err(Decline::unsupported(format!("size {v}: whether Python warns about it"))),
+        }
     }
     Ok(n)
 }

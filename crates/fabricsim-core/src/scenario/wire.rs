@@ -1,8 +1,8 @@
 //! The wire RunSpec of a scenario as JSON, exactly as Python's `spec.scenario._to_wire` builds it (names resolved to indices, cross-references checked).
 //!
 //! Every problem Python reports here (a duplicate or unknown name, a port without a link, a packet over
-//! 64 KiB, ...) is a `Decline`: Python says it. Dependency cycles are left to the engine, as in Python's
-//! load-time check.
+//! 64 KiB, ...) is an invalid-input `Decline` with Python's field and words (`messages[0].dst: unknown node
+//! 'ghost'`), found in Python's order. Dependency cycles are left to the engine, as in Python's load-time check.
 
 use super::topology::{Network, Policy};
 use super::{Decline, Queue, Scenario};
@@ -13,8 +13,9 @@ use std::collections::{HashMap, HashSet};
 pub const MAX_PACKET_BYTES: u64 = 65_536;
 pub const MAX_MESSAGE_BYTES: u64 = 1 << 40;
 
-fn no(why: impl Into<String>) -> Decline {
-    Decline::new(why)
+/// An invalid input at `field`, as `_to_wire` raises it (`SpecProblem(field, reason)`).
+fn no(field: &str, why: impl std::fmt::Display) -> Decline {
+    Decline::invalid(field, why)
 }
 
 /// A queue's wire object (`QueueDef.wire()`).
@@ -30,22 +31,26 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    pub fn new(net: &Network) -> Result<Resolved, Decline> {
+    /// The network of a topology of kind `kind` (errors name `topology`, or `topology (kind)` for a built
+    /// family, as Python's `_to_wire`).
+    pub fn new(net: &Network, kind: &str) -> Result<Resolved, Decline> {
+        let topo = if kind == "custom" { "topology".to_string() } else { format!("topology ({kind})") };
         let mut index = HashMap::with_capacity(net.nodes.len());
         for (i, n) in net.nodes.iter().enumerate() {
-            if index.insert(n.name.clone(), i as u32).is_some() {
-                return Err(no(format!("duplicate node name '{}'", n.name)));
+            if index.contains_key(&n.name) {
+                return Err(no(&format!("{topo}.nodes[{i}].name"), format!("duplicate node name '{}'", n.name)));
             }
             if n.host && n.model != "output_queued" {
-                return Err(no("only switches have a switch model"));
+                return Err(no(&format!("{topo}.nodes[{i}].model"), "only switches have a switch model"));
             }
+            index.insert(n.name.clone(), i as u32);
         }
         let mut ports_of = vec![Vec::new(); net.nodes.len()];
         for (i, l) in net.links.iter().enumerate() {
-            let a = *index.get(&l.a).ok_or_else(|| no(format!("unknown node '{}'", l.a)))?;
-            let b = *index.get(&l.b).ok_or_else(|| no(format!("unknown node '{}'", l.b)))?;
+            let a = *index.get(&l.a).ok_or_else(|| no(&format!("{topo}.links[{i}].a"), format!("unknown node '{}'", l.a)))?;
+            let b = *index.get(&l.b).ok_or_else(|| no(&format!("{topo}.links[{i}].b"), format!("unknown node '{}'", l.b)))?;
             if a == b {
-                return Err(no("a link cannot connect a node to itself"));
+                return Err(no(&format!("{topo}.links[{i}].b"), "a link cannot connect a node to itself"));
             }
             ports_of[a as usize].push((i, b, "a_end"));
             ports_of[b as usize].push((i, a, "b_end"));
@@ -53,69 +58,84 @@ impl Resolved {
         Ok(Resolved { index, host: net.nodes.iter().map(|n| n.host).collect(), ports_of })
     }
 
-    pub fn node(&self, name: &str) -> Result<u32, Decline> {
-        self.index.get(name).copied().ok_or_else(|| no(format!("unknown node '{name}'")))
+    /// The node named `name`, an unknown one an error at `field`.
+    pub fn node(&self, name: &str, field: &str) -> Result<u32, Decline> {
+        self.index.get(name).copied().ok_or_else(|| no(field, format!("unknown node '{name}'")))
     }
 
-    /// A traffic endpoint: a host with NIC `nic`.
-    pub fn endpoint(&self, name: &str, nic: u64) -> Result<u32, Decline> {
-        let v = self.node(name)?;
+    /// A traffic endpoint: a host (named at `field`) with NIC `nic` (named at `nic_field`).
+    pub fn endpoint(&self, name: &str, field: &str, nic: u64, nic_field: &str) -> Result<u32, Decline> {
+        let v = self.node(name, field)?;
         if !self.host[v as usize] {
-            return Err(no(format!("'{name}' is a switch; traffic starts and ends at hosts")));
+            return Err(no(field, format!("'{name}' is a switch; traffic starts and ends at hosts")));
         }
-        if nic >= self.ports_of[v as usize].len() as u64 {
-            return Err(no(format!("'{name}' has no NIC {nic}")));
+        let nics = self.ports_of[v as usize].len();
+        if nic >= nics as u64 {
+            return Err(no(nic_field, format!("'{name}' has {nics} NIC(s); NIC {nic} does not exist")));
         }
         Ok(v)
     }
 
-    fn path(&self, names: &Option<Vec<String>>) -> Result<Value, Decline> {
+    /// A route's nodes (`field[k]` names a bad one).
+    pub fn path(&self, names: &[String], field: &str) -> Result<Vec<u32>, Decline> {
+        names.iter().enumerate().map(|(k, n)| self.node(n, &format!("{field}[{k}]"))).collect()
+    }
+
+    fn path_wire(&self, names: &Option<Vec<String>>, field: &str) -> Result<Value, Decline> {
         match names {
             None => Ok(Value::Null),
-            Some(p) => Ok(json!(p.iter().map(|n| self.node(n)).collect::<Result<Vec<u32>, _>>()?)),
+            Some(p) => Ok(json!(self.path(p, field)?)),
         }
     }
 
-    /// "node->peer" or "node->peer#k" (k-th parallel link) as (node, local port index).
-    fn port_ref(&self, r: &str) -> Result<(u32, usize), Decline> {
+    /// "node->peer" or "node->peer#k" (k-th parallel link) as (node, local port index); errors at `field`.
+    fn port_ref(&self, r: &str, field: &str) -> Result<(u32, usize), Decline> {
         if !r.is_ascii() {
-            return Err(no("non-ASCII port name"));
+            return Err(Decline::unsupported(format!("{field}: a port name with characters other than ASCII")));
         }
-        let (node_name, rest) = r.split_once("->").ok_or_else(|| no(format!("'{r}' is not a port name")))?;
+        let (node_name, rest) = r.split_once("->").ok_or_else(|| no(field, format!("'{r}' is not a port name of the form 'node->peer'")))?;
         let (peer_name, k) = match rest.split_once('#') {
             Some((p, k)) => (p, Some(k)),
             None => (rest, None),
         };
         let trim = |s: &str| s.trim_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']).to_string();
-        let node = self.node(&trim(node_name))?;
-        let peer = self.node(&trim(peer_name))?;
+        let node = self.node(&trim(node_name), field)?;
+        let peer = self.node(&trim(peer_name), field)?;
         let matches: Vec<usize> = self.ports_of[node as usize].iter().enumerate().filter(|(_, p)| p.1 == peer).map(|(i, _)| i).collect();
         let nth = match k {
-            Some(k) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) && k.len() < 10 => k.parse::<usize>().map_err(|_| no("bad #k"))?,
-            Some(_) => return Err(no("the parallel-link number after '#' must be an integer")),
+            Some(k) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => k.parse::<usize>().unwrap_or(usize::MAX),
+            Some(_) => return Err(no(field, format!("'{r}': the parallel-link number after '#' must be an integer"))),
             None => 0,
         };
-        matches.get(nth).map(|&p| (node, p)).ok_or_else(|| no(format!("'{node_name}' has no link to '{peer_name}'")))
+        let numbered = match k {
+            Some(k) if !k.is_empty() => format!(" numbered #{k}"),
+            _ => String::new(),
+        };
+        matches.get(nth).map(|&p| (node, p)).ok_or_else(|| no(field, format!("'{node_name}' has no link to '{peer_name}'{numbered}")))
     }
 }
 
-fn policy_wire(p: &Option<Policy>, r: &Resolved) -> Result<Map<String, Value>, Decline> {
-    let ids = |names: &[String]| names.iter().map(|n| r.node(n)).collect::<Result<Vec<u32>, _>>();
+fn policy_wire(p: &Option<Policy>, r: &Resolved, kind: &str) -> Result<Map<String, Value>, Decline> {
+    let at = format!("topology ({kind}).policy");
+    let ids = |names: &[String], f: &str| r.path(names, &format!("{at}.{f}"));
     let mut out = Map::new();
     let pol = match p {
         None => return Ok(out),
-        Some(Policy::DimensionOrder { dims, routers }) => json!({"kind": "dimension_order", "dims": dims, "routers": ids(routers)?}),
-        Some(Policy::Valiant { groups }) => json!({"kind": "valiant", "groups": groups.iter().map(|g| ids(g)).collect::<Result<Vec<_>, _>>()?}),
-        Some(Policy::Pxn { servers }) => json!({"kind": "pxn", "servers": servers.iter().map(|s| Ok(json!({
-            "nvswitch": r.node(&s.nvswitch)?, "gpus": ids(&s.gpus)?, "nics": ids(&s.nics)?}))).collect::<Result<Vec<_>, Decline>>()?}),
+        Some(Policy::DimensionOrder { dims, routers }) => json!({"kind": "dimension_order", "dims": dims, "routers": ids(routers, "routers")?}),
+        Some(Policy::Valiant { groups }) => json!({"kind": "valiant",
+            "groups": groups.iter().enumerate().map(|(k, g)| ids(g, &format!("groups[{k}]"))).collect::<Result<Vec<_>, _>>()?}),
+        Some(Policy::Pxn { servers }) => json!({"kind": "pxn", "servers": servers.iter().enumerate().map(|(k, s)| Ok(json!({
+            "nvswitch": r.node(&s.nvswitch, &format!("{at}.servers[{k}].nvswitch"))?,
+            "gpus": ids(&s.gpus, &format!("servers[{k}].gpus"))?, "nics": ids(&s.nics, &format!("servers[{k}].nics"))?})))
+            .collect::<Result<Vec<_>, Decline>>()?}),
     };
     out.insert("policy".into(), pol);
     Ok(out)
 }
 
-fn packet(size: u64, header: u64) -> Result<(), Decline> {
+fn packet(field: &str, size: u64, header: u64) -> Result<(), Decline> {
     if size + header > MAX_PACKET_BYTES {
-        return Err(no(format!("a packet of {} B exceeds the {MAX_PACKET_BYTES} B limit", size + header)));
+        return Err(no(field, format!("a packet of {} B exceeds the {MAX_PACKET_BYTES} B limit", size + header)));
     }
     Ok(())
 }
@@ -124,7 +144,7 @@ fn packet(size: u64, header: u64) -> Result<(), Decline> {
 /// as `Scenario.header()`). O(nodes + links + rows).
 pub fn to_wire(sc: &Scenario, rows: bool) -> Result<Value, Decline> {
     let net = &sc.network;
-    let r = Resolved::new(net)?;
+    let r = Resolved::new(net, sc.topology_kind)?;
     let mut links: Vec<Value> = net
         .links
         .iter()
@@ -136,12 +156,13 @@ pub fn to_wire(sc: &Scenario, rows: bool) -> Result<Value, Decline> {
             o
         })
         .collect();
-    for p in &sc.ports {
-        let node = r.node(&p.node)?;
-        let peer = r.node(&p.peer)?;
+    for (i, p) in sc.ports.iter().enumerate() {
+        let f = format!("ports[{i}]");
+        let node = r.node(&p.node, &format!("{f}.node"))?;
+        let peer = r.node(&p.peer, &format!("{f}.peer"))?;
         let ends: Vec<(usize, &str)> = r.ports_of[node as usize].iter().filter(|x| x.1 == peer).map(|x| (x.0, x.2)).collect();
         if ends.is_empty() {
-            return Err(no(format!("'{}' has no link to '{}'", p.node, p.peer)));
+            return Err(no(&format!("{f}.peer"), format!("'{}' has no link to '{}'", p.node, p.peer)));
         }
         for (li, end) in ends {
             let e = &mut links[li][end];
@@ -159,36 +180,37 @@ pub fn to_wire(sc: &Scenario, rows: bool) -> Result<Value, Decline> {
     let mut sources = Vec::new();
     let mut source_names: HashSet<String> = HashSet::new();
     for (i, s) in sc.sources.iter().enumerate() {
+        let f = format!("sources[{i}]");
         let flow_name = s.name.clone().unwrap_or_else(|| format!("{}{i}", s.kind));
         if !source_names.insert(flow_name.clone()) {
-            return Err(no(format!("duplicate source name '{flow_name}'")));
+            return Err(no(&format!("{f}.name"), format!("duplicate source name '{flow_name}' (flows are reported by name)")));
         }
-        let src = r.endpoint(&s.src, s.src_nic)?;
-        let dst = r.endpoint(&s.dst, s.dst_nic)?;
+        let src = r.endpoint(&s.src, &format!("{f}.src"), s.src_nic, &format!("{f}.src_nic"))?;
+        let dst = r.endpoint(&s.dst, &format!("{f}.dst"), s.dst_nic, &format!("{f}.dst_nic"))?;
         if src == dst && s.src_nic == s.dst_nic {
-            return Err(no("source and destination are the same NIC of one host"));
+            return Err(no(&format!("{f}.dst_nic"), "source and destination are the same NIC of one host"));
         }
-        packet(s.packet_size, s.header)?;
+        packet(&format!("{f}.packet_size"), s.packet_size, s.header)?;
         if s.kind == "onoff" && (s.on.is_none() || s.off.is_none()) {
-            return Err(no("an onoff source needs both 'on' and 'off'"));
+            return Err(no(&format!("{f}.{}", if s.on.is_none() { "on" } else { "off" }), "an onoff source needs both 'on' and 'off'"));
         }
         if s.kind == "cbr" && (s.on.is_some() || s.off.is_some()) {
-            return Err(no("a cbr source has no on/off times"));
+            return Err(no(&format!("{f}.{}", if s.on.is_some() { "on" } else { "off" }), "a cbr source has no on/off times"));
         }
         if matches!(s.stop, Some(stop) if stop < s.start) {
-            return Err(no("stop is before start"));
+            return Err(no(&format!("{f}.stop"), "stop is before start"));
         }
         sources.push(json!({
             "name": flow_name, "kind": s.kind, "src": src, "src_nic": s.src_nic, "dst": dst, "dst_nic": s.dst_nic,
             "rate_bps": s.rate, "packet_bytes": s.packet_size, "header_bytes": s.header,
             "on_ps": s.on.unwrap_or(0), "off_ps": s.off.unwrap_or(0), "start_ps": s.start, "stop_ps": s.stop,
-            "max_bytes": s.max_bytes, "path": r.path(&s.path)?,
+            "max_bytes": s.max_bytes, "path": r.path_wire(&s.path, &format!("{f}.path"))?,
         }));
     }
     if !rows {
-        for m in &sc.messages {
+        for (i, m) in sc.messages.iter().enumerate() {
             if source_names.contains(&m.name) {
-                return Err(no(format!("'{}' already names a source", m.name)));
+                return Err(no(&format!("messages[{i}].name"), format!("'{}' already names a source (flows are reported by name)", m.name)));
             }
         }
     }
@@ -198,50 +220,59 @@ pub fn to_wire(sc: &Scenario, rows: bool) -> Result<Value, Decline> {
     let mut barriers = Vec::new();
     if rows {
         for (i, m) in sc.messages.iter().enumerate() {
-            if msg_index.insert(&m.name, i).is_some() || source_names.contains(&m.name) {
-                return Err(no(format!("duplicate flow name '{}'", m.name)));
+            let f = format!("messages[{i}].name");
+            if msg_index.contains_key(m.name.as_str()) {
+                return Err(no(&f, format!("duplicate message name '{}'", m.name)));
             }
+            if source_names.contains(&m.name) {
+                return Err(no(&f, format!("'{}' already names a source (flows are reported by name)", m.name)));
+            }
+            msg_index.insert(&m.name, i);
         }
         for (i, b) in sc.barriers.iter().enumerate() {
-            if msg_index.contains_key(b.name.as_str()) || source_names.contains(&b.name) || barrier_index.insert(&b.name, i).is_some() {
-                return Err(no(format!("'{}' already names a flow or barrier", b.name)));
+            if msg_index.contains_key(b.name.as_str()) || source_names.contains(&b.name) || barrier_index.contains_key(b.name.as_str()) {
+                return Err(no(&format!("barriers[{i}].name"), format!("'{}' already names a flow or barrier", b.name)));
             }
+            barrier_index.insert(&b.name, i);
         }
-        for b in &sc.barriers {
+        for (i, b) in sc.barriers.iter().enumerate() {
             let (mut deps, mut bdeps) = (Vec::new(), Vec::new());
-            for name in &b.after {
+            for (k, name) in b.after.iter().enumerate() {
                 if let Some(&k) = msg_index.get(name.as_str()) {
                     deps.push(k);
                 } else if let Some(&k) = barrier_index.get(name.as_str()) {
                     bdeps.push(k);
                 } else {
-                    return Err(no(format!("unknown message or barrier '{name}'")));
+                    return Err(no(&format!("barriers[{i}].after[{k}]"), format!("unknown message or barrier '{name}'")));
                 }
             }
             barriers.push(json!({"name": b.name, "deps": deps, "barriers": bdeps}));
         }
-        for m in &sc.messages {
-            let src = r.endpoint(&m.src, m.src_nic)?;
-            let dst = r.endpoint(&m.dst, m.dst_nic)?;
+        for (i, m) in sc.messages.iter().enumerate() {
+            let f = format!("messages[{i}]");
+            let src = r.endpoint(&m.src, &format!("{f}.src"), m.src_nic, &format!("{f}.src_nic"))?;
+            let dst = r.endpoint(&m.dst, &format!("{f}.dst"), m.dst_nic, &format!("{f}.dst_nic"))?;
             if src == dst && m.src_nic == m.dst_nic {
-                return Err(no("source and destination are the same NIC of one host"));
+                return Err(no(&format!("{f}.dst_nic"), "source and destination are the same NIC of one host"));
             }
             if m.size > MAX_MESSAGE_BYTES {
-                return Err(no("a message over 1 TiB"));
+                return Err(no(&format!("{f}.size"), format!("{} B exceeds the 1 TiB limit", m.size)));
             }
-            packet(m.packet_size, m.header)?;
+            packet(&format!("{f}.packet_size"), m.packet_size, m.header)?;
             let (mut deps, mut sent_deps, mut mbarriers) = (Vec::new(), Vec::new(), Vec::new());
             for (after, names) in [(true, &m.after), (false, &m.after_sent)] {
-                for name in names {
+                let key = if after { "after" } else { "after_sent" };
+                for (j, name) in names.iter().enumerate() {
                     if after {
                         if let Some(&k) = barrier_index.get(name.as_str()) {
                             mbarriers.push(k);
                             continue;
                         }
                     }
-                    let k = *msg_index.get(name.as_str()).ok_or_else(|| no(format!("unknown message '{name}'")))?;
+                    let at = format!("{f}.{key}[{j}]");
+                    let k = *msg_index.get(name.as_str()).ok_or_else(|| no(&at, format!("unknown message '{name}'")))?;
                     if *name == m.name {
-                        return Err(no("a message cannot wait for itself"));
+                        return Err(no(&at, "a message cannot wait for itself"));
                     }
                     if after {
                         deps.push(k)
@@ -253,28 +284,35 @@ pub fn to_wire(sc: &Scenario, rows: bool) -> Result<Value, Decline> {
             messages.push(json!({
                 "name": m.name, "src": src, "src_nic": m.src_nic, "dst": dst, "dst_nic": m.dst_nic,
                 "size_bytes": m.size, "packet_bytes": m.packet_size, "header_bytes": m.header, "start_ps": m.start,
-                "deps": deps, "sent_deps": sent_deps, "barriers": mbarriers, "delay_ps": m.delay, "path": r.path(&m.path)?,
+                "deps": deps, "sent_deps": sent_deps, "barriers": mbarriers, "delay_ps": m.delay, "path": r.path_wire(&m.path, &format!("{f}.path"))?,
             }));
         }
     }
     let mut tcp = Vec::new();
     for (i, t) in sc.tcp.iter().enumerate() {
+        let f = format!("tcp[{i}]");
         let flow_name = t.name.clone().unwrap_or_else(|| format!("tcp{i}"));
         if source_names.contains(&flow_name)
             || msg_index.contains_key(flow_name.as_str())
             || (!rows && sc.messages.iter().any(|m| m.name == flow_name))
         {
-            return Err(no(format!("'{flow_name}' already names another flow")));
+            return Err(no(&format!("{f}.name"), format!("'{flow_name}' already names another flow (flows are reported by name)")));
         }
         source_names.insert(flow_name.clone());
-        let src = r.endpoint(&t.src, t.src_nic)?;
-        let dst = r.endpoint(&t.dst, t.dst_nic)?;
+        let src = r.endpoint(&t.src, &format!("{f}.src"), t.src_nic, &format!("{f}.src_nic"))?;
+        let dst = r.endpoint(&t.dst, &format!("{f}.dst"), t.dst_nic, &format!("{f}.dst_nic"))?;
         if src == dst && t.src_nic == t.dst_nic {
-            return Err(no("source and destination are the same NIC of one host"));
+            return Err(no(&format!("{f}.dst_nic"), "source and destination are the same NIC of one host"));
         }
-        packet(t.mss, t.header)?;
-        if matches!(t.stop, Some(stop) if stop < t.start) || t.rcv_buf < t.mss || t.snd_buf < t.app_write {
-            return Err(no("a TCP connection's times or buffers are impossible"));
+        packet(&format!("{f}.mss"), t.mss, t.header)?;
+        if matches!(t.stop, Some(stop) if stop < t.start) {
+            return Err(no(&format!("{f}.stop"), "stop is before start"));
+        }
+        if t.rcv_buf < t.mss {
+            return Err(no(&format!("{f}.rcv_buf"), "must hold at least one segment"));
+        }
+        if t.snd_buf < t.app_write {
+            return Err(no(&format!("{f}.snd_buf"), "must hold at least one application write"));
         }
         tcp.push(json!({
             "name": flow_name, "src": src, "src_nic": t.src_nic, "dst": dst, "dst_nic": t.dst_nic,
@@ -284,35 +322,39 @@ pub fn to_wire(sc: &Scenario, rows: bool) -> Result<Value, Decline> {
             "initial_rto_ps": t.initial_rto, "clock_granularity_ps": t.clock_granularity,
             "delack_count": t.delack_count, "delack_timeout_ps": t.delack_timeout, "rcv_buf_bytes": t.rcv_buf,
             "snd_buf_bytes": t.snd_buf, "app_write_bytes": t.app_write,
-            "dupack_threshold": t.dupack_threshold, "sack": t.sack, "path": r.path(&t.path)?,
+            "dupack_threshold": t.dupack_threshold, "sack": t.sack, "path": r.path_wire(&t.path, &format!("{f}.path"))?,
         }));
     }
     let sample_ports = match &sc.measure.queues {
         None => Value::Null,
-        Some(qs) => json!(qs.iter().map(|q| r.port_ref(q)).collect::<Result<Vec<_>, _>>()?),
+        Some(qs) => json!(qs.iter().enumerate().map(|(k, q)| r.port_ref(q, &format!("measure.queues[{k}]"))).collect::<Result<Vec<_>, _>>()?),
     };
     let mut events = Vec::new();
-    for e in &sc.events {
+    for (i, e) in sc.events.iter().enumerate() {
+        let f = format!("events[{i}]");
         let links: Vec<usize> = if e.kind == "switch_down" {
-            let node = e.node.as_ref().ok_or_else(|| no("a switch_down names its switch"))?;
-            let v = r.node(node)?;
+            let node = e.node.as_ref().ok_or_else(|| no(&format!("{f}.node"), "a switch_down names its switch: node = \"spine0\""))?;
+            let v = r.node(node, &format!("{f}.node"))?;
             let mut l: Vec<usize> = r.ports_of[v as usize].iter().map(|p| p.0).collect();
             l.sort_unstable();
             if l.is_empty() {
-                return Err(no("a switch without links"));
+                return Err(no(&format!("{f}.node"), format!("'{node}' has no link")));
             }
             l
         } else {
-            let pair = e.link.as_ref().filter(|l| l.len() == 2).ok_or_else(|| no("an event names its link by its two nodes"))?;
-            let (a, b) = (r.node(&pair[0])?, r.node(&pair[1])?);
+            let pair =
+                e.link.as_ref().filter(|l| l.len() == 2).ok_or_else(|| {
+                    no(&format!("{f}.link"), format!("a {} names its link by its two nodes: link = [\"leaf0\", \"spine1\"]", e.kind))
+                })?;
+            let (a, b) = (r.node(&pair[0], &format!("{f}.link[0]"))?, r.node(&pair[1], &format!("{f}.link[1]"))?);
             let l: Vec<usize> = r.ports_of[a as usize].iter().filter(|p| p.1 == b).map(|p| p.0).collect();
             if l.is_empty() {
-                return Err(no("there is no such link"));
+                return Err(no(&format!("{f}.link"), format!("there is no link between '{}' and '{}'", pair[0], pair[1])));
             }
             l
         };
         if e.kind == "ber" && !(0.0..1.0).contains(&e.ber) {
-            return Err(no("not a bit error rate in [0, 1)"));
+            return Err(no(&format!("{f}.ber"), format!("{} is not a bit error rate in [0, 1)", super::units::py_float(e.ber))));
         }
         let kind = if e.kind == "switch_down" { "link_down" } else { e.kind };
         events.push(json!({"at_ps": e.at, "kind": kind, "links": links, "ber": e.ber}));
@@ -331,7 +373,7 @@ pub fn to_wire(sc: &Scenario, rows: bool) -> Result<Value, Decline> {
         .collect();
     let mut routing = Map::new();
     routing.insert("ecmp".into(), json!(sc.routing.ecmp));
-    routing.extend(policy_wire(&net.policy, &r)?);
+    routing.extend(policy_wire(&net.policy, &r, sc.topology_kind)?);
     if let Some(g) = sc.routing.flowlet_gap {
         routing.insert("flowlet_gap_ps".into(), json!(g));
     }

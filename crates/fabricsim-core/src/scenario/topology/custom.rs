@@ -27,7 +27,9 @@ pub fn link(mut t: Tab) -> Result<Link, Decline> {
         delay_ps: t.or("delay", 0, read::duration)?,
         weight: t.or("weight", 1, |v: &Value| match v {
             Value::Integer(w) if (1..=255).contains(w) => Ok(*w as u64),
-            _ => Err(Decline::new("weight: expected an integer 1..255")),
+            Value::Integer(w) if *w < 1 => Err(Decline::new("Input should be greater than or equal to 1")),
+            Value::Integer(_) => Err(Decline::new("Input should be less than or equal to 255")),
+            _ => read::pos_int(v),
         })?,
     };
     t.finish()?;
@@ -35,10 +37,19 @@ pub fn link(mut t: Tab) -> Result<Link, Decline> {
 }
 
 pub fn build(t: &mut Tab) -> Result<Network, Decline> {
-    let nodes = t.req("nodes", |v| read::tables(v, "topology.nodes")?.into_iter().map(node).collect::<Result<Vec<_>, _>>())?;
-    let links = t.req("links", |v| read::tables(v, "topology.links")?.into_iter().map(link).collect::<Result<Vec<_>, _>>())?;
-    if nodes.is_empty() || links.is_empty() {
-        return Err(Decline::new("topology: a custom topology needs at least one node and one link"));
-    }
+    let at_least_one = |v: &Value, at: &str, what: &str| match v {
+        Value::Array(a) if a.is_empty() => Err(Decline::invalid(at, format!("a custom topology needs at least one {what}"))),
+        _ => Ok(()),
+    };
+    let nodes = t.req("nodes", |v| {
+        let nodes = read::tables(v, "topology.nodes")?.into_iter().map(node).collect::<Result<Vec<_>, _>>()?;
+        at_least_one(v, "topology.nodes", "node")?;
+        Ok(nodes)
+    })?;
+    let links = t.req("links", |v| {
+        let links = read::tables(v, "topology.links")?.into_iter().map(link).collect::<Result<Vec<_>, _>>()?;
+        at_least_one(v, "topology.links", "link")?;
+        Ok(links)
+    })?;
     Ok(Network { nodes, links, policy: None })
 }

@@ -3,6 +3,7 @@
 use super::{link, Network, Node, Policy, Switches};
 use crate::scenario::read::{self, Tab};
 use crate::scenario::Decline;
+use toml::Value;
 
 /// Routing weight of a global link.
 const GLOBAL_WEIGHT: u64 = 3;
@@ -22,14 +23,33 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let g = t.opt("g", read::pos_int)?;
     let rate = t.req("rate", read::link_rate)?;
     let delay = t.or("delay", 0, read::duration)?;
-    let routing = t.or("routing", "minimal", read::literal(&["minimal", "valiant"]))?;
+    let routing = t.or("routing", "minimal", |v: &Value| match v {
+        Value::String(s) if s == "minimal" => Ok("minimal"),
+        Value::String(s) if s == "valiant" => Ok("valiant"),
+        Value::String(s) => {
+            let what = if s.to_lowercase().starts_with("ugal") {
+                "UGAL (adaptive) routing is not supported".to_string()
+            } else {
+                format!("unknown routing {}", read::py_repr(v))
+            };
+            Err(Decline::new(format!("{what}; the supported routings are 'minimal' and 'valiant'")))
+        }
+        _ => read::literal(&["minimal", "valiant"])(v),
+    })?;
     let sw = Switches::read(t)?;
+    if let Some(g) = g.filter(|g| !(2..=a.saturating_mul(h).saturating_add(1)).contains(g)) {
+        let ah = a.saturating_mul(h);
+        return Err(Decline::invalid(
+            "topology.g",
+            format!("must be from 2 to a·h + 1 = {} (each group has a·h = {ah} global ports, one per other group at the most), got {g}", ah + 1),
+        ));
+    }
     if a > 1024 || h > 1024 || p > 1024 {
-        return Err(Decline::new("topology: too large to build natively"));
+        return Err(Decline::unsupported("topology: a dragonfly this large is built by Python"));
     }
     let g = g.unwrap_or(a * h + 1);
-    if !(2..=a * h + 1).contains(&g) || g.saturating_mul(a).saturating_mul(p.max(a)) > 2_000_000 {
-        return Err(Decline::new("topology.g: declined"));
+    if g.saturating_mul(a).saturating_mul(p.max(a)) > 2_000_000 {
+        return Err(Decline::unsupported("topology: a dragonfly this large is built by Python"));
     }
     let routers: Vec<Vec<String>> = (0..g).map(|gr| (0..a).map(|r| format!("g{gr}.r{r}")).collect()).collect();
     let mut net = Network::default();

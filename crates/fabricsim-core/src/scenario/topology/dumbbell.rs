@@ -13,7 +13,7 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let bottleneck_delay = t.or("bottleneck_delay", 5_000_000_000, read::duration)?;
     let sw = Switches::read(t)?;
     if senders > 1_000_000 {
-        return Err(Decline::new("topology: too large to build natively"));
+        return Err(Decline::unsupported("topology: a fabric this large is built by Python"));
     }
     let mut net = Network::default();
     net.nodes.extend((0..senders).map(|i| Node::host(format!("sender{i}"))));

@@ -12,7 +12,7 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let delay = t.or("delay", 0, read::duration)?;
     let sw = Switches::read(t)?;
     if m0.saturating_mul(m1) > 1_000_000 {
-        return Err(Decline::new("topology: too large to build natively"));
+        return Err(Decline::unsupported("topology: a fabric this large is built by Python"));
     }
     let mut net = Network::default();
     for l in 0..m1 {

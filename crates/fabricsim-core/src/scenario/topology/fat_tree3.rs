@@ -17,12 +17,19 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let delay = t.or("delay", 0, read::duration)?;
     let over = t.or("oversubscription", 1.0, read::number)?;
     let sw = Switches::read(t)?;
-    if k % 2 == 1 || k > 128 || over <= 0.0 {
-        return Err(Decline::new("topology.k or oversubscription: declined"));
+    if k % 2 == 1 {
+        return Err(Decline::invalid("topology.k", format!("must be even (a k-ary fat-tree switch has k/2 ports down and k/2 up), got {k}")));
+    }
+    if over <= 0.0 {
+        return Err(Decline::invalid("topology.oversubscription", "Input should be greater than 0"));
     }
     let hpe = hosts_per_edge(k, over);
-    if !(1.0..=100_000.0).contains(&hpe) || k * (k / 2) * hpe as u64 > 2_000_000 {
-        return Err(Decline::new("topology.oversubscription: declined"));
+    if hpe < 1.0 {
+        let (r, half) = (crate::record_json::py_g6(over), crate::record_json::py_g6(over * k as f64 / 2.0));
+        return Err(Decline::invalid("topology.oversubscription", format!("{r}·k/2 = {half} rounds to no host per edge switch (k = {k})")));
+    }
+    if k > 128 || hpe > 100_000.0 || k * (k / 2) * hpe as u64 > 2_000_000 {
+        return Err(Decline::unsupported("topology: a fat_tree3 this large is built by Python"));
     }
     let (half, hpe) = (k / 2, hpe as u64);
     let edges: Vec<String> = (0..k).flat_map(|q| (0..half).map(move |j| format!("p{q}.e{j}"))).collect();

@@ -23,7 +23,7 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     if racks.saturating_mul(per_rack).saturating_mul(nics) > 2_000_000
         || racks.saturating_mul(lpr).saturating_mul(spines).saturating_mul(parallel) > 2_000_000
     {
-        return Err(Decline::new("topology: too large to build natively"));
+        return Err(Decline::unsupported("topology: a fabric this large is built by Python"));
     }
     let leaf = |r: u64, j: u64| if lpr == 1 { format!("leaf{r}") } else { format!("leaf{r}_{j}") };
     let mut net = Network::default();

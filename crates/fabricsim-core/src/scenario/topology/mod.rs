@@ -18,6 +18,8 @@ use super::Decline;
 use toml::Value;
 
 pub const SWITCH_MODELS: &[&str] = &["output_queued", "input_buffered", "shared_buffer"];
+/// Every topology family, in the order Python's error for an unknown kind lists them (`FAMILIES`).
+pub const KINDS: &[&str] = &["custom", "dumbbell", "leaf_spine", "fat_tree", "fat_tree3", "rail_optimized", "dragonfly", "torus", "graph"];
 pub const ARBITERS: &[&str] = &["round_robin", "fifo"];
 /// Most nodes plus links a fabric built natively may have: beyond, the wire spec alone takes gigabytes as JSON,
 /// and Python's front door (no faster at that size) takes the scenario. Each family also refuses parameters that
@@ -114,21 +116,21 @@ impl Switches {
 /// The scenario's `[topology]`: its kind and its built network.
 pub fn build(v: &Value) -> Result<(&'static str, Network), Decline> {
     let mut t = Tab::of(v, "topology")?;
-    let kind = t.req("kind", read::string)?;
-    let (kind, net) = match kind.as_str() {
-        "custom" => ("custom", custom::build(&mut t)?),
-        "leaf_spine" => ("leaf_spine", leaf_spine::build(&mut t)?),
-        "fat_tree" => ("fat_tree", fat_tree::build(&mut t)?),
-        "fat_tree3" => ("fat_tree3", fat_tree3::build(&mut t)?),
-        "dumbbell" => ("dumbbell", dumbbell::build(&mut t)?),
-        "rail_optimized" => ("rail_optimized", rail_optimized::build(&mut t)?),
-        "torus" => ("torus", torus::build(&mut t)?),
-        "dragonfly" => ("dragonfly", dragonfly::build(&mut t)?),
-        other => return Err(Decline::new(format!("topology kind '{other}' is not handled natively"))),
+    let kind = t.kind(KINDS)?;
+    let net = match kind {
+        "custom" => custom::build(&mut t)?,
+        "leaf_spine" => leaf_spine::build(&mut t)?,
+        "fat_tree" => fat_tree::build(&mut t)?,
+        "fat_tree3" => fat_tree3::build(&mut t)?,
+        "dumbbell" => dumbbell::build(&mut t)?,
+        "rail_optimized" => rail_optimized::build(&mut t)?,
+        "torus" => torus::build(&mut t)?,
+        "dragonfly" => dragonfly::build(&mut t)?,
+        _ => return Err(Decline::unsupported(format!("topology kind '{kind}' (a file import) is read by Python"))),
     };
     t.finish()?;
     if net.nodes.len() + net.links.len() > MAX_ELEMENTS {
-        return Err(Decline::new(format!("topology: {} nodes and links: left to Python", net.nodes.len() + net.links.len())));
+        return Err(Decline::unsupported(format!("topology: {} nodes and links: built by Python", net.nodes.len() + net.links.len())));
     }
     Ok((kind, net))
 }

@@ -23,7 +23,7 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let spines = t.req("spines", read::pos_int)?;
     let tiers = t.or("spine_tiers", 1, |v: &Value| match v {
         Value::Integer(x @ (1 | 2)) => Ok(*x as u64),
-        _ => Err(Decline::new("spine_tiers: expected 1 or 2")),
+        _ => Err(Decline::new("Input should be 1 or 2")),
     })?;
     let rate = t.or("rate", 400_000_000_000, read::link_rate)?;
     let delay = t.or("delay", 500_000, read::duration)?;
@@ -32,7 +32,7 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let cross_rail = t.or("cross_rail", "pxn", read::literal(&["pxn", "spine"]))?;
     let sw = Switches::read(t)?;
     if sus.saturating_mul(s_per).saturating_mul(g_per) > 300_000 || spines.saturating_mul(sus).saturating_mul(g_per) > 1_000_000 {
-        return Err(Decline::new("topology: too large to build natively"));
+        return Err(Decline::unsupported("topology: a fabric this large is built by Python"));
     }
     let (g, s) = (g_per as usize, s_per as usize);
     let gpus: Vec<String> = (0..sus).flat_map(|u| (0..s_per).flat_map(move |sv| (0..g_per).map(move |x| format!("su{u}.s{sv}.g{x}")))).collect();

@@ -25,16 +25,17 @@ fn router_names(dims: &[u64]) -> Vec<String> {
 /// Hosts (router by router), routers; host links, then per dimension each router's link to its next
 /// neighbour (size 2: from coordinate 0 only; size 1: none). O(nodes + links).
 pub fn build(t: &mut Tab) -> Result<Network, Decline> {
-    let dims = t.req("dims", |v: &Value| match v {
-        Value::Array(a) => a.iter().map(read::pos_int).collect::<Result<Vec<u64>, _>>(),
-        _ => Err(Decline::new("expected a list of sizes")),
-    })?;
+    let dims = t.req("dims", |v: &Value| read::list_of(v, read::pos_int))?;
     let rate = t.req("rate", read::link_rate)?;
     let delay = t.or("delay", 0, read::duration)?;
     let hpr = t.or("hosts_per_router", 1, read::pos_int)?;
     let sw = Switches::read(t)?;
-    if !(2..=3).contains(&dims.len()) || dims.iter().any(|&d| d > 4096) || dims.iter().product::<u64>().saturating_mul(hpr) > 1_000_000 {
-        return Err(Decline::new("topology.dims: declined"));
+    if !(2..=3).contains(&dims.len()) {
+        let listed: Vec<String> = dims.iter().map(u64::to_string).collect();
+        return Err(Decline::invalid("topology.dims", format!("a torus has 2 or 3 dimensions, got {} ([{}])", dims.len(), listed.join(", "))));
+    }
+    if dims.iter().any(|&d| d > 4096) || dims.iter().product::<u64>().saturating_mul(hpr) > 1_000_000 {
+        return Err(Decline::unsupported("topology: a torus this large is built by Python"));
     }
     let names = router_names(&dims);
     let mut net = Network::default();
