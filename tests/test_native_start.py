@@ -148,18 +148,34 @@ def test_other_command_lines_go_to_python(argv):
     assert _core.fast_cli(argv) is None
 
 
-def test_a_graph_file_and_toml_1_1_go_to_python(tmp_path):
-    """The `graph` family (a networkx or GraphML file) is left to Python, and so is TOML that only TOML 1.1 reads
-    (Python's tomllib reads 1.0): the native front door declines what Python accepts or rejects differently."""
-    (tmp_path / "g.json").write_text(json.dumps({"nodes": [{"id": "a", "kind": "host"}, {"id": "s", "kind": "switch"},
-                                                           {"id": "b", "kind": "host"}],
-                                                 "edges": [{"source": "a", "target": "s", "rate": "1Gbps"},
-                                                           {"source": "s", "target": "b", "rate": "1Gbps"}]}))
-    graph = tmp_path / "graph.toml"
-    graph.write_text('[topology]\nkind = "graph"\nfile = "g.json"\n')
-    ok, why = _core.native_scenario(str(graph))
-    assert not ok and why.startswith("unsupported: ") and "graph" in why
-    assert python_side(graph)[0] is not None, "Python takes the graph scenario"
+@pytest.mark.parametrize("fmt", ["json", "graphml"])
+def test_graph_files_are_read_natively_as_python_reads_them(tmp_path, fmt):
+    """The `graph` family: networkx files written from three built fabrics (`to_networkx`, then node-link JSON or
+    GraphML; hosts, switches with latencies, NVLink weights, a policy) read by the native front door into the
+    wire spec Python builds from the same file, relative to the scenario's folder."""
+    import networkx as nx
+
+    from fabricsim.topology import dragonfly, rail_optimized, to_networkx, torus
+
+    (tmp_path / "fabrics").mkdir()
+    for k, net in enumerate((rail_optimized(sus=2, servers_per_su=2, spines=1, gpus_per_server=2),
+                             torus([3, 2], "1Gbps", delay="1us"), dragonfly(p=1, a=3, h=1, rate="10Gbps"))):
+        f = tmp_path / "fabrics" / f"net{k}.{fmt}"
+        if fmt == "json":
+            f.write_text(json.dumps(nx.node_link_data(to_networkx(net))))
+        else:
+            nx.write_graphml(to_networkx(net), f)
+        scen = tmp_path / f"s{k}.toml"
+        scen.write_text(f'[topology]\nkind = "graph"\nfile = "fabrics/{f.name}"\nswitch_latency = "1us"\n')
+        ok, text = _core.native_scenario(str(scen))
+        theirs, python_error = python_side(scen)
+        assert ok and theirs is not None, (text, python_error)
+        assert json.loads(text)["header"] == theirs["header"]
+
+
+def test_toml_1_1_goes_to_python(tmp_path):
+    """TOML that only TOML 1.1 reads (Python's tomllib reads 1.0) is an error in both front doors, with tomllib's
+    line, column and words."""
     one = (ROOT / "benchmarks" / "one_packet.toml").read_text()
     newer = tmp_path / "newer.toml"
     newer.write_text(one.replace('{ name = "b", kind = "host" }]', '{ name = "b", kind = "host", }]'))

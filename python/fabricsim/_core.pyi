@@ -71,6 +71,10 @@ def scenario_schema() -> str:
     """The scenario tables declared in the engine ([pfc], [ecn], [[ecn.rate]], [rdma], [hybrid]) as JSON: each
     table's meaning and keys (name, JSON Schema with unit, meaning, default); fabricsim.spec.generated's input."""
 
+def scenario_check(doc_json: str, base: str | None = None) -> tuple[str, str | None, str]:
+    """The engine's reader's verdict on a parsed scenario: ("ok", None, ""), ("invalid", file, "field: reason"),
+    ("warning", None, text) or ("unsupported", None, why); `base` is the folder a graph file is relative to."""
+
 def roce_tables(doc_json: str) -> str:
     """The RoCE wire objects of {"transport", "pfc", "ecn", "rdma"} as a scenario gives them, read, defaulted and
     validated by the engine; raises SpecError naming the user's key."""

@@ -303,6 +303,32 @@ fn scenario_schema() -> String {
     all.to_string()
 }
 
+/// Check a parsed scenario (JSON text, as Python holds it; `base` the folder a `graph` file is relative to)
+/// with the engine's reader, the one validator. Returns (verdict, file, text): ("ok", None, ""), ("invalid",
+/// file, "field: reason") with the field as the user wrote it (`file` None for the scenario itself, else the
+/// file the error is in: a graph file), ("warning", None, the warning: a value Python's models warn about) or
+/// ("unsupported", None, why: valid input the reader leaves to Python). The GIL is released.
+#[pyfunction]
+#[pyo3(signature = (doc_json, base = None))]
+fn scenario_check(py: Python<'_>, doc_json: &str, base: Option<String>) -> (&'static str, Option<String>, String) {
+    use fabricsim_core::scenario::DeclineKind;
+    let text = doc_json.to_owned();
+    let got = py.detach(move || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            fabricsim_core::scenario::cli::check_json(&text, base.as_deref().map(std::path::Path::new))
+        }))
+    });
+    match got {
+        Ok(Ok(())) => ("ok", None, String::new()),
+        Ok(Err(d)) => match d.kind {
+            DeclineKind::Invalid => ("invalid", d.file, d.text),
+            DeclineKind::Warning => ("warning", None, d.text),
+            DeclineKind::Unsupported => ("unsupported", None, d.text),
+        },
+        Err(_) => ("unsupported", None, "the reader failed".into()),
+    }
+}
+
 /// The `[hybrid]` wire object of a JSON document `{"hybrid": {...}}` as the scenario gives it (null if absent),
 /// read, defaulted and validated by the engine; errors raise SpecError with the user's key.
 #[pyfunction]
@@ -693,6 +719,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add_function(wrap_pyfunction!(hybrid_table, m)?)?;
     m.add_function(wrap_pyfunction!(record_json, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_check, m)?)?;
     m.add_function(wrap_pyfunction!(roce_tables, m)?)?;
     m.add_function(wrap_pyfunction!(expand_collective, m)?)?;
     m.add_function(wrap_pyfunction!(record_schema, m)?)?;

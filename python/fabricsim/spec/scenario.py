@@ -179,11 +179,37 @@ class Scenario(_Model):
             raise ScenarioError(self._source, p.field, p.reason) from None
 
 
+def engine_verdict(data: dict, source: str) -> ScenarioError | None:
+    """The engine's reader's verdict on a parsed scenario (`_core.scenario_check`): the user's error as a
+    ScenarioError naming the file and the key as written, or None when it is valid or when Python's models decide
+    (a value to warn about; a document the reader leaves to Python)."""
+    import json
+    from pathlib import Path
+
+    from .. import _core
+
+    try:
+        text = json.dumps(data, allow_nan=True)
+    except (TypeError, ValueError):
+        return None
+    base = None if not source or source.startswith("<") else str(Path(source).parent)
+    verdict, file, said = _core.scenario_check(text, base)
+    if verdict != "invalid":
+        return None
+    field, sep, reason = said.partition(": ")
+    return ScenarioError(file or source, field if sep else "", reason if sep else said)
+
+
 def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
-    """Validate a parsed scenario (dict) completely; raises ScenarioError naming the field. An implausible link
-    rate or message size (a missing unit) is a FabricsimWarning naming the file, the field and the value."""
+    """Validate a parsed scenario (dict) completely; raises ScenarioError naming the field. The engine's reader
+    is the validator (`engine_verdict`); Python's models build the typed scenario, and judge only what the reader
+    leaves to them (a value to warn about: an implausible link rate or message size, a FabricsimWarning naming
+    the file, the field and the value; a document it does not read)."""
     if not isinstance(data, dict):
         raise ScenarioError(source, "", "a scenario must be a table of keys")
+    error = engine_verdict(data, source)
+    if error is not None:
+        raise error
     with validating(source):
         try:
             sc = Scenario.model_validate(data)

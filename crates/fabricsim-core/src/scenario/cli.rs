@@ -98,7 +98,7 @@ pub fn load(path: &str) -> Result<Scenario, Decline> {
     }
     let bytes = std::fs::read(path).map_err(|e| Decline::unsupported(format!("cannot read: {e}")))?;
     let text = String::from_utf8(bytes).map_err(|e| Decline::new(format!("cannot read: {}", utf8_error(e.as_bytes(), e.utf8_error()))))?;
-    Scenario::parse(&text)
+    Scenario::parse_at(&text, std::path::Path::new(path).parent())
 }
 
 /// Python's `UnicodeDecodeError` text for `bytes` ("'utf-8' codec can't decode byte 0xff in position 31: invalid
@@ -120,6 +120,13 @@ pub struct Wire {
     pub header: serde_json::Value,
     pub rows: Option<serde_json::Value>,
     pub workload: Option<Workload>,
+}
+
+/// Check a scenario document as Python holds it (JSON; `base` the folder a `graph` file is relative to) as
+/// `load` and `wire_of` check a file: Ok, or the decline (invalid, warning, unsupported).
+pub fn check_json(text: &str, base: Option<&std::path::Path>) -> Result<(), Decline> {
+    let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| Decline::unsupported(format!("JSON: {e}")))?;
+    wire_of(&Scenario::from_json(&doc, base)?).map(|_| ())
 }
 
 pub fn wire_of(sc: &Scenario) -> Result<Wire, Decline> {

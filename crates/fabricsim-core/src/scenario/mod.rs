@@ -41,12 +41,14 @@ pub enum DeclineKind {
 pub struct Decline {
     pub kind: DeclineKind,
     pub text: String,
+    /// The file the text is about when it is not the scenario's own (a `graph` topology's file).
+    pub file: Option<String>,
 }
 
 impl Decline {
     /// An invalid input: `why` is "field: reason" or a reason still to be placed by `within`.
     pub fn new(why: impl Into<String>) -> Decline {
-        Decline { kind: DeclineKind::Invalid, text: why.into() }
+        Decline { kind: DeclineKind::Invalid, text: why.into(), file: None }
     }
 
     /// An invalid input at `field` ("" for the whole file).
@@ -58,14 +60,19 @@ impl Decline {
         }
     }
 
+    /// An invalid input in another file than the scenario (a `graph` topology's): "field: reason" there.
+    pub fn in_file(file: impl Into<String>, field: &str, reason: impl std::fmt::Display) -> Decline {
+        Decline { file: Some(file.into()), ..Decline::invalid(field, reason) }
+    }
+
     /// A value Python warns about: `text` is the warning as Python words it (without the file).
     pub fn warning(text: impl Into<String>) -> Decline {
-        Decline { kind: DeclineKind::Warning, text: text.into() }
+        Decline { kind: DeclineKind::Warning, text: text.into(), file: None }
     }
 
     /// A valid input this port does not handle.
     pub fn unsupported(why: impl Into<String>) -> Decline {
-        Decline { kind: DeclineKind::Unsupported, text: why.into() }
+        Decline { kind: DeclineKind::Unsupported, text: why.into(), file: None }
     }
 
     pub fn is_invalid(&self) -> bool {
@@ -76,6 +83,7 @@ impl Decline {
     /// "unsupported: …".
     pub fn report(&self) -> String {
         match self.kind {
+            DeclineKind::Invalid if self.file.is_some() => format!("{}: {}", self.file.as_deref().unwrap_or(""), self.text),
             DeclineKind::Invalid => self.text.clone(),
             DeclineKind::Warning => format!("warning: {}", self.text),
             DeclineKind::Unsupported => format!("unsupported: {}", self.text),
@@ -102,10 +110,10 @@ impl Decline {
         let joined = self.text.starts_with('[') || (self.kind == DeclineKind::Warning && self.text.starts_with(" = "));
         match self.kind {
             DeclineKind::Unsupported => self,
-            _ if at.is_empty() || named => self,
-            _ if joined => Decline { kind: self.kind, text: format!("{at}{}", self.text) },
+            _ if at.is_empty() || named || self.file.is_some() => self,
+            _ if joined => Decline { text: format!("{at}{}", self.text), ..self },
             DeclineKind::Warning => self,
-            DeclineKind::Invalid => Decline::new(format!("{at}: {}", self.text)),
+            DeclineKind::Invalid => Decline { text: format!("{at}: {}", self.text), ..self },
         }
     }
 }
@@ -623,18 +631,40 @@ fn event(mut t: Tab) -> Result<NetEvent, Decline> {
 
 impl Scenario {
     /// Read a scenario document (TOML text), its keys in the order Python's model declares them (so a file with
-    /// several problems is reported by the same first one). The `graph` topology is unsupported; every value
+    /// several problems is reported by the same first one), a `graph` file relative to the current folder; every value
     /// the Python models reject is invalid, and one they warn about a warning (`DeclineKind`).
     pub fn parse(text: &str) -> Result<Scenario, Decline> {
-        let doc = document(text)?;
-        let mut t = Tab::new(&doc, "");
+        Scenario::parse_at(text, None)
+    }
+
+    /// `parse`, a `graph` topology's file read relative to `base` (the scenario file's folder).
+    pub fn parse_at(text: &str, base: Option<&std::path::Path>) -> Result<Scenario, Decline> {
+        Scenario::from_table(&document(text)?, base)
+    }
+
+    /// `parse` of a document given as JSON (a parsed scenario, as Python holds it: null members are absent keys).
+    pub fn from_json(doc: &serde_json::Value, base: Option<&std::path::Path>) -> Result<Scenario, Decline> {
+        match doc {
+            serde_json::Value::Object(_) => {}
+            _ => return Err(Decline::invalid("", "a scenario must be a table of keys")),
+        }
+        let v = Value::try_from(keys::strip_nulls(doc.clone())).map_err(|e| Decline::unsupported(format!("a value TOML cannot hold: {e}")))?;
+        match v {
+            Value::Table(t) => Scenario::from_table(&t, base),
+            _ => Err(Decline::invalid("", "a scenario must be a table of keys")),
+        }
+    }
+
+    /// `parse` of a read TOML table.
+    pub fn from_table(doc: &toml::Table, base: Option<&std::path::Path>) -> Result<Scenario, Decline> {
+        let mut t = Tab::new(doc, "");
         let seed = t.or("seed", 1, read::nonneg_int)?;
         let stop = t.opt("stop", read::duration)?;
         let fidelity = t.or("fidelity", "packet", |v| match read::literal(&["packet", "flow", "hybrid"])(v)? {
             "hybrid" => Err(Decline::unsupported("fidelity = \"hybrid\" is run by Python")),
             f => Ok(f),
         })?;
-        let (topology_kind, network) = t.req("topology", topology::build)?;
+        let (topology_kind, network) = t.req("topology", |v| topology::build(v, base))?;
         let queue = t.or("queue", Queue::default(), |v| queue(v, "queue"))?;
         let ports = t.or("ports", Vec::new(), |v| list(v, "ports", port))?;
         let routing = t.or("routing", None, |v| {
@@ -758,7 +788,7 @@ mod tests {
         assert_eq!(e("seed = true"), "seed: Input should be a valid integer, got True");
         assert_eq!(e("colour = 1\n[topology]\nkind = \"dumbbell\""), "colour: unknown key");
         assert_eq!(e("[topology]\nkind = \"hypercube\"").split(" (").next().unwrap(), "topology: unknown kind 'hypercube'");
-        assert_eq!(e("[topology]\nkind = \"graph\"\nfile = \"x.graphml\""), "unsupported: topology kind 'graph' (a file import) is read by Python");
+        assert_eq!(e("[topology]\nkind = \"graph\"\nfile = \"x.graphml\""), "topology.file: cannot read 'x.graphml' (x.graphml): no such file");
         assert_eq!(
             e("[topology]\nkind = \"dumbbell\"\nbottleneck_rate = 100"),
             "warning: topology.bottleneck_rate = 100 means 100 bit/s, below the 1 Mb/s any fabric link has; did you mean \"100Gbps\"?"

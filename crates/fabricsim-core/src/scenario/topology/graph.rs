@@ -5,8 +5,8 @@
 //! the family's shared switch settings (a node's own latency wins). Every edge needs `rate` (a rate) or
 //! `rate_bps`, and may have `delay` / `delay_ps` and `weight` (an integer 1..255). Links keep the file's order
 //! unless every edge has a distinct integer key (node-link `key`, GraphML edge `id`): then key order. A bad file
-//! is one error naming the file and the node or edge (`topology.file: topo.graphml: edge ('a', 'zz'): node 'zz'
-//! does not exist`); a rate Python would warn about (below 1 Mb/s) declines.
+//! is one error naming the graph file and the node or edge (`topo.graphml: edge ('a', 'zz'): node 'zz' does not
+//! exist`, `Decline::in_file`); a rate Python would warn about (below 1 Mb/s) is a warning.
 
 use super::{Link, Network, Node, Switches};
 use crate::scenario::read::{self, Tab};
@@ -52,10 +52,7 @@ pub fn build(t: &mut Tab, base: Option<&Path>) -> Result<Network, Decline> {
     let path = resolve(&file, base);
     let suffix = path.extension().and_then(|s| s.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
     let shown = path.display().to_string();
-    let fail = |where_: &str, msg: String| {
-        let at = if where_.is_empty() { String::new() } else { format!("{where_}: ") };
-        Decline::new(format!("topology.file: {shown}: {at}{msg}"))
-    };
+    let fail = |where_: &str, msg: String| Decline::in_file(shown.clone(), where_, msg);
     if suffix != "json" && suffix != "graphml" {
         return Err(Decline::new(format!("topology.file: '{file}': the graph file's suffix must be .json (networkx node-link) or .graphml")));
     }
@@ -120,7 +117,7 @@ pub fn build(t: &mut Tab, base: Option<&Path>) -> Result<Network, Decline> {
             Some(other) => return Err(fail(&at, format!("weight must be an integer ≥ 1, got {}", repr(other)))),
         };
         if weight > 255 {
-            return Err(Decline::new(format!("topology.file: {shown}: {at}: weight {weight} above 255 (left to Python)")));
+            return Err(Decline::unsupported(format!("{shown}: {at}: weight {weight} above 255")));
         }
         let (a, b) = (names[&id_key(&u)].clone(), names[&id_key(&v)].clone());
         net.links.push(Link { a, b, rate_bps: rate, delay_ps: delay, weight });
@@ -172,8 +169,8 @@ fn quantity(attrs: &Attrs, key: &str, rate: bool, at: &str, fail: &dyn Fn(&str, 
     let parsed = if rate { crate::scenario::units::fabric_rate_bps(&tv) } else { crate::scenario::units::duration_ps(&tv) };
     match parsed {
         Ok(x) => Ok(Some(x)),
-        Err(d) if d.0.starts_with("implausible") => Err(Decline::new(format!("topology.file: {at}: {key}: {}", d.0))),
-        Err(d) => Err(fail(at, format!("{key}: {}", d.0))),
+        Err(d) if d.kind == crate::scenario::DeclineKind::Warning => Err(Decline::warning(format!("{at}: {key}: {}", d.text))),
+        Err(d) => Err(fail(at, format!("{key}: {}", d.text))),
     }
 }
 
@@ -335,8 +332,8 @@ mod tests {
         assert_eq!((net.nodes[1].name.as_str(), net.nodes[1].latency_ps), ("7", 300_000));
         assert_eq!((net.links[0].rate_bps, net.links[0].delay_ps), (25_000_000_000, 1_000_000));
         let e = built("m.json", &doc.replace("\"target\": 7", "\"target\": \"zz\""), "").unwrap_err();
-        assert!(e.0.ends_with("m.json: edge ('h', 'zz'): node 'zz' does not exist"), "{}", e.0);
+        assert!(e.report().ends_with("m.json: edge ('h', 'zz'): node 'zz' does not exist"), "{}", e.text);
         let e = built("k.json", &doc.replace("\"kind\": \"host\"", "\"kind\": \"router\""), "").unwrap_err();
-        assert!(e.0.ends_with("k.json: node 'h': needs the attribute kind = \"host\" or \"switch\", got 'router'"), "{}", e.0);
+        assert!(e.report().ends_with("k.json: node 'h': needs the attribute kind = \"host\" or \"switch\", got 'router'"), "{}", e.text);
     }
 }

@@ -1,7 +1,7 @@
 //! The topology families a scenario names by `kind`, one file each, built into nodes, links and a routing policy exactly as `fabricsim.topology` builds them.
 //!
 //! Invariant: for every family handled here, `network()` lists the same nodes and links in the same order,
-//! with the same values, as the Python builder; `graph` (a file import) declines.
+//! with the same values, as the Python builder (`graph` reads its file as `fabricsim.topology.graph` does).
 
 mod custom;
 mod dragonfly;
@@ -113,8 +113,9 @@ impl Switches {
     }
 }
 
-/// The scenario's `[topology]`: its kind and its built network.
-pub fn build(v: &Value) -> Result<(&'static str, Network), Decline> {
+/// The scenario's `[topology]`: its kind and its built network; a `graph` file is read relative to `base` (the
+/// scenario file's folder; the current folder when None).
+pub fn build(v: &Value, base: Option<&std::path::Path>) -> Result<(&'static str, Network), Decline> {
     let mut t = Tab::of(v, "topology")?;
     let kind = t.kind(KINDS)?;
     let net = match kind {
@@ -126,7 +127,8 @@ pub fn build(v: &Value) -> Result<(&'static str, Network), Decline> {
         "rail_optimized" => rail_optimized::build(&mut t)?,
         "torus" => torus::build(&mut t)?,
         "dragonfly" => dragonfly::build(&mut t)?,
-        _ => return Err(Decline::unsupported(format!("topology kind '{kind}' (a file import) is read by Python"))),
+        "graph" => graph::build(&mut t, base)?,
+        _ => return Err(Decline::unsupported(format!("topology kind '{kind}' is not read here"))),
     };
     t.finish()?;
     if net.nodes.len() + net.links.len() > MAX_ELEMENTS {
