@@ -94,12 +94,29 @@ fn opt_f(out: &mut String, x: Option<f64>) {
 
 /// Flow rows of `r` that are messages never delivered, in order.
 fn incomplete(r: &RunRecord) -> Vec<usize> {
-    (0..r.flows.kind.len()).filter(|&i| r.flows.kind[i] == FlowKind::Message && r.flows.complete_ps[i].is_none()).collect()
+    undelivered(&Table::of_record(r, "flows"))
+}
+
+/// Rows of a flows table that are messages never delivered, in order.
+fn undelivered(flows: &Table<'_>) -> Vec<usize> {
+    let (kind, done) = match flows.get("flows.kind") {
+        Some(Values::U8(k)) => (k.as_ref(), u64s(flows, "flows.complete_ps")),
+        _ => (&[][..], &[][..]),
+    };
+    let message = FlowKind::Message as u8;
+    (0..kind.len()).filter(|&i| kind[i] == message && done.get(i).copied().unwrap_or(MISSING) == MISSING).collect()
+}
+
+/// Whether a run completed (`RunRecord.complete`): no halt, no deadlock, no `undelivered` message, every compute
+/// step ended (`compute_end`).
+fn completed(halted: bool, deadlock: bool, undelivered: usize, compute_end: &[u64]) -> bool {
+    !halted && !deadlock && undelivered == 0 && compute_end.iter().all(|&e| e != MISSING)
 }
 
 /// Whether the run completed (`RunRecord.complete`).
 pub fn complete(r: &RunRecord) -> bool {
-    r.halted.is_none() && r.deadlock.is_none() && incomplete(r).is_empty() && r.compute.end_ps.iter().all(Option::is_some)
+    let compute = Table::of_record(r, "compute");
+    completed(r.halted.is_some(), r.deadlock.is_some(), incomplete(r).len(), u64s(&compute, "compute.end_ps"))
 }
 
 /// Python's `RunRecord.incomplete_reason(stop_s)`: one sentence on why the run did not complete, or None.
@@ -251,14 +268,9 @@ fn u32s<'t>(t: &'t Table<'_>, name: &str) -> &'t [u32] {
 pub fn record_json(h: &Head<'_>, tables: &Tables<'_>, names: &Names<'_>, flows: bool) -> String {
     let ft = &tables.flows;
     let rows = if flows { rows_json(ft, names, None) } else { "null".into() };
-    let (kind, done) = match ft.get("flows.kind") {
-        Some(Values::U8(k)) => (k.as_ref(), u64s(ft, "flows.complete_ps")),
-        _ => (&[][..], &[][..]),
-    };
-    let message = FlowKind::Message as u8;
-    let incomplete = (0..kind.len()).filter(|&i| kind[i] == message && done.get(i).copied().unwrap_or(MISSING) == MISSING).count();
+    let incomplete = undelivered(ft).len();
     let compute_end = u64s(&tables.compute, "compute.end_ps");
-    let complete = h.halted.is_none() && h.deadlock.is_none() && incomplete == 0 && compute_end.iter().all(|&e| e != MISSING);
+    let complete = completed(h.halted.is_some(), h.deadlock.is_some(), incomplete, compute_end);
     let mut o = String::with_capacity(rows.len() + 1024);
     o.push_str(&format!("{{\"fidelity\": {}, \"seed\": {}, \"completion_time_s\": ", json_str(h.fidelity), h.seed));
     opt_f(&mut o, h.completion_ps.map(|c| c as f64 * PS));
