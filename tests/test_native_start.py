@@ -4,7 +4,9 @@
 Corpus: every scenario file shipped or used in tests: examples/, experiments/, benchmarks/, tests/bad_inputs/ and
 tests/native_start/ (the scenario files the other tests write, collected by tests/make_native_start_corpus.py).
 For each file the native front door either declines, or builds the wire header, the row-form wire spec and the
-workload columns identical to Python's (`Scenario.header()`, `Scenario.to_wire()`, `Workload.columns()`), and
+workload columns identical to Python's (`Scenario.header()`, `Scenario.to_wire()`, `Workload.columns()`; the first
+two are the engine's reader too, given the typed scenario's dump, so they check that the dump says what the file
+said), and
 then `validate` and `run --json` give Python's exit code, stdout (the record, `wall_s` aside) and stderr. A file
 Python rejects or warns about must be declined; a file Python accepts may be declined only if it is listed in
 DECLINED with the reason.
@@ -48,14 +50,13 @@ def python_side(path: Path):
     """(wire parts as `native_scenario` gives them, or None if Python's load rejects the file or warns, the
     reason). Dependency cycles are the engine's check (the validate and run tests cover them)."""
     from fabricsim.spec import load_scenario
-    from fabricsim.spec.scenario import _to_wire
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         try:
             sc = load_scenario(path)
             header = json.loads(json.dumps(sc.header()))
-            rows = json.loads(json.dumps(_to_wire(sc))) if sc.row_form else None
+            rows = json.loads(json.dumps(sc.to_wire())) if sc.row_form else None
             columns = None
             if sc.has_workload_rows or sc.streams:
                 c = sc.workload().columns()

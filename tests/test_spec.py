@@ -44,7 +44,7 @@ def test_wire_conversion_by_hand():
     assert (m0["src"], m0["src_nic"], m0["dst"], m0["size_bytes"], m0["packet_bytes"]) == (0, 1, 2, 1024, 1024)
     assert (m1["deps"], m1["delay_ps"]) == ([0], 1_000_000)
     # s's ports in link order: 0 -> a (link 0), 1 -> b (link 1), 2 -> a (link 2).
-    assert w["measure"] == {"queue_sample_ps": 10_000_000, "sample_ports": [(1, 1), (1, 2)]}
+    assert w["measure"] == {"queue_sample_ps": 10_000_000, "sample_ports": [[1, 1], [1, 2]]}
     assert w["network"]["default_queue"] == {"limit_packets": 100, "limit_bytes": None, "qdisc": None}
 
 

@@ -455,7 +455,7 @@ def test_graphml_edge_to_a_missing_node_is_one_line(tmp_path, capsys, command):
      "node 't'", 'needs the attribute kind = "host" or "switch"'),
     (GRAPHML.replace(">switch<", ">router<", 1), "node 's'", "got 'router'"),
     (GRAPHML.replace('<data key="r">400Gbps</data>', ""), "edge ('s', 't')", "needs the attribute rate"),
-    (GRAPHML.replace(">400Gbps<", ">fast<"), "edge ('s', 't')", "rate: cannot read 'fast' as a rate"),
+    (GRAPHML.replace(">400Gbps<", ">fast<"), "edge ('s', 't')", "rate: unknown rate unit 'fast' in 'fast'"),
     (GRAPHML.replace('<data key="w">2</data>', '<data key="w">0</data>'), "edge ('s', 't')", "weight must be"),
     (GRAPHML.replace('id="t"', 'id="s"'), "node 's'", "declared twice"),
     (GRAPHML.replace("</graph>", "<edge source='a' target='a'><data key='r'>1Gbps</data></edge></graph>"),

@@ -73,15 +73,14 @@ def scenario_schema() -> str:
 
 def scenario_check(doc_json: str, base: str | None = None) -> tuple[str, str | None, str]:
     """The engine's reader's verdict on a parsed scenario: ("ok", None, ""), ("invalid", file, "field: reason"),
-    ("warning", None, text) or ("unsupported", None, why); `base` is the folder a graph file is relative to."""
+    ("warning", file, text) (file: the graph file the value is in, else None) or ("unsupported", None, why);
+    `base` is the folder a graph file is relative to."""
 
-def roce_tables(doc_json: str) -> str:
-    """The RoCE wire objects of {"transport", "pfc", "ecn", "rdma"} as a scenario gives them, read, defaulted and
-    validated by the engine; raises SpecError naming the user's key."""
-
-def hybrid_table(doc_json: str) -> str:
-    """The [hybrid] wire object of {"hybrid": {...}} (null if absent), read, defaulted and validated by the
-    engine; raises SpecError naming the user's key."""
+def scenario_read(doc_json: str, what: str, base: str | None = None) -> tuple[str, str | None, str]:
+    """The engine's reading of a scenario document: `what` = "header" (the wire header), "rows" (the row-form
+    wire), "network" (the document is a [topology] table: its network with node names) or "network_quiet".
+    Returns ("ok", None, JSON text), ("invalid", file, "field: reason") or, for "network" only, ("warning",
+    None, the first implausible value); otherwise implausible values are taken as written."""
 
 def rows_json(table: str, columns: dict[str, np.ndarray], names: dict[str, Any], rows: list[int] | None = None) -> str:
     """The `--json` rows of `table` ("flows", "queues") as one JSON array, as the schema writes them: `columns`

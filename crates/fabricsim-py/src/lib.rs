@@ -322,25 +322,46 @@ fn scenario_check(py: Python<'_>, doc_json: &str, base: Option<String>) -> (&'st
         Ok(Ok(())) => ("ok", None, String::new()),
         Ok(Err(d)) => match d.kind {
             DeclineKind::Invalid => ("invalid", d.file, d.text),
-            DeclineKind::Warning => ("warning", None, d.text),
+            DeclineKind::Warning => ("warning", d.file, d.text),
             DeclineKind::Unsupported => ("unsupported", None, d.text),
         },
         Err(_) => ("unsupported", None, "the reader failed".into()),
     }
 }
 
-/// The `[hybrid]` wire object of a JSON document `{"hybrid": {...}}` as the scenario gives it (null if absent),
-/// read, defaulted and validated by the engine; errors raise SpecError with the user's key.
+/// The engine's reading of a scenario document (JSON text, as Python holds it; `base` the folder a `graph`
+/// file is relative to): `what` = "header" (the wire header), "rows" (the row-form wire, messages and barriers
+/// included), "network" (the document is a `[topology]` table: its built network with node names, as Python's
+/// `Network` dumps it) or "network_quiet" (the same, implausible values taken as written). Returns ("ok", None,
+/// the JSON text), ("invalid", file, "field: reason") with the field as the user wrote it (`file` None for the
+/// document itself, else the graph file the error is in), or ("warning", None, the first implausible value,
+/// "field = value means ...": "network" only). The GIL is released.
 #[pyfunction]
-fn hybrid_table(py: Python<'_>, doc_json: &str) -> PyResult<String> {
-    fabricsim_core::scenario::hybrid::hybrid_json(doc_json).map_err(|d| error::to_py(py, d.into_error()))
-}
-
-/// The RoCE wire objects of a JSON document with `transport`, `pfc`, `ecn` and `rdma` as a scenario gives them:
-/// read, defaulted from the presets and validated by the one reader; errors raise SpecError with the user's key.
-#[pyfunction]
-fn roce_tables(py: Python<'_>, doc_json: &str) -> PyResult<String> {
-    fabricsim_core::scenario::roce::tables_json(doc_json).map_err(|d| error::to_py(py, d.into_error()))
+#[pyo3(signature = (doc_json, what, base = None))]
+fn scenario_read(py: Python<'_>, doc_json: &str, what: &str, base: Option<String>) -> PyResult<(&'static str, Option<String>, String)> {
+    use fabricsim_core::scenario::cli;
+    let text = doc_json.to_owned();
+    let what = match what {
+        "header" | "rows" | "network" | "network_quiet" => what.to_owned(),
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "what must be 'header', 'rows', 'network' or 'network_quiet', not {other:?}"
+            )))
+        }
+    };
+    let got = py.detach(move || {
+        let base = base.as_deref().map(std::path::Path::new);
+        match what.as_str() {
+            "network" => cli::network_json(&text, base, false),
+            "network_quiet" => cli::network_json(&text, base, true),
+            w => cli::wire_json(&text, base, w == "rows"),
+        }
+    });
+    Ok(match got {
+        Ok(json) => ("ok", None, json),
+        Err(d) if d.kind == fabricsim_core::scenario::DeclineKind::Warning => ("warning", d.file, d.text),
+        Err(d) => ("invalid", d.file, d.text),
+    })
 }
 
 /// The RoCE presets as JSON: `{"pfc": {...}, "ecn": {"hpcc": {...}, ...}, "rdma": {"hpcc": {"dcqcn": {...}, ...}, ...}}`
@@ -717,10 +738,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(maxmin, m)?)?;
     m.add_function(wrap_pyfunction!(roce_presets, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
-    m.add_function(wrap_pyfunction!(hybrid_table, m)?)?;
     m.add_function(wrap_pyfunction!(record_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_check, m)?)?;
-    m.add_function(wrap_pyfunction!(roce_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_read, m)?)?;
     m.add_function(wrap_pyfunction!(expand_collective, m)?)?;
     m.add_function(wrap_pyfunction!(record_schema, m)?)?;
     m.add_function(wrap_pyfunction!(rows_json, m)?)?;

@@ -23,20 +23,19 @@ from ..topology.leaf_spine import LeafSpineTopology
 from ..topology.rail_optimized import RailOptimizedTopology
 from ..topology.torus import TorusTopology
 from ..topology.registry import TopologyDef
-from .base import (Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveRate, PositiveSize, SpecProblem,
-                   Unlimited)
+from .base import (Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveRate, PositiveSize, Unlimited)
 from .load import first_error, format_loc, load_scenario, read_document, scenario_from_dict
 from .network import (CodelQdisc, DimensionOrderPolicy, FifoQdisc, FqCodelQdisc, LinkDef, NetEventDef, Network, NodeDef,
                       PortDef, PxnPolicy, QdiscDef, QueueDef, RailServer, RoutingDef, SwitchModelName, ValiantPolicy)
 from .roce import EcnDef, EcnRateDef, PfcDef, RdmaDef
-from .scenario import MAX_MESSAGE_BYTES, MAX_PACKET_BYTES, Scenario
+from .scenario import Scenario
 from .traffic import BarrierDef, CollectiveDef, ComputeDef, MeasureDef, MessageDef, SourceDef, TcpDef
 
 __all__ = [
-    "Name", "NonNegativeInt", "PositiveDuration", "PositiveInt", "PositiveRate", "PositiveSize", "SpecProblem",
+    "Name", "NonNegativeInt", "PositiveDuration", "PositiveInt", "PositiveRate", "PositiveSize",
     "Unlimited", "first_error", "format_loc", "load_scenario", "read_document", "scenario_from_dict",
     "CodelQdisc", "FifoQdisc", "FqCodelQdisc", "LinkDef", "Network", "NodeDef", "PortDef", "QdiscDef", "QueueDef",
-    "RoutingDef", "SwitchModelName", "MAX_MESSAGE_BYTES", "MAX_PACKET_BYTES", "Scenario", "CustomTopology",
+    "RoutingDef", "SwitchModelName", "Scenario", "CustomTopology",
     "DumbbellTopology", "FatTreeTopology", "LeafSpineTopology", "TopologyDef", "BarrierDef", "MeasureDef",
     "MessageDef", "SourceDef", "TcpDef", "ComputeDef", "CollectiveDef", "FatTree3Topology", "RailOptimizedTopology",
     "DragonflyTopology", "TorusTopology", "GraphTopology", "NetEventDef", "DimensionOrderPolicy", "ValiantPolicy",

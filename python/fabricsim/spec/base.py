@@ -1,4 +1,5 @@
-"""The building blocks of every scenario model: the strict base model, constrained field types and SpecProblem;
+"""The building blocks of every scenario model: the strict base model, constrained field types; the engine's reader
+(`engine_read`, the one validator);
 how a validation error names its field (`format_loc`, `first_error`); the file being validated
 (`current_source`); and `bulk`, which builders of many model objects run under.
 
@@ -42,19 +43,48 @@ Name = Annotated[str, Field(min_length=1, pattern=r"^[^\s:>#]+$")]
 Unlimited = Literal["unlimited"]
 
 
-class SpecProblem(Exception):
-    """A cross-reference problem found after field validation: (field path, reason)."""
-
-    def __init__(self, field: str, reason: str):
-        super().__init__(f"{field}: {reason}")
-        self.field = field
-        self.reason = reason
-
-
 class _Model(BaseModel):
     """Every scenario model: unknown keys are errors, and assignments are validated like construction."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+# ---- the engine's reader ---------------------------------------------------------------------------------
+
+def _base(source: str) -> str | None:
+    """The folder a `graph` file named in a scenario from `source` is relative to (None: the current folder)."""
+    from pathlib import Path
+
+    return None if not source or source.startswith("<") else str(Path(source).parent)
+
+
+def engine_read(data: dict, what: str, source: str) -> Any:
+    """The engine's reading of a scenario document (`what`: "header", "rows") or of a `[topology]` table
+    ("network": the first implausible value, if any, is a FabricsimWarning; "network_quiet"), parsed from its
+    JSON; raises ScenarioError naming the file (`source`, or the graph file the error is in) and the key as
+    written."""
+    import json
+
+    from .. import _core
+    from ..errors import ScenarioError
+
+    try:
+        text = json.dumps(data, allow_nan=True)
+    except (TypeError, ValueError) as e:
+        raise ScenarioError(source, "", f"not a scenario document: {e}") from None
+    verdict, file, said = _core.scenario_read(text, what, _base(source))
+    if verdict == "warning":
+        import warnings
+
+        from ..errors import FabricsimWarning
+
+        where = file or source
+        warnings.warn(f"{where}: {said}" if where else said, FabricsimWarning, stacklevel=3)
+        verdict, file, said = _core.scenario_read(text, "network_quiet", _base(source))
+    if verdict != "ok":
+        field, sep, reason = said.partition(": ")
+        raise ScenarioError(file or source, field if sep else "", reason if sep else said)
+    return json.loads(said)
 
 
 # ---- validation errors, named by field ----------------------------------------------------------------------

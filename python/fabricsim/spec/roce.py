@@ -3,7 +3,7 @@
 The keys are declared once, in the engine (crates/fabricsim-core/src/scenario/roce.rs: each key's name, unit,
 meaning and the engine field it sets). The models here are generated from that declaration
 (`_core.scenario_schema()`, through `spec.generated`) and hold no rules: they keep what the file or the caller gave, as given. The engine's
-reader takes a scenario's tables to the engine's objects (`roce_wire`): it reads units, fills every unset key
+reader takes a scenario's tables to the engine's objects (`Scenario.header()`): it reads units, fills every unset key
 from the presets (HPCC's ns-3 `mix/config.txt`, SimAI's `SimAI.conf`, the DCQCN paper; docs/roce_parameters.md
 gives the source of every value), validates, and names a bad value by the user's key (`ecn.kmin`,
 `ecn.rate[0].kmax`, `rdma.ack_size`).
@@ -19,8 +19,6 @@ import json
 from typing import Any
 
 from .. import _core
-from ..errors import SpecError
-from .base import SpecProblem
 from .generated import choices as _choices
 from .generated import model as _model
 
@@ -41,14 +39,3 @@ RdmaDef = _model("RdmaDef", "rdma", __name__)
 EcnPreset = _choices("ecn", "preset")
 RdmaPreset = _choices("rdma", "preset")
 RdmaCc = _choices("rdma", "cc")
-
-
-def roce_wire(sc) -> dict:
-    """The scenario's `pfc`, `ecn` and `rdma` wire objects (only those it has), as the engine's reader makes
-    them; raises SpecProblem naming the user's key."""
-    doc = {"transport": sc.transport, "pfc": sc.pfc and sc.pfc.given(), "ecn": sc.ecn and sc.ecn.given(),
-           "rdma": sc.rdma and sc.rdma.given()}
-    try:
-        return json.loads(_core.roce_tables(json.dumps(doc, default=str)))
-    except SpecError as e:
-        raise SpecProblem(e.field, e.reason) from None

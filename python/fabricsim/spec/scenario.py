@@ -1,9 +1,10 @@
-"""The scenario: the complete, validated model, and its translation to the wire RunSpec the engine consumes.
+"""The scenario: the typed model a user builds or loads, and the engine's reading of it.
 
-`Scenario.to_wire()` resolves every name to an index and checks every cross-reference (duplicate names,
-dangling nodes, NICs, ports, dependencies), raising ScenarioError naming the field (dependency cycles, RoCE
-values and what a fidelity can model are the engine's checks, named with the user's keys too); the dict it returns is the engine's input and must stay byte-for-byte what the engine expects.
-"""
+The engine's reader (crates/fabricsim-core/src/scenario/) is the one validator and the one translation to the
+wire RunSpec: `Scenario.header()`, `to_wire()` and `check()` hand the scenario to it as a document
+(`spec.base.engine_read`), so a scenario built in Python is checked exactly as a file is, every error naming the key as
+written and the file. Python's models give the scenario typed attributes; they judge only the values to warn
+about (an implausible rate or size)."""
 
 from __future__ import annotations
 
@@ -15,15 +16,12 @@ from pydantic import PrivateAttr, ValidationError, model_validator
 from ..errors import ScenarioError
 from ..topology.registry import KINDS, TopologyDef
 from ..units import Duration
-from .base import NonNegativeInt, SpecProblem, _Model, bulk, current_source, first_error, format_loc, validating
+from .base import NonNegativeInt, _Model, _base, current_source, engine_read, first_error, format_loc, validating
 from .network import NetEventDef, PortDef, QueueDef, RoutingDef
-from .roce import EcnDef, PfcDef, RdmaDef, roce_wire
+from .roce import EcnDef, PfcDef, RdmaDef
 from .base import Name, PositiveInt
-from .traffic import (BarrierDef, CollectiveDef, ComputeDef, HybridDef, MeasureDef, MessageDef, SourceDef, TcpDef,
-                      hybrid_wire)
+from .traffic import BarrierDef, CollectiveDef, ComputeDef, HybridDef, MeasureDef, MessageDef, SourceDef, TcpDef
 
-MAX_PACKET_BYTES = 65_536
-MAX_MESSAGE_BYTES = 1 << 40
 ROW_FORM_MAX = 1000
 """A scenario with at most this many message and barrier rows (and no compute steps, collectives or streams) is
 checked in its row form (`to_wire()`), which needs no numpy: loading and validating a small scenario file stays
@@ -138,18 +136,22 @@ class Scenario(_Model):
             len(self.messages) + len(self.barriers) <= ROW_FORM_MAX
 
     def check(self) -> None:
-        """Resolve every name (nodes, ports, flows, dependencies); raises ScenarioError naming the field. What
-        needs the built network (reachability, NICs, sizes, cycles) is the engine's check (`validate`). A small
+        """Check the scenario with the engine's reader, the one validator: keys, values, the built network and
+        every name (nodes, ports, flows, dependencies); raises ScenarioError naming the field as the user wrote it.
+        What needs the compiled network (reachability, cycles) is the engine's check (`validate`). A small
         scenario (`row_form`) is checked in its row form, without importing numpy."""
         if self.row_form:
-            try:
-                _to_wire(self)
-            except SpecProblem as p:
-                raise ScenarioError(self._source, p.field, p.reason) from None
+            self._read("rows")
             return
         self.header()
         if self.has_workload_rows:
             self.workload()
+
+    def _read(self, what: str) -> dict:
+        """The engine's reading of this scenario (`_core.scenario_read`): its wire "header" or "rows". The
+        scenario travels as a document (`model_dump`, units written out), so one built in Python is read exactly
+        as a file is; raises ScenarioError naming the file and the key. O(size of the scenario)."""
+        return engine_read(self.model_dump(exclude_unset=True), what, self._source)
 
     def workload(self):
         """The scenario's own rows as a `fabricsim.Workload` (built once and kept while the rows are the same)."""
@@ -164,40 +166,38 @@ class Scenario(_Model):
     def header(self) -> dict:
         """The wire header the engine compiles: network, routing, sources, TCP, measurement. The workload
         (messages, barriers, compute steps, collectives) travels as columns (`fabricsim.Workload`)."""
-        try:
-            return bulk(_to_wire)(self, rows=False)
-        except SpecProblem as p:
-            raise ScenarioError(self._source, p.field, p.reason) from None
+        return self._read("header")
 
     def to_wire(self) -> dict:
         """The complete wire RunSpec in its JSON row form, messages and barriers included (see
         crates/fabricsim-core/src/spec.rs); the regression corpus and tests use it. Compute steps and
         collectives exist only in the columnar form."""
-        try:
-            return _to_wire(self)
-        except SpecProblem as p:
-            raise ScenarioError(self._source, p.field, p.reason) from None
+        return self._read("rows")
 
 
-def engine_verdict(data: dict, source: str) -> ScenarioError | None:
-    """The engine's reader's verdict on a parsed scenario (`_core.scenario_check`): the user's error as a
-    ScenarioError naming the file and the key as written, or None when it is valid or when Python's models decide
-    (a value to warn about; a document the reader leaves to Python)."""
+def engine_verdict(data: dict, source: str) -> tuple[str, ScenarioError | None]:
+    """The engine's reader's verdict on a parsed scenario (`_core.scenario_check`): ("invalid", the user's error
+    as a ScenarioError naming the file and the key as written), ("ok", None) when it is valid, or (verdict, None)
+    when Python's models have a say: "warning" (values to warn about), "unsupported" (not a JSON document)."""
     import json
-    from pathlib import Path
 
     from .. import _core
 
     try:
         text = json.dumps(data, allow_nan=True)
     except (TypeError, ValueError):
-        return None
-    base = None if not source or source.startswith("<") else str(Path(source).parent)
-    verdict, file, said = _core.scenario_check(text, base)
+        return "unsupported", None
+    verdict, file, said = _core.scenario_check(text, _base(source))
+    if verdict == "warning" and file:  # a graph file's implausible value: the engine reads graph files alone
+        import warnings
+
+        from ..errors import FabricsimWarning
+
+        warnings.warn(f"{file}: {said}", FabricsimWarning, stacklevel=3)
     if verdict != "invalid":
-        return None
+        return verdict, None
     field, sep, reason = said.partition(": ")
-    return ScenarioError(file or source, field if sep else "", reason if sep else said)
+    return verdict, ScenarioError(file or source, field if sep else "", reason if sep else said)
 
 
 def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
@@ -207,7 +207,7 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     the file, the field and the value; a document it does not read)."""
     if not isinstance(data, dict):
         raise ScenarioError(source, "", "a scenario must be a table of keys")
-    error = engine_verdict(data, source)
+    verdict, error = engine_verdict(data, source)
     if error is not None:
         raise error
     with validating(source):
@@ -217,254 +217,9 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
             field, msg = first_error(e, KINDS)
             raise ScenarioError(source, field, msg) from None
     sc._source = source
-    sc.check()
+    if verdict != "ok":  # the reader has judged the whole scenario when it says ok
+        sc.check()
     return sc
-
-
-def _event_wire(e, f: str, index: dict[str, int], ports_of) -> dict:
-    """A network event with its links resolved to link indices (every parallel link, or every link of a
-    switch); one clear problem per missing or impossible field."""
-    if e.kind == "switch_down":
-        if e.node is None:
-            raise SpecProblem(f"{f}.node", "a switch_down names its switch: node = \"spine0\"")
-        v = _node(index, e.node, f"{f}.node")
-        links = sorted(li for (li, _, _) in ports_of[v])
-        if not links:
-            raise SpecProblem(f"{f}.node", f"'{e.node}' has no link")
-    else:
-        if e.link is None or len(e.link) != 2:
-            raise SpecProblem(f"{f}.link", f"a {e.kind} names its link by its two nodes: link = [\"leaf0\", \"spine1\"]")
-        a = _node(index, e.link[0], f"{f}.link[0]")
-        b = _node(index, e.link[1], f"{f}.link[1]")
-        links = [li for (li, peer, _) in ports_of[a] if peer == b]
-        if not links:
-            raise SpecProblem(f"{f}.link", f"there is no link between '{e.link[0]}' and '{e.link[1]}'")
-    if e.kind == "ber" and not 0.0 <= e.ber < 1.0:
-        raise SpecProblem(f"{f}.ber", f"{e.ber} is not a bit error rate in [0, 1)")
-    kind = "link_down" if e.kind == "switch_down" else e.kind
-    return {"at_ps": e.at, "kind": kind, "links": links, "ber": e.ber}
-
-
-def _policy_wire(policy, index: dict[str, int], topo_field: str) -> dict:
-    """The network's routing policy with node names resolved to indices ({} for least-cost ECMP alone)."""
-    if policy is None:
-        return {}
-
-    def ids(names: list[str], f: str) -> list[int]:
-        return [_node(index, n, f"{topo_field}.policy.{f}[{k}]") for k, n in enumerate(names)]
-
-    if policy.kind == "dimension_order":
-        return {"policy": {"kind": policy.kind, "dims": list(policy.dims), "routers": ids(policy.routers, "routers")}}
-    if policy.kind == "valiant":
-        return {"policy": {"kind": policy.kind, "groups": [ids(g, f"groups[{k}]") for k, g in enumerate(policy.groups)]}}
-    return {"policy": {"kind": policy.kind, "servers": [
-        {"nvswitch": _node(index, s.nvswitch, f"{topo_field}.policy.servers[{k}].nvswitch"),
-         "gpus": ids(s.gpus, f"servers[{k}].gpus"), "nics": ids(s.nics, f"servers[{k}].nics")}
-        for k, s in enumerate(policy.servers)]}}
-
-
-def _to_wire(sc: Scenario, rows: bool = True) -> dict:
-    """The wire spec; with `rows=False` the header alone (message and barrier names are only checked against
-    the flow names, their rows are the workload's). Dependency cycles are the engine's check."""
-    net = sc.topology.network()
-    topo_field = "topology" if sc.topology.kind == "custom" else f"topology ({sc.topology.kind})"
-    index: dict[str, int] = {}
-    for i, n in enumerate(net.nodes):
-        if n.name in index:
-            raise SpecProblem(f"{topo_field}.nodes[{i}].name", f"duplicate node name '{n.name}'")
-        if n.kind == "host" and n.model != "output_queued":
-            raise SpecProblem(f"{topo_field}.nodes[{i}].model", "only switches have a switch model")
-        index[n.name] = i
-    kinds = [n.kind for n in net.nodes]
-    ports_of: list[list[tuple[int, int, str]]] = [[] for _ in net.nodes]  # (link, peer, end)
-    links = []
-    for i, l in enumerate(net.links):
-        for end in ("a", "b"):
-            if getattr(l, end) not in index:
-                raise SpecProblem(f"{topo_field}.links[{i}].{end}", f"unknown node '{getattr(l, end)}'")
-        a, b = index[l.a], index[l.b]
-        if a == b:
-            raise SpecProblem(f"{topo_field}.links[{i}].b", "a link cannot connect a node to itself")
-        ports_of[a].append((i, b, "a_end"))
-        ports_of[b].append((i, a, "b_end"))
-        links.append({"a": a, "b": b, "rate_bps": l.rate, "delay_ps": l.delay, "a_end": {}, "b_end": {}})
-        if l.weight != 1:
-            links[-1]["weight"] = l.weight
-    for i, p in enumerate(sc.ports):
-        f = f"ports[{i}]"
-        node = _node(index, p.node, f"{f}.node")
-        peer = _node(index, p.peer, f"{f}.peer")
-        ends = [(li, end) for (li, pr, end) in ports_of[node] if pr == peer]
-        if not ends:
-            raise SpecProblem(f"{f}.peer", f"'{p.node}' has no link to '{p.peer}'")
-        for li, end in ends:
-            if p.queue is not None:
-                links[li][end]["queue"] = p.queue.wire()
-            if p.rate_cap is not None:
-                links[li][end]["rate_cap_bps"] = p.rate_cap
-            if p.drop_packets:
-                links[li][end]["drop_packets"] = list(p.drop_packets)
-
-    def endpoint(f: str, name: str, nic: int, nic_field: str) -> int:
-        v = _node(index, name, f)
-        if kinds[v] != "host":
-            raise SpecProblem(f, f"'{name}' is a switch; traffic starts and ends at hosts")
-        if nic >= len(ports_of[v]):
-            raise SpecProblem(nic_field, f"'{name}' has {len(ports_of[v])} NIC(s); NIC {nic} does not exist")
-        return v
-
-    def path(f: str, names: list[str] | None) -> list[int] | None:
-        if names is None:
-            return None
-        return [_node(index, n, f"{f}[{k}]") for k, n in enumerate(names)]
-
-    def packet(f: str, size: int, header: int) -> None:
-        if size + header > MAX_PACKET_BYTES:
-            raise SpecProblem(f, f"a packet of {size + header} B exceeds the {MAX_PACKET_BYTES} B limit")
-
-    sources = []
-    source_names: set[str] = set()
-    for i, s in enumerate(sc.sources):
-        f = f"sources[{i}]"
-        flow_name = s.name or f"{s.kind}{i}"
-        if flow_name in source_names:
-            raise SpecProblem(f"{f}.name", f"duplicate source name '{flow_name}' (flows are reported by name)")
-        source_names.add(flow_name)
-        src = endpoint(f"{f}.src", s.src, s.src_nic, f"{f}.src_nic")
-        dst = endpoint(f"{f}.dst", s.dst, s.dst_nic, f"{f}.dst_nic")
-        if src == dst and s.src_nic == s.dst_nic:
-            raise SpecProblem(f"{f}.dst_nic", "source and destination are the same NIC of one host")
-        packet(f"{f}.packet_size", s.packet_size, s.header)
-        if s.kind == "onoff" and (s.on is None or s.off is None):
-            raise SpecProblem(f"{f}.{'on' if s.on is None else 'off'}", "an onoff source needs both 'on' and 'off'")
-        if s.kind == "cbr" and (s.on is not None or s.off is not None):
-            raise SpecProblem(f"{f}.{'on' if s.on is not None else 'off'}", "a cbr source has no on/off times")
-        if s.stop is not None and s.stop < s.start:
-            raise SpecProblem(f"{f}.stop", "stop is before start")
-        sources.append({
-            "name": flow_name, "kind": s.kind,
-            "src": src, "src_nic": s.src_nic, "dst": dst, "dst_nic": s.dst_nic,
-            "rate_bps": s.rate, "packet_bytes": s.packet_size, "header_bytes": s.header,
-            "on_ps": s.on or 0, "off_ps": s.off or 0, "start_ps": s.start, "stop_ps": s.stop,
-            "max_bytes": s.max_bytes, "path": path(f"{f}.path", s.path),
-        })
-    if not rows:
-        for i, m in enumerate(sc.messages):
-            if m.name in source_names:
-                raise SpecProblem(f"messages[{i}].name", f"'{m.name}' already names a source (flows are reported by name)")
-    msg_index: dict[str, int] = {}
-    for i, m in enumerate(sc.messages if rows else ()):
-        if m.name in msg_index:
-            raise SpecProblem(f"messages[{i}].name", f"duplicate message name '{m.name}'")
-        if m.name in source_names:
-            raise SpecProblem(f"messages[{i}].name", f"'{m.name}' already names a source (flows are reported by name)")
-        msg_index[m.name] = i
-    barrier_index: dict[str, int] = {}
-    for i, b in enumerate(sc.barriers if rows else ()):
-        if b.name in msg_index or b.name in source_names or b.name in barrier_index:
-            raise SpecProblem(f"barriers[{i}].name", f"'{b.name}' already names a flow or barrier")
-        barrier_index[b.name] = i
-    barriers = []
-    for i, b in enumerate(sc.barriers if rows else ()):
-        deps, bdeps = [], []
-        for k, name in enumerate(b.after):
-            if name in msg_index:
-                deps.append(msg_index[name])
-            elif name in barrier_index:
-                bdeps.append(barrier_index[name])
-            else:
-                raise SpecProblem(f"barriers[{i}].after[{k}]", f"unknown message or barrier '{name}'")
-        barriers.append({"name": b.name, "deps": deps, "barriers": bdeps})
-    messages = []
-    for i, m in enumerate(sc.messages if rows else ()):
-        f = f"messages[{i}]"
-        src = endpoint(f"{f}.src", m.src, m.src_nic, f"{f}.src_nic")
-        dst = endpoint(f"{f}.dst", m.dst, m.dst_nic, f"{f}.dst_nic")
-        if src == dst and m.src_nic == m.dst_nic:
-            raise SpecProblem(f"{f}.dst_nic", "source and destination are the same NIC of one host")
-        if m.size > MAX_MESSAGE_BYTES:
-            raise SpecProblem(f"{f}.size", f"{m.size} B exceeds the 1 TiB limit")
-        packet(f"{f}.packet_size", m.packet_size, m.header)
-        deps, sent_deps, mbarriers = [], [], []
-        for key, names, out in (("after", m.after, deps), ("after_sent", m.after_sent, sent_deps)):
-            for k, name in enumerate(names):
-                if key == "after" and name in barrier_index:
-                    mbarriers.append(barrier_index[name])
-                    continue
-                if name not in msg_index:
-                    raise SpecProblem(f"{f}.{key}[{k}]", f"unknown message '{name}'")
-                if name == m.name:
-                    raise SpecProblem(f"{f}.{key}[{k}]", "a message cannot wait for itself")
-                out.append(msg_index[name])
-        messages.append({
-            "name": m.name, "src": src, "src_nic": m.src_nic, "dst": dst, "dst_nic": m.dst_nic,
-            "size_bytes": m.size, "packet_bytes": m.packet_size, "header_bytes": m.header,
-            "start_ps": m.start, "deps": deps, "sent_deps": sent_deps, "barriers": mbarriers, "delay_ps": m.delay,
-            "path": path(f"{f}.path", m.path),
-        })
-    tcp = []
-    for i, t in enumerate(sc.tcp):
-        f = f"tcp[{i}]"
-        flow_name = t.name or f"tcp{i}"
-        if flow_name in source_names or flow_name in msg_index or (not rows and any(m.name == flow_name for m in sc.messages)):
-            raise SpecProblem(f"{f}.name", f"'{flow_name}' already names another flow (flows are reported by name)")
-        source_names.add(flow_name)
-        src = endpoint(f"{f}.src", t.src, t.src_nic, f"{f}.src_nic")
-        dst = endpoint(f"{f}.dst", t.dst, t.dst_nic, f"{f}.dst_nic")
-        if src == dst and t.src_nic == t.dst_nic:
-            raise SpecProblem(f"{f}.dst_nic", "source and destination are the same NIC of one host")
-        packet(f"{f}.mss", t.mss, t.header)
-        if t.stop is not None and t.stop < t.start:
-            raise SpecProblem(f"{f}.stop", "stop is before start")
-        if t.rcv_buf < t.mss:
-            raise SpecProblem(f"{f}.rcv_buf", "must hold at least one segment")
-        if t.snd_buf < t.app_write:
-            raise SpecProblem(f"{f}.snd_buf", "must hold at least one application write")
-        tcp.append({
-            "name": flow_name, "src": src, "src_nic": t.src_nic, "dst": dst, "dst_nic": t.dst_nic, "cc": t.cc.replace("newreno", "new_reno"),
-            "start_ps": t.start, "stop_ps": t.stop, "max_bytes": t.max_bytes, "mss_bytes": t.mss,
-            "header_bytes": t.header, "initial_cwnd": t.initial_cwnd, "min_rto_ps": t.min_rto,
-            "initial_rto_ps": t.initial_rto, "clock_granularity_ps": t.clock_granularity,
-            "delack_count": t.delack_count, "delack_timeout_ps": t.delack_timeout, "rcv_buf_bytes": t.rcv_buf,
-            "snd_buf_bytes": t.snd_buf, "app_write_bytes": t.app_write,
-            "dupack_threshold": t.dupack_threshold, "sack": t.sack, "path": path(f"{f}.path", t.path),
-        })
-    sample_ports = None
-    if sc.measure.queues is not None:
-        sample_ports = []
-        for k, q in enumerate(sc.measure.queues):
-            sample_ports.append(_port_ref(index, ports_of, q, f"measure.queues[{k}]"))
-    events = [_event_wire(e, f"events[{i}]", index, ports_of) for i, e in enumerate(sc.events)]
-    out = {
-        "seed": sc.seed,
-        "stop_ps": sc.stop,
-        "network": {
-            "nodes": [{"name": n.name, "kind": n.kind, "latency_ps": n.latency, "model": n.model,
-                       "input_buffer_bytes": n.input_buffer, **({"arbiter": n.arbiter} if n.arbiter != "round_robin" else {})}
-                      for n in net.nodes],
-            "links": links,
-            "default_queue": sc.queue.wire(),
-            "topology": sc.topology.kind,
-        },
-        "routing": {"ecmp": sc.routing.ecmp, **_policy_wire(net.policy, index, topo_field),
-                    **({"flowlet_gap_ps": sc.routing.flowlet_gap} if sc.routing.flowlet_gap is not None else {})},
-        "sources": sources,
-        "messages": messages,
-        "tcp": tcp,
-        "barriers": barriers,
-        "measure": {"queue_sample_ps": sc.measure.queue_interval, "sample_ports": sample_ports},
-    }
-    if sc.measure.throughput_interval is not None:
-        out["measure"]["throughput_bin_ps"] = sc.measure.throughput_interval
-    if events:
-        out["events"] = events
-        out["routing"]["detection_delay_ps"] = sc.routing.detection_delay
-    out.update(roce_wire(sc))
-    if sc.hybrid is not None:
-        out["hybrid"] = hybrid_wire(sc.hybrid)
-    if not rows:
-        del out["messages"], out["barriers"]
-    return out
 
 
 def _warn_implausible(data: Any, handler, count: int) -> None:
@@ -494,27 +249,3 @@ def _warn_implausible(data: Any, handler, count: int) -> None:
     if len(found) > 3:
         warnings.warn(f"{where}{len(found) - 3:,} more implausible rate(s) or size(s) like these", FabricsimWarning,
                       stacklevel=4)
-
-
-def _node(index: dict[str, int], name: str, field: str) -> int:
-    try:
-        return index[name]
-    except KeyError:
-        raise SpecProblem(field, f"unknown node '{name}'") from None
-
-
-def _port_ref(index, ports_of, ref: str, field: str) -> tuple[int, int]:
-    """Resolve "node->peer" or "node->peer#k" (k-th parallel link) to (node index, local port index)."""
-    if "->" not in ref:
-        raise SpecProblem(field, f"'{ref}' is not a port name of the form 'node->peer'")
-    node_name, rest = ref.split("->", 1)
-    peer_name, sep, k = rest.partition("#")
-    node = _node(index, node_name.strip(), field)
-    peer = _node(index, peer_name.strip(), field)
-    matches = [local for local, (_, pr, _) in enumerate(ports_of[node]) if pr == peer]
-    if sep and not k.isdigit():
-        raise SpecProblem(field, f"'{ref}': the parallel-link number after '#' must be an integer")
-    nth = int(k) if k else 0
-    if nth >= len(matches):
-        raise SpecProblem(field, f"'{node_name}' has no link to '{peer_name}'" + (f" numbered #{k}" if k else ""))
-    return (node, matches[nth])

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Literal
 
 
-from .. import _core
-from ..errors import SpecError
 from ..units import Duration, Size
 from . import generated
-from .base import SpecProblem, MessageSize, Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveRate, PositiveSize, _Model
+from .base import MessageSize, Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveRate, PositiveSize, _Model
 
 
 class SourceDef(_Model):
@@ -153,15 +150,6 @@ class TcpDef(_Model):
 
 HybridDef = generated.model("HybridDef", "hybrid", __name__)
 """`[hybrid]`, generated from the engine's declaration (crates/fabricsim-core/src/scenario/hybrid.rs)."""
-
-
-def hybrid_wire(hybrid) -> dict:
-    """`[hybrid]` as the engine's wire object, read, defaulted and validated by the engine; raises SpecProblem
-    naming the user's key."""
-    try:
-        return json.loads(_core.hybrid_table(json.dumps({"hybrid": hybrid.given()}, default=str)))
-    except SpecError as e:
-        raise SpecProblem(e.field, e.reason) from None
 
 
 class MeasureDef(_Model):

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, get_args
+from typing import Any
 
-from pydantic import PrivateAttr, ValidationError
+from pydantic import PrivateAttr, TypeAdapter
 
-from ..errors import ScenarioError
-from ..spec.base import PositiveSize, _Model, first_error
-from ..spec.network import LinkDef, NodeDef, SwitchModelName
-from ..units import Duration, plausibility
+from ..spec.base import PositiveSize, _Model, bulk, engine_read
+from ..spec.network import LinkDef, Network, NodeDef, RoutingPolicy, SwitchModelName
+from ..units import Duration
 
 
 class BuiltTopology(_Model):
-    """The parameters of a topology made by a builder function, with the switch settings every builder shares.
+    """The parameters of a topology family, with the switch settings every family shares. The engine builds the
+    network (crates/fabricsim-core/src/scenario/topology/, one file per family) and judges the parameters:
+    `network()` and the family's builder function both go through `network_of`.
 
-    Invariant: every field except `kind` is a keyword parameter of the family's builder, so `network()` is
-    `builder(**self.builder_args())`."""
+    Invariant: every field except `kind` is a key of the family's `[topology]` table and a keyword parameter of
+    its builder function."""
 
     switch_latency: Duration = 0
     """Forwarding delay every switch adds to every packet, on top of serialization and propagation."""
@@ -30,41 +31,21 @@ class BuiltTopology(_Model):
     _built: Any = PrivateAttr(default=None)
 
     def builder_args(self) -> dict[str, Any]:
-        """The builder's keyword arguments: every field but `kind`. Durations and rates dump with explicit
-        units, so the builder reads them back exactly."""
+        """The family's parameters as a `[topology]` table's keys: every field but `kind`. Durations and rates
+        dump with explicit units, so the engine's reader reads them back exactly."""
         return self.model_dump(exclude={"kind"})
 
-    def build(self, builder: Callable[..., Any]):
-        """`builder(**self.builder_args())`, quietly: this model's rates were checked for plausibility (a warning
-        naming `topology.<field>`) when it was validated, so the links built from them do not warn again. The
-        network is kept for the same arguments (a run needs it for the header and the workload's names; a
-        k = 48 fat-tree takes 0.2-0.6 s to build): treat it as read-only."""
+    def network(self) -> Network:
+        """The built network (`network_of` this table: the engine's builder, the one for every family). Kept
+        for the same parameters (a run needs it for the header and the workload's names): treat it as
+        read-only."""
         args = self.builder_args()
         key = repr(sorted(args.items()))
         if self._built is not None and self._built[0] == key:
             return self._built[1]
-        with plausibility("off"):
-            net = builder(**args)
+        net = network_of({"kind": self.kind, **args}, quiet=True)
         self._built = (key, net)
         return net
-
-    @classmethod
-    def checked(cls, **kwargs: Any):
-        """The model of a builder's keyword arguments, validated as a scenario's `topology` table is (a rate below
-        1 Mb/s warns, unless `build` is calling); raises ScenarioError naming the family and the field
-        (`fat_tree3: k: ...`). A builder that needs its values parsed (rates in bit/s, durations in ps) starts
-        here, so a direct Python call gets the same checks and messages as a scenario file. O(fields)."""
-        kind = get_args(cls.model_fields["kind"].annotation)[0]
-        try:
-            return cls.model_validate({"kind": kind, **kwargs})
-        except ValidationError as e:
-            raise ScenarioError(kind, *first_error(e)) from None
-
-    def switches(self, names, latency: int | None = None) -> list[NodeDef]:
-        """Switch nodes with these names and the shared switch settings (`latency` in ps instead of
-        `switch_latency` if given). O(len(names))."""
-        lat = self.switch_latency if latency is None else latency
-        return [node(n, "switch", lat, self.switch_model, self.input_buffer) for n in names]
 
 
 # ---- trusted construction -----------------------------------------------------------------------------------
@@ -107,3 +88,34 @@ def node(name: str, kind: str, latency: int = 0, model: str = "output_queued", i
 def hosts(names) -> list[NodeDef]:
     """Host nodes with these names (hosts never forward; their latency is 0). O(len(names))."""
     return [node(n, "host") for n in names]
+
+
+_POLICY = TypeAdapter(RoutingPolicy)
+
+
+@bulk
+def network_of(table: dict[str, Any], source: str = "", quiet: bool = False) -> Network:
+    """The network of a `[topology]` table (`{"kind": "fat_tree", "m0": 4, ...}`, values as a scenario file
+    writes them), built and checked by the engine's reader (`_core.scenario_read(..., "network")`); a `graph`
+    file is relative to the current folder. Raises ScenarioError naming `source` (default: the family) and the
+    key (`topology.k`); the first implausible rate or size warns (FabricsimWarning), unless `quiet`.
+    O(nodes + links)."""
+    raw = engine_read(table, "network_quiet" if quiet else "network", source or str(table.get("kind", "topology")))
+    nodes = [_trusted(NodeDef, n, _NODE_FIELDS) for n in raw["nodes"]]
+    links = [_trusted(LinkDef, x, _LINK_FIELDS) for x in raw["links"]]
+    policy = None if raw["policy"] is None else _POLICY.validate_python(raw["policy"])
+    return Network.model_construct(nodes=nodes, links=links, policy=policy)
+
+
+def family_network(kind: str, args: dict[str, Any]) -> Network:
+    """A builder function's network: its keyword arguments (`locals()`, None meaning "not given") as the
+    `[topology]` table of family `kind`; an error names the family and the argument (`fat_tree3: k: must be
+    even ...`). O(nodes + links)."""
+    from ..errors import ScenarioError
+
+    try:
+        return network_of({"kind": kind, **{k: v for k, v in args.items() if v is not None}})
+    except ScenarioError as e:
+        if e.source == kind and e.field.startswith("topology."):
+            raise ScenarioError(kind, e.field.removeprefix("topology."), e.reason) from None
+        raise

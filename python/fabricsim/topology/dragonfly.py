@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import ValidationInfo, field_validator
-
-from ..spec.base import LinkRate, PositiveInt, bulk
-from ..spec.network import Network, ValiantPolicy
+from ..spec.base import LinkRate, PositiveInt
+from ..spec.network import Network
 from ..units import Duration
-from .base import BuiltTopology, hosts, link
-
-GLOBAL_WEIGHT = 3
-"""Routing weight of a global link (local and host links weigh 1): more than two local hops, so a least-cost
-route takes one global link and up to two local ones rather than two global links."""
-ROUTINGS = ("minimal", "valiant")
-
-
-def global_peer(group: int, port: int, g: int) -> tuple[int, int]:
-    """Where global port `port` (router port // h, its port % h-th global link) of group `group` leads, as
-    (group, port), in the consecutive ("palmtree") arrangement of g groups with a·h ports each. Port k is in
-    round t = k // (g−1) at offset d = k % (g−1) + 1 and leads to group (group + d) mod g, to that group's port
-    of offset g − d in the same round: t·(g−1) + g − d − 1. An involution; the caller checks the peer port
-    exists (< a·h). O(1)."""
-    t, d = divmod(port, g - 1)
-    return (group + d + 1) % g, t * (g - 1) + g - d - 2
+from .base import BuiltTopology, family_network
 
 
 def links_between(a: int, h: int, g: int, d: int) -> int:
@@ -64,30 +47,10 @@ class DragonflyTopology(BuiltTopology):
     to a router of a random third group, then minimally on: the network's policy is a ValiantPolicy). UGAL is
     not supported."""
 
-    @field_validator("routing", mode="before")
-    @classmethod
-    def _supported(cls, v: Any) -> Any:
-        if isinstance(v, str) and v not in ROUTINGS:
-            what = "UGAL (adaptive) routing is not supported" if v.lower().startswith("ugal") else f"unknown routing {v!r}"
-            raise ValueError(f"{what}; the supported routings are 'minimal' and 'valiant'")
-        return v
-
-    @field_validator("g")
-    @classmethod
-    def _groups(cls, g: int | None, info: ValidationInfo) -> int | None:
-        a, h = info.data.get("a"), info.data.get("h")
-        if g is not None and a is not None and h is not None and not 2 <= g <= a * h + 1:
-            raise ValueError(f"must be from 2 to a·h + 1 = {a * h + 1} (each group has a·h = {a * h} global "
-                             f"ports, one per other group at the most), got {g}")
-        return g
-
     @property
     def groups(self) -> int:
         """g, or a·h + 1 when unset."""
         return self.a * self.h + 1 if self.g is None else self.g
-
-    def network(self) -> Network:
-        return self.build(dragonfly)
 
     def bisection_bps(self) -> int:
         """Closed form: min(hosts/2, global links between the first ⌊g/2⌋ groups and the others)·rate, the
@@ -98,7 +61,6 @@ class DragonflyTopology(BuiltTopology):
         return min(g * self.a * self.p // 2, cut) * self.rate
 
 
-@bulk
 def dragonfly(p: int, a: int, h: int, rate: int | str, g: int | None = None, delay: int | str = 0,
               routing: str = "minimal", switch_latency: int | str = 0, switch_model: str = "output_queued",
               input_buffer: int | str = 128 * 1024) -> Network:
@@ -108,17 +70,4 @@ def dragonfly(p: int, a: int, h: int, rate: int | str, g: int | None = None, del
     Nodes: hosts (group, router, host), then routers (group, router). Links: host links (each host's only
     NIC), local links (group, then router pairs r < r'), global links (group, port, each once from its lower
     (group, port) end). g·a·p + g·a(a−1)/2 + (used global ports)/2 links. O(nodes + links)."""
-    m = DragonflyTopology.checked(**locals())
-    g, rate, delay = m.groups, m.rate, m.delay
-    routers = [[f"g{G}.r{r}" for r in range(a)] for G in range(g)]
-    host_names = [f"{r}.h{i}" for grp in routers for r in grp for i in range(p)]
-    nodes = hosts(host_names) + m.switches(r for grp in routers for r in grp)
-    links = [link(x, x.rsplit(".", 1)[0], rate, delay) for x in host_names]
-    links += [link(grp[i], grp[j], rate, delay) for grp in routers for i in range(a) for j in range(i + 1, a)]
-    for G in range(g):
-        for k in range(a * h):
-            G2, k2 = global_peer(G, k, g)
-            if k2 < a * h and (G, k) < (G2, k2):
-                links.append(link(routers[G][k // h], routers[G2][k2 // h], rate, delay, GLOBAL_WEIGHT))
-    policy = ValiantPolicy(kind="valiant", groups=routers) if routing == "valiant" else None
-    return Network(nodes=nodes, links=links, policy=policy)
+    return family_network("dragonfly", locals())

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Literal
 
 from ..spec.base import LinkRate, PositiveInt
-from ..spec.network import LinkDef, Network, NodeDef
+from ..spec.network import Network
 from ..units import Duration
-from .base import BuiltTopology
+from .base import BuiltTopology, family_network
 
 
 class DumbbellTopology(BuiltTopology):
@@ -25,8 +25,6 @@ class DumbbellTopology(BuiltTopology):
     bottleneck_delay: Duration = 5_000_000_000
     """Propagation delay of the bottleneck link."""
 
-    def network(self) -> Network:
-        return self.build(dumbbell)
 
 
 def dumbbell(
@@ -42,10 +40,4 @@ def dumbbell(
     """The incast bottleneck: sender0..sender{N-1} -> leaf -> (bottleneck) -> spine -> receiver.
 
     Links are listed senders first, then leaf-spine, then spine-receiver, so every host has NIC 0 only."""
-    nodes = [NodeDef(name=f"sender{i}", kind="host") for i in range(senders)]
-    sw = dict(kind="switch", latency=switch_latency, model=switch_model, input_buffer=input_buffer)
-    nodes += [NodeDef(name="leaf", **sw), NodeDef(name="spine", **sw), NodeDef(name="receiver", kind="host")]
-    links = [LinkDef(a=f"sender{i}", b="leaf", rate=access_rate, delay=access_delay) for i in range(senders)]
-    links.append(LinkDef(a="leaf", b="spine", rate=bottleneck_rate, delay=bottleneck_delay))
-    links.append(LinkDef(a="spine", b="receiver", rate=access_rate, delay=access_delay))
-    return Network(nodes=nodes, links=links)
+    return family_network("dumbbell", locals())

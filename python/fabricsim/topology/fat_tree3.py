@@ -6,12 +6,12 @@ import math
 from typing import Annotated, Literal
 
 from annotated_types import Gt
-from pydantic import AllowInfNan, Strict, ValidationInfo, field_validator
+from pydantic import AllowInfNan, Strict
 
-from ..spec.base import LinkRate, PositiveInt, bulk
+from ..spec.base import LinkRate, PositiveInt
 from ..spec.network import Network
 from ..units import Duration
-from .base import BuiltTopology, hosts, link
+from .base import BuiltTopology, family_network
 
 PositiveNumber = Annotated[float, Strict(), Gt(0), AllowInfNan(False)]
 """A finite number > 0 (an integer is taken as it is; booleans and strings are errors)."""
@@ -42,24 +42,6 @@ class FatTree3Topology(BuiltTopology):
     round(oversubscription·k/2) hosts (halves rounded up; at least 1), its up-links stay k/2. 1: the classic
     non-blocking fat-tree; 3: three times k/2 hosts per edge switch."""
 
-    @field_validator("k")
-    @classmethod
-    def _even(cls, k: int) -> int:
-        if k % 2:
-            raise ValueError(f"must be even (a k-ary fat-tree switch has k/2 ports down and k/2 up), got {k}")
-        return k
-
-    @field_validator("oversubscription")
-    @classmethod
-    def _some_hosts(cls, r: float, info: ValidationInfo) -> float:
-        k = info.data.get("k")
-        if k is not None and hosts_per_edge(k, r) < 1:
-            raise ValueError(f"{r:g}·k/2 = {r * k / 2:g} rounds to no host per edge switch (k = {k})")
-        return r
-
-    def network(self) -> Network:
-        return self.build(fat_tree3)
-
     def bisection_bps(self) -> int:
         """Closed form: min(hosts/2, k³/8)·rate. Cutting the pods into two halves of k/2 crosses k³/8 links (the
         aggregation–core links of half the pods), and no balanced cut of the hosts crosses fewer than
@@ -68,7 +50,6 @@ class FatTree3Topology(BuiltTopology):
         return min(n // 2, self.k ** 3 // 8) * self.rate
 
 
-@bulk
 def fat_tree3(k: int, rate: int | str, delay: int | str = 0, oversubscription: float = 1,
               switch_latency: int | str = 0, switch_model: str = "output_queued",
               input_buffer: int | str = 128 * 1024) -> Network:
@@ -78,16 +59,4 @@ def fat_tree3(k: int, rate: int | str, delay: int | str = 0, oversubscription: f
     Nodes: hosts (pod by pod, edge by edge), then edge, aggregation and core switches. Links: host links (each
     host's only NIC), then edge–aggregation (pod, edge, aggregation), then aggregation–core (pod, aggregation,
     core): hosts + k³/2 links. O(hosts + k³)."""
-    p = FatTree3Topology.checked(**locals())
-    half, hpe = k // 2, hosts_per_edge(k, oversubscription)
-    rate, delay = p.rate, p.delay
-    edges = [f"p{q}.e{j}" for q in range(k) for j in range(half)]
-    aggs = [f"p{q}.a{j}" for q in range(k) for j in range(half)]
-    host_names = [f"{e}.h{i}" for e in edges for i in range(hpe)]
-    nodes = hosts(host_names) + p.switches(edges) + p.switches(aggs) + p.switches(f"c{i}" for i in range(half * half))
-    links = [link(h, h.rsplit(".", 1)[0], rate, delay) for h in host_names]
-    links += [link(f"p{q}.e{e}", f"p{q}.a{j}", rate, delay)
-              for q in range(k) for e in range(half) for j in range(half)]
-    links += [link(f"p{q}.a{j}", f"c{j * half + m}", rate, delay)
-              for q in range(k) for j in range(half) for m in range(half)]
-    return Network(nodes=nodes, links=links)
+    return family_network("fat_tree3", locals())

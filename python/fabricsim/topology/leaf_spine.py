@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Literal
 
 from ..spec.base import LinkRate, PositiveInt
-from ..spec.network import LinkDef, Network, NodeDef
+from ..spec.network import Network
 from ..units import Duration
-from .base import BuiltTopology
+from .base import BuiltTopology, family_network
 
 
 class LeafSpineTopology(BuiltTopology):
@@ -38,8 +38,6 @@ class LeafSpineTopology(BuiltTopology):
     """How an input-buffered spine's output picks among its inputs: "round_robin" (one packet per input in
     turn) or "fifo" (the oldest head packet first)."""
 
-    def network(self) -> Network:
-        return self.build(leaf_spine)
 
 
 def leaf_spine(
@@ -65,27 +63,4 @@ def leaf_spine(
     Vela-like server (4 NICs, 2 leaves) has NICs 0, 2 on its rack's first leaf and 1, 3 on the second.
     Every leaf links to every spine with `parallel_links` links. Host links come first (host by host,
     NIC by NIC), then fabric links (leaf by leaf, spine by spine)."""
-    def leaf(r: int, j: int) -> str:
-        return f"leaf{r}" if leaves_per_rack == 1 else f"leaf{r}_{j}"
-
-    nodes: list[NodeDef] = []
-    links: list[LinkDef] = []
-    for r in range(racks):
-        for h in range(hosts_per_rack):
-            nodes.append(NodeDef(name=f"h{r * hosts_per_rack + h}", kind="host"))
-    sw = dict(kind="switch", latency=switch_latency, model=switch_model, input_buffer=input_buffer)
-    for r in range(racks):
-        for j in range(leaves_per_rack):
-            nodes.append(NodeDef(name=leaf(r, j), **sw))
-    for s in range(spines):
-        nodes.append(NodeDef(name=f"spine{s}", arbiter=spine_arbiter, **sw))
-    for r in range(racks):
-        for h in range(hosts_per_rack):
-            for k in range(nics_per_host):
-                links.append(LinkDef(a=f"h{r * hosts_per_rack + h}", b=leaf(r, k % leaves_per_rack), rate=host_rate, delay=host_delay))
-    for r in range(racks):
-        for j in range(leaves_per_rack):
-            for s in range(spines):
-                for _ in range(parallel_links):
-                    links.append(LinkDef(a=leaf(r, j), b=f"spine{s}", rate=fabric_rate, delay=fabric_delay))
-    return Network(nodes=nodes, links=links)
+    return family_network("leaf_spine", locals())

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..spec.base import LinkRate, PositiveInt, bulk
-from ..spec.network import Network, PxnPolicy, RailServer
+from ..spec.base import LinkRate, PositiveInt
+from ..spec.network import Network
 from ..units import Duration
-from .base import BuiltTopology, hosts, link
-
-NVLINK_WEIGHT = 3
-"""Routing weight of a NIC–NVSwitch link (NVLink): higher than a network link's, see RailOptimizedTopology."""
-NETWORK_WEIGHT = 2
-"""Routing weight of a NIC–rail, rail–spine or spine–core link."""
+from .base import BuiltTopology, family_network
 
 
 def rail_gpus(sus: int, servers_per_su: int, gpus_per_server: int = 8) -> list[str]:
@@ -20,12 +15,6 @@ def rail_gpus(sus: int, servers_per_su: int, gpus_per_server: int = 8) -> list[s
     server s of scalable unit u, `su{u}.s{s}.g{g}` (the order of the hosts in the built network too).
     O(GPUs)."""
     return [f"su{u}.s{s}.g{g}" for u in range(sus) for s in range(servers_per_su) for g in range(gpus_per_server)]
-
-
-def uplinks_per_spine(servers_per_su: int, spines: int) -> int:
-    """Parallel links from a rail switch to each spine it links to: ⌈servers_per_su / spines⌉, the fewest that
-    give a rail switch at least as much capacity up (spines·that) as down (servers_per_su). O(1)."""
-    return -(-servers_per_su // spines)
 
 
 class RailOptimizedTopology(BuiltTopology):
@@ -78,8 +67,6 @@ class RailOptimizedTopology(BuiltTopology):
     NVLink to the sending server's GPU on the destination's rail, then on that rail; the network's policy is
     a PxnPolicy) or "spine" (least-cost routing: up the source's rail to a spine and down the destination's)."""
 
-    def network(self) -> Network:
-        return self.build(rail_optimized)
 
     def gpus(self) -> list[str]:
         """Every GPU's host name in rank order (`rail_gpus`). O(GPUs)."""
@@ -92,7 +79,6 @@ class RailOptimizedTopology(BuiltTopology):
         return self.sus * self.servers_per_su * self.gpus_per_server // 2 * self.rate
 
 
-@bulk
 def rail_optimized(sus: int, servers_per_su: int, spines: int, gpus_per_server: int = 8, spine_tiers: int = 1,
                    rate: int | str = "400Gbps", delay: int | str = "500ns", nvlink_rate: int | str = "3600Gbps",
                    nvlink_latency: int | str = "300ns", cross_rail: str = "pxn", switch_latency: int | str = 0,
@@ -104,32 +90,4 @@ def rail_optimized(sus: int, servers_per_su: int, spines: int, gpus_per_server: 
     NIC–rail, rail–spine (rail switch by rail switch, spine by spine, parallel links together), spine–core.
     The 8,192-GPU cluster (32 SUs × 32 servers × 8 GPUs, 32 spines) is ~58,000 nodes and links: ~0.1 s.
     O(nodes + links)."""
-    p = RailOptimizedTopology.checked(**locals())
-    G, S = gpus_per_server, servers_per_su
-    rate, delay, nvl = p.rate, p.delay, p.nvlink_rate
-    gpus = p.gpus()
-    nics = [f"{g}.nic" for g in gpus]
-    servers = [f"su{u}.s{s}" for u in range(sus) for s in range(S)]
-    rails = [f"su{u}.rail{g}" for u in range(sus) for g in range(G)]
-    mult = uplinks_per_spine(S, spines)
-    if spine_tiers == 1:
-        spine_names = [f"spine{i}" for i in range(spines)]
-        cores: list[str] = []
-    else:
-        spine_names = [f"su{u}.spine{i}" for u in range(sus) for i in range(spines)]
-        cores = [f"core{c}" for c in range(G * mult)]
-    nodes = hosts(gpus) + p.switches(nics, latency=0) + p.switches((f"{s}.nvs" for s in servers), p.nvlink_latency)
-    nodes += p.switches(rails) + p.switches(spine_names) + p.switches(cores)
-    links = [link(g, n, nvl + rate, 0) for g, n in zip(gpus, nics)]
-    links += [link(f"{servers[i // G]}.nvs", n, nvl, 0, NVLINK_WEIGHT) for i, n in enumerate(nics)]
-    links += [link(n, rails[(i // (S * G)) * G + i % G], rate, delay, NETWORK_WEIGHT) for i, n in enumerate(nics)]
-    for i, r in enumerate(rails):
-        ups = spine_names if spine_tiers == 1 else spine_names[(i // G) * spines:(i // G + 1) * spines]
-        links += [link(r, s, rate, delay, NETWORK_WEIGHT) for s in ups for _ in range(mult)]
-    links += [link(s, c, rate, delay, NETWORK_WEIGHT) for s in (spine_names if cores else ()) for c in cores]
-    policy = None
-    if cross_rail == "pxn":
-        policy = PxnPolicy(kind="pxn", servers=[
-            RailServer(nvswitch=f"{s}.nvs", gpus=gpus[i * G:(i + 1) * G], nics=nics[i * G:(i + 1) * G])
-            for i, s in enumerate(servers)])
-    return Network(nodes=nodes, links=links, policy=policy)
+    return family_network("rail_optimized", locals())

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Literal
 
-from pydantic import field_validator
-
-from ..spec.base import LinkRate, PositiveInt, bulk
-from ..spec.network import DimensionOrderPolicy, Network
+from ..spec.base import LinkRate, PositiveInt
+from ..spec.network import Network
 from ..units import Duration
-from .base import BuiltTopology, hosts, link
-
-
-def router_names(dims: list[int]) -> list[str]:
-    """Every router's name `r{x}.{y}` or `r{x}.{y}.{z}` in linear order, the first dimension fastest: router i
-    sits at x0 = i mod d0, x1 = (i // d0) mod d1, ... (DimensionOrderPolicy's order). O(routers)."""
-    return ["r" + ".".join(map(str, reversed(c))) for c in itertools.product(*(range(d) for d in reversed(dims)))]
+from .base import BuiltTopology, family_network
 
 
 def ring_links(d: int) -> int:
@@ -43,16 +34,6 @@ class TorusTopology(BuiltTopology):
     hosts_per_router: PositiveInt = 1
     """Hosts attached to each router."""
 
-    @field_validator("dims")
-    @classmethod
-    def _two_or_three(cls, dims: list[int]) -> list[int]:
-        if len(dims) not in (2, 3):
-            raise ValueError(f"a torus has 2 or 3 dimensions, got {len(dims)} ({dims})")
-        return dims
-
-    def network(self) -> Network:
-        return self.build(torus)
-
     def bisection_bps(self) -> int:
         """Closed form: min(hosts/2, cut)·rate, where cutting the torus in half across a dimension of size d
         crosses routers/d rings, 2 links each (d ≥ 3: the wrap-around crosses too) or 1 (d = 2). The cut is the
@@ -70,7 +51,6 @@ class TorusTopology(BuiltTopology):
         return min(n_hosts // 2, min(even) if even else cut(max(self.dims))) * self.rate
 
 
-@bulk
 def torus(dims: list[int], rate: int | str, delay: int | str = 0, hosts_per_router: int = 1,
           switch_latency: int | str = 0, switch_model: str = "output_queued",
           input_buffer: int | str = 128 * 1024) -> Network:
@@ -81,18 +61,4 @@ def torus(dims: list[int], rate: int | str, delay: int | str = 0, hosts_per_rout
     host's only NIC), then dimension by dimension, each router's link (in linear order) to the next router
     along it (coordinate + 1 mod size; for size 2 from coordinate 0 only). routers·hosts_per_router +
     Σ_dims routers/d·ring_links(d) links. O(nodes + links)."""
-    m = TorusTopology.checked(**locals())
-    rate, delay, dims = m.rate, m.delay, m.dims
-    names = router_names(dims)
-    host_names = [f"{r}.h{i}" for r in names for i in range(hosts_per_router)]
-    nodes = hosts(host_names) + m.switches(names)
-    links = [link(x, x.rsplit(".", 1)[0], rate, delay) for x in host_names]
-    stride = 1
-    for d in dims:
-        for i, r in enumerate(names):
-            x = (i // stride) % d
-            if d >= 3 or (d == 2 and x == 0):
-                links.append(link(r, names[i + ((x + 1) % d - x) * stride], rate, delay))
-        stride *= d
-    policy = DimensionOrderPolicy(kind="dimension_order", dims=dims, routers=names)
-    return Network(nodes=nodes, links=links, policy=policy)
+    return family_network("torus", locals())

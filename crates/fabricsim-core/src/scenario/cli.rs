@@ -129,6 +129,31 @@ pub fn check_json(text: &str, base: Option<&std::path::Path>) -> Result<(), Decl
     wire_of(&Scenario::from_json(&doc, base)?).map(|_| ())
 }
 
+/// The wire of a scenario document as Python holds it (JSON text; `base` the folder a `graph` file is relative
+/// to), for Python's `Scenario.header()` (`rows` false: the header, whose workload travels as columns) and
+/// `Scenario.to_wire()` (`rows` true: the row form, messages and barriers included). Implausible values are taken
+/// as written (the document was judged when it was loaded, and its warnings said then).
+pub fn wire_json(text: &str, base: Option<&std::path::Path>, rows: bool) -> Result<String, Decline> {
+    let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| Decline::invalid("", format!("JSON: {e}")))?;
+    super::units::quietly(|| {
+        let sc = Scenario::from_json(&doc, base)?;
+        Ok(wire::to_wire(&sc, rows)?.to_string())
+    })
+}
+
+/// The network of a `[topology]` table given as JSON (`base` as for `wire_json`), as Python's `Network` holds it:
+/// `{"nodes": [{name, kind, latency, model, input_buffer, arbiter}], "links": [{a, b, rate, delay, weight}],
+/// "policy": null or the family's routing policy with node names}` (latency and delay in ps, rates in bit/s,
+/// buffers in bytes). Errors name `topology.<key>`. Unless `quiet`, the first implausible rate or size is a
+/// warning decline (a builder function's arguments, judged here for the first time).
+pub fn network_json(text: &str, base: Option<&std::path::Path>, quiet: bool) -> Result<String, Decline> {
+    let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| Decline::invalid("topology", format!("JSON: {e}")))?;
+    let v = toml::Value::try_from(super::keys::strip_nulls(doc))
+        .map_err(|e| Decline::invalid("topology", format!("a value a scenario cannot hold: {e}")))?;
+    let (_, net) = if quiet { super::units::quietly(|| super::topology::build(&v, base))? } else { super::topology::build(&v, base)? };
+    Ok(super::topology::network_value(&net).to_string())
+}
+
 pub fn wire_of(sc: &Scenario) -> Result<Wire, Decline> {
     // Python checks a small scenario in its row form first (`Scenario.check`), so a file with several problems
     // is reported by the same first one.
@@ -140,7 +165,11 @@ pub fn wire_of(sc: &Scenario) -> Result<Wire, Decline> {
 }
 
 fn fidelity_of(sc: &Scenario, over: Option<&'static str>) -> Result<bool, Decline> {
-    let flow = over.unwrap_or(sc.fidelity) == "flow";
+    let fidelity = over.unwrap_or(sc.fidelity);
+    if fidelity == "hybrid" {
+        return Err(Decline::unsupported("fidelity = \"hybrid\" is run by Python"));
+    }
+    let flow = fidelity == "flow";
     if flow && sc.transport == "rdma" {
         return Err(Decline::unsupported("the RDMA transport at flow fidelity: checked by Python's engine.run"));
     }

@@ -1,11 +1,11 @@
 //! `[hybrid]`: the steady-state detector of `fidelity = "hybrid"`, declared once (`HYBRID`) and read into the
 //! engine's `HybridSpec` (defaults and validation are the engine's; errors name the user's key).
 
-use super::keys::{given, key, member, said, schema_of, Key, Kind};
+use super::keys::{given, key, said, schema_of, Key, Kind};
 use super::read::Tab;
 use super::Decline;
 use crate::spec::HybridSpec;
-use serde_json::{json, Value as J};
+use serde_json::Value as J;
 use toml::Value;
 
 /// `[hybrid]`'s keys.
@@ -44,18 +44,10 @@ pub fn hybrid(v: &Value) -> Result<J, Decline> {
     Ok(J::Object(out))
 }
 
-/// `hybrid` of a JSON document `{"hybrid": {...}}` (the Python model's keys as given), as JSON text.
-pub fn hybrid_json(text: &str) -> Result<String, Decline> {
-    let doc: J = serde_json::from_str(text).map_err(|e| Decline::new(format!("scenario: {e}")))?;
-    match member(&doc, "hybrid")? {
-        Some(v) => hybrid(&v).map(|w| w.to_string()),
-        None => Ok(json!(null).to_string()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn defaults_and_errors_are_the_engines() {

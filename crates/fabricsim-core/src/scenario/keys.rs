@@ -132,14 +132,6 @@ pub fn schema_of(doc: &str, keys: &[Key], default: impl Fn(&Key) -> J) -> J {
     json!({"doc": doc, "keys": keys})
 }
 
-/// A JSON document's member `name` as TOML (None when absent or null; null members dropped).
-pub fn member(doc: &J, name: &str) -> Result<Option<Value>, Decline> {
-    match doc.get(name) {
-        None | Some(J::Null) => Ok(None),
-        Some(v) => Value::try_from(strip_nulls(v.clone())).map(Some).map_err(|e| Decline::new(format!("{name}: {e}"))),
-    }
-}
-
 /// `v` without its null members (an unset key is an absent one, as in TOML).
 pub fn strip_nulls(v: J) -> J {
     match v {

@@ -1,13 +1,14 @@
-//! The native front door: a scenario TOML read with the user's key names and units into the wire spec and workload columns, exactly as Python's `fabricsim.spec` makes them.
+//! The scenario reader, the one validator: a scenario (a TOML file, or the document Python holds) read with the
+//! user's key names and units into the wire spec and workload columns. The native front door and Python's
+//! `Scenario` (`_core.scenario_check`, `_core.scenario_read`) both read through it.
 //!
-//! Contract: `Scenario::parse` (and `wire`, `lower`) either yields values identical to what the Python models
-//! validate, or a `Decline` of one of three kinds (`DeclineKind`): the input is invalid ("field: reason", the
-//! field and, mostly, the words Python's front door uses), Python would warn about a value (its warning), or
-//! the input may be valid but this port does not read it (why). The command line still hands every decline
-//! to the Python front door, which prints its message; tests/test_front_door_errors.py holds the invalid and
-//! warning texts to Python's. Modules: `units` (quantities),
-//! `read` (strict typed reading), `topology` (one file per family), `wire` (the RunSpec JSON, as
-//! `_to_wire`), `lower` (the workload columns, as `fabricsim.Workload.add_rows`), `cli` (the commands).
+//! Contract: `Scenario::parse` (and `wire`, `lower`) either yields the scenario, or a `Decline` of one of three
+//! kinds (`DeclineKind`): the input is invalid ("field: reason", the field as the user wrote it), a value is
+//! implausible (a warning: Python's models say it, up to three), or the input is valid but the native command
+//! line does not run it (why: a hybrid run, a `.json` scenario; `cli`). The command line hands every decline to
+//! the Python front door, which prints its message; tests/test_front_door_errors.py holds the texts. Modules:
+//! `units` (quantities), `read` (strict typed reading), `topology` (one file per family), `wire` (the RunSpec
+//! JSON), `lower` (the workload columns, as `fabricsim.Workload.add_rows`), `cli` (the commands).
 
 pub mod cli;
 pub mod hybrid;
@@ -63,6 +64,11 @@ impl Decline {
     /// An invalid input in another file than the scenario (a `graph` topology's): "field: reason" there.
     pub fn in_file(file: impl Into<String>, field: &str, reason: impl std::fmt::Display) -> Decline {
         Decline { file: Some(file.into()), ..Decline::invalid(field, reason) }
+    }
+
+    /// This decline, said of the file `other` is in (if any).
+    pub fn in_same_file(self, other: &Decline) -> Decline {
+        Decline { file: other.file.clone(), ..self }
     }
 
     /// A value Python warns about: `text` is the warning as Python words it (without the file).
@@ -648,7 +654,7 @@ impl Scenario {
             serde_json::Value::Object(_) => {}
             _ => return Err(Decline::invalid("", "a scenario must be a table of keys")),
         }
-        let v = Value::try_from(keys::strip_nulls(doc.clone())).map_err(|e| Decline::unsupported(format!("a value TOML cannot hold: {e}")))?;
+        let v = Value::try_from(keys::strip_nulls(doc.clone())).map_err(|e| Decline::invalid("", format!("a value a scenario cannot hold: {e}")))?;
         match v {
             Value::Table(t) => Scenario::from_table(&t, base),
             _ => Err(Decline::invalid("", "a scenario must be a table of keys")),
@@ -660,10 +666,7 @@ impl Scenario {
         let mut t = Tab::new(doc, "");
         let seed = t.or("seed", 1, read::nonneg_int)?;
         let stop = t.opt("stop", read::duration)?;
-        let fidelity = t.or("fidelity", "packet", |v| match read::literal(&["packet", "flow", "hybrid"])(v)? {
-            "hybrid" => Err(Decline::unsupported("fidelity = \"hybrid\" is run by Python")),
-            f => Ok(f),
-        })?;
+        let fidelity = t.or("fidelity", "packet", read::literal(&["packet", "flow", "hybrid"]))?;
         let (topology_kind, network) = t.req("topology", |v| topology::build(v, base))?;
         let queue = t.or("queue", Queue::default(), |v| queue(v, "queue"))?;
         let ports = t.or("ports", Vec::new(), |v| list(v, "ports", port))?;

@@ -154,13 +154,23 @@ pub fn nonneg_int(v: &Value) -> Result<u64, Decline> {
     }
 }
 
-/// A boolean field of a pydantic model: a TOML boolean. pydantic's lax bool also takes 0, 1, 0.0, 1.0 and
-/// strings such as "yes": those are unsupported (Python may take them), other numbers invalid in its words.
+/// A boolean: a TOML boolean, or as pydantic's lax bool takes one (0, 1, 0.0, 1.0, and the strings "true",
+/// "false", "yes", "no", "on", "off", "t", "f", "y", "n", "1", "0" in any case); anything else invalid in its words.
 pub fn boolean(v: &Value) -> Result<bool, Decline> {
+    const BAD: &str = "Input should be a valid boolean, unable to interpret input";
     match v {
-        Value::Integer(0 | 1) | Value::String(_) => Err(Decline::unsupported(format!("the boolean written as {v} (Python may take it)"))),
-        Value::Float(x) if *x == 0.0 || *x == 1.0 => Err(Decline::unsupported(format!("the boolean written as {v} (Python takes it)"))),
-        Value::Integer(_) => Err(Decline::new("Input should be a valid boolean, unable to interpret input")),
+        Value::Boolean(b) => Ok(*b),
+        Value::Integer(0) => Ok(false),
+        Value::Integer(1) => Ok(true),
+        Value::Float(x) if *x == 0.0 => Ok(false),
+        Value::Float(x) if *x == 1.0 => Ok(true),
+        Value::Integer(_) => Err(Decline::new(BAD)),
+        Value::Float(_) => Err(Decline::new("Input should be a valid boolean, got a number with a fractional part")),
+        Value::String(s) => match s.to_lowercase().as_str() {
+            "true" | "yes" | "on" | "t" | "y" | "1" => Ok(true),
+            "false" | "no" | "off" | "f" | "n" | "0" => Ok(false),
+            _ => Err(Decline::new(BAD)),
+        },
         _ => strict_boolean(v),
     }
 }
@@ -179,7 +189,7 @@ pub fn number(v: &Value) -> Result<f64, Decline> {
         Value::Integer(i) if i.unsigned_abs() < (1 << 53) => Ok(*i as f64),
         Value::Float(x) if x.is_finite() => Ok(*x),
         Value::Float(_) => Err(Decline::new("Input should be a finite number")),
-        Value::Integer(_) => Err(Decline::unsupported(format!("the integer {v} beyond 2^53 as a float"))),
+        Value::Integer(i) => Ok(*i as f64),
         _ => Err(not_a("number", v)),
     }
 }
@@ -192,20 +202,16 @@ pub fn string(v: &Value) -> Result<String, Decline> {
     }
 }
 
-/// A `Name`: non-empty, no whitespace, ':', '>' or '#'. Only printable ASCII is taken: a name Python's pattern
-/// rejects is invalid, one with other characters (which the pattern may admit) unsupported.
+/// A `Name`: non-empty, with no whitespace (Unicode's, as Python's `\\s`), ':', '>' or '#'.
 pub fn name(v: &Value) -> Result<String, Decline> {
     let Value::String(s) = v else { return Err(not_a("string", v)) };
     if s.is_empty() {
         return Err(Decline::new("String should have at least 1 character"));
     }
-    if s.bytes().all(|b| (0x21..0x7f).contains(&b) && !b":>#".contains(&b)) {
-        return Ok(s.clone());
-    }
-    if s.bytes().any(|b| b":>#\t\n\r\x0b\x0c ".contains(&b)) {
+    if s.chars().any(|c| c.is_whitespace() || matches!(c, ':' | '>' | '#' | '\x1c'..='\x1f')) {
         return Err(Decline::new("String should match pattern '^[^\\s:>#]+$'"));
     }
-    Err(Decline::unsupported(format!("the name '{}' has characters other than printable ASCII", s.escape_debug())))
+    Ok(s.clone())
 }
 
 /// The items of a list read by `f`, an item's error under its index (`[k]`).

@@ -9,7 +9,7 @@
 //! gives replaces the preset's value ("auto" is null on the wire). Errors are `Decline`s whose text is
 //! "field: reason", with the user's key.
 
-use super::keys::{given, key, key_of, member, said, schema_of, Key, Kind};
+use super::keys::{given, key, key_of, said, schema_of, Key, Kind};
 use super::read::{self, Tab};
 use super::Decline;
 use crate::error::Error;
@@ -320,16 +320,6 @@ pub fn tables(transport: &str, pfc_v: Option<&Value>, ecn_v: Option<&Value>, rdm
         out.insert("rdma".into(), rdma(rdma_v).map_err(|d| d.within("rdma"))?);
     }
     Ok(out)
-}
-
-/// `tables` of a JSON document holding `transport`, `pfc`, `ecn` and `rdma` as a scenario file gives them (the
-/// Python models' dump: quantities as numbers in the base unit or unit strings; null for an absent table), as
-/// JSON text. This is how Python's models reach the one reader.
-pub fn tables_json(text: &str) -> Result<String, Decline> {
-    let doc: J = serde_json::from_str(text).map_err(|e| Decline::new(format!("scenario: {e}")))?;
-    let transport = doc.get("transport").and_then(J::as_str).unwrap_or("message");
-    let (p, e, r) = (member(&doc, "pfc")?, member(&doc, "ecn")?, member(&doc, "rdma")?);
-    tables(transport, p.as_ref(), e.as_ref(), r.as_ref()).map(|m| J::Object(m).to_string())
 }
 
 #[cfg(test)]

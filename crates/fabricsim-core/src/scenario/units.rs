@@ -249,7 +249,7 @@ fn parse(v: &Value, kind: Kind, limit: u128) -> Result<u64, Decline> {
             }
             let odd_blank = |c: char| c.is_whitespace() && c != ' ' && c != '\t' || ('\u{1c}'..='\u{1f}').contains(&c);
             if s.chars().any(odd_blank) {
-                return Err(Decline::unsupported(format!("'{}': whitespace other than blanks and tabs in a quantity", s.escape_debug())));
+                return Err(Decline::new(format!("'{}': whitespace other than blanks and tabs in a quantity", s.escape_debug())));
             }
             let (num, unit) = split(s).ok_or_else(|| unread(s))?;
             if kind == Kind::Rate && unit.contains('B') {
@@ -262,7 +262,7 @@ fn parse(v: &Value, kind: Kind, limit: u128) -> Result<u64, Decline> {
                 factor(kind, unit).ok_or_else(|| Decline::new(format!("unknown {what} unit '{unit}' in '{s}' (use one of: {})", unit_list(kind))))?;
             let d = match decimal(num) {
                 Some(d) => d,
-                None if num.len() > 38 => return Err(Decline::unsupported(format!("'{s}': a number of more than 38 digits"))),
+                None if num.len() > 38 => return Err(Decline::new(format!("'{s}': a number of more than 38 digits"))),
                 None => return Err(unread(s)),
             };
             scaled(d, f)
@@ -297,10 +297,28 @@ pub fn size_bytes(v: &Value) -> Result<u64, Decline> {
     parse(v, Kind::Size, MAX_SIZE_BYTES)
 }
 
-/// A link or port rate: as `rate_bps`, and declined below 1 Mb/s (Python warns: a missing unit).
+thread_local! {
+    /// Whether implausible values are taken as they are (`quietly`) instead of declined as warnings.
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `f()` with implausible rates and sizes taken as written (no warning decline): for a document already judged,
+/// whose warnings were said once.
+pub fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    let before = QUIET.with(|q| q.replace(true));
+    let out = f();
+    QUIET.with(|q| q.set(before));
+    out
+}
+
+fn quiet() -> bool {
+    QUIET.with(|q| q.get())
+}
+
+/// A link or port rate: as `rate_bps`, and declined below 1 Mb/s (a warning: a missing unit).
 pub fn fabric_rate_bps(v: &Value) -> Result<u64, Decline> {
     let r = rate_bps(v)?;
-    if r > 0 && r < FABRIC_RATE_FLOOR_BPS {
+    if r > 0 && r < FABRIC_RATE_FLOOR_BPS && !quiet() {
         let hint = unitless(v).map(|b| format!("; did you mean \"{b}Gbps\"?")).unwrap_or_default();
         return Err(Decline::warning(format!(
             " = {} means {} bit/s, below the 1 Mb/s any fabric link has{hint}",
@@ -336,14 +354,14 @@ fn below_one_byte(v: &Value) -> Option<String> {
 /// (Python warns: a missing unit).
 pub fn fabric_size_bytes(v: &Value) -> Result<u64, Decline> {
     let n = size_bytes(v)?;
-    if n == 1 && !matches!(v, Value::Integer(_)) {
+    if n == 1 && !matches!(v, Value::Integer(_)) && !quiet() {
         match below_one_byte(v) {
             Some(exact) if exact.is_empty() => {}
             Some(exact) => {
                 let hint = unitless(v).map(|b| format!("; did you mean \"{b}MiB\"?")).unwrap_or_default();
                 return Err(Decline::warning(format!(" = {} means {exact} bytes (rounded to 1 byte), below 1 byte{hint}", as_written(v))));
             }
-            None => return Err(Decline::unsupported(format!("size {v}: whether Python warns about it"))),
+            None => {}
         }
     }
     Ok(n)

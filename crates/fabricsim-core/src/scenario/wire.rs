@@ -1,19 +1,19 @@
-//! The wire RunSpec of a scenario as JSON, exactly as Python's `spec.scenario._to_wire` builds it (names resolved to indices, cross-references checked).
+//! The wire RunSpec of a scenario as JSON (names resolved to indices, cross-references checked): the one translation, for the native front door and for Python's `Scenario.header()` / `to_wire()`.
 //!
-//! Every problem Python reports here (a duplicate or unknown name, a port without a link, a packet over
-//! 64 KiB, ...) is an invalid-input `Decline` with Python's field and words (`messages[0].dst: unknown node
-//! 'ghost'`), found in Python's order. Dependency cycles are left to the engine, as in Python's load-time check.
+//! Every problem found here (a duplicate or unknown name, a port without a link, a packet over 64 KiB, ...) is
+//! an invalid-input `Decline` naming the user's field (`messages[0].dst: unknown node 'ghost'`). Dependency
+//! cycles are the engine's check (`validate`).
 
 use super::topology::{Network, Policy};
 use super::{Decline, Queue, Scenario};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 
-/// Largest packet (payload + header) and message, as Python's `MAX_PACKET_BYTES` / `MAX_MESSAGE_BYTES`.
+/// Largest packet (payload + header) and message.
 pub const MAX_PACKET_BYTES: u64 = 65_536;
 pub const MAX_MESSAGE_BYTES: u64 = 1 << 40;
 
-/// An invalid input at `field`, as `_to_wire` raises it (`SpecProblem(field, reason)`).
+/// An invalid input at `field`.
 fn no(field: &str, why: impl std::fmt::Display) -> Decline {
     Decline::invalid(field, why)
 }
@@ -32,7 +32,7 @@ pub struct Resolved {
 
 impl Resolved {
     /// The network of a topology of kind `kind` (errors name `topology`, or `topology (kind)` for a built
-    /// family, as Python's `_to_wire`).
+    /// family).
     pub fn new(net: &Network, kind: &str) -> Result<Resolved, Decline> {
         let topo = if kind == "custom" { "topology".to_string() } else { format!("topology ({kind})") };
         let mut index = HashMap::with_capacity(net.nodes.len());
@@ -90,9 +90,6 @@ impl Resolved {
 
     /// "node->peer" or "node->peer#k" (k-th parallel link) as (node, local port index); errors at `field`.
     fn port_ref(&self, r: &str, field: &str) -> Result<(u32, usize), Decline> {
-        if !r.is_ascii() {
-            return Err(Decline::unsupported(format!("{field}: a port name with characters other than ASCII")));
-        }
         let (node_name, rest) = r.split_once("->").ok_or_else(|| no(field, format!("'{r}' is not a port name of the form 'node->peer'")))?;
         let (peer_name, k) = match rest.split_once('#') {
             Some((p, k)) => (p, Some(k)),

@@ -44,13 +44,8 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
             format!("must be from 2 to a·h + 1 = {} (each group has a·h = {ah} global ports, one per other group at the most), got {g}", ah + 1),
         ));
     }
-    if a > 1024 || h > 1024 || p > 1024 {
-        return Err(Decline::unsupported("topology: a dragonfly this large is built by Python"));
-    }
-    let g = g.unwrap_or(a * h + 1);
-    if g.saturating_mul(a).saturating_mul(p.max(a)) > 2_000_000 {
-        return Err(Decline::unsupported("topology: a dragonfly this large is built by Python"));
-    }
+    let g = g.unwrap_or(a.saturating_mul(h).saturating_add(1));
+    super::too_large(g.saturating_mul(a).saturating_mul(p.saturating_mul(2).saturating_add(a).saturating_add(h)))?;
     let routers: Vec<Vec<String>> = (0..g).map(|gr| (0..a).map(|r| format!("g{gr}.r{r}")).collect()).collect();
     let mut net = Network::default();
     for grp in &routers {

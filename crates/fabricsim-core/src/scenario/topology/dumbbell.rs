@@ -12,9 +12,7 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let bottleneck_rate = t.or("bottleneck_rate", 100_000_000, read::link_rate)?;
     let bottleneck_delay = t.or("bottleneck_delay", 5_000_000_000, read::duration)?;
     let sw = Switches::read(t)?;
-    if senders > 1_000_000 {
-        return Err(Decline::unsupported("topology: a fabric this large is built by Python"));
-    }
+    super::too_large(senders.saturating_mul(4))?;
     let mut net = Network::default();
     net.nodes.extend((0..senders).map(|i| Node::host(format!("sender{i}"))));
     net.nodes.push(sw.node("leaf", None));

@@ -11,9 +11,7 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let rate = t.req("rate", read::link_rate)?;
     let delay = t.or("delay", 0, read::duration)?;
     let sw = Switches::read(t)?;
-    if m0.saturating_mul(m1) > 1_000_000 {
-        return Err(Decline::unsupported("topology: a fabric this large is built by Python"));
-    }
+    super::too_large(m0.saturating_mul(m1).saturating_mul(3))?;
     let mut net = Network::default();
     for l in 0..m1 {
         for j in 0..m0 {

@@ -28,9 +28,8 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
         let (r, half) = (crate::record_json::py_g6(over), crate::record_json::py_g6(over * k as f64 / 2.0));
         return Err(Decline::invalid("topology.oversubscription", format!("{r}·k/2 = {half} rounds to no host per edge switch (k = {k})")));
     }
-    if k > 128 || hpe > 100_000.0 || k * (k / 2) * hpe as u64 > 2_000_000 {
-        return Err(Decline::unsupported("topology: a fat_tree3 this large is built by Python"));
-    }
+    let edges = k.saturating_mul(k / 2);
+    super::too_large(edges.saturating_mul((hpe as u64).saturating_mul(2)).saturating_add(k.saturating_mul(k).saturating_mul(k)))?;
     let (half, hpe) = (k / 2, hpe as u64);
     let edges: Vec<String> = (0..k).flat_map(|q| (0..half).map(move |j| format!("p{q}.e{j}"))).collect();
     let aggs: Vec<String> = (0..k).flat_map(|q| (0..half).map(move |j| format!("p{q}.a{j}"))).collect();

@@ -117,7 +117,7 @@ pub fn build(t: &mut Tab, base: Option<&Path>) -> Result<Network, Decline> {
             Some(other) => return Err(fail(&at, format!("weight must be an integer ≥ 1, got {}", repr(other)))),
         };
         if weight > 255 {
-            return Err(Decline::unsupported(format!("{shown}: {at}: weight {weight} above 255")));
+            return Err(fail(&at, format!("weight must be an integer from 1 to 255, got {weight}")));
         }
         let (a, b) = (names[&id_key(&u)].clone(), names[&id_key(&v)].clone());
         net.links.push(Link { a, b, rate_bps: rate, delay_ps: delay, weight });
@@ -169,7 +169,10 @@ fn quantity(attrs: &Attrs, key: &str, rate: bool, at: &str, fail: &dyn Fn(&str, 
     let parsed = if rate { crate::scenario::units::fabric_rate_bps(&tv) } else { crate::scenario::units::duration_ps(&tv) };
     match parsed {
         Ok(x) => Ok(Some(x)),
-        Err(d) if d.kind == crate::scenario::DeclineKind::Warning => Err(Decline::warning(format!("{at}: {key}: {}", d.text))),
+        Err(d) if d.kind == crate::scenario::DeclineKind::Warning => {
+            // `fail` gives the file; the warning keeps it ("g.json: edge ('a', 's'): rate = 100 means ...").
+            Err(Decline { text: format!("{at}: {key}{}", d.text), ..Decline::warning("") }.in_same_file(&fail(at, String::new())))
+        }
         Err(d) => Err(fail(at, format!("{key}: {}", d.text))),
     }
 }

@@ -20,11 +20,12 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let fabric_delay = t.or("fabric_delay", 0, read::duration)?;
     let spine_arbiter = t.or("spine_arbiter", "round_robin", read::literal(ARBITERS))?;
     let sw = Switches::read(t)?;
-    if racks.saturating_mul(per_rack).saturating_mul(nics) > 2_000_000
-        || racks.saturating_mul(lpr).saturating_mul(spines).saturating_mul(parallel) > 2_000_000
-    {
-        return Err(Decline::unsupported("topology: a fabric this large is built by Python"));
-    }
+    super::too_large(
+        racks
+            .saturating_mul(per_rack)
+            .saturating_mul(nics.saturating_add(1))
+            .saturating_add(racks.saturating_mul(lpr).saturating_mul(spines).saturating_mul(parallel)),
+    )?;
     let leaf = |r: u64, j: u64| if lpr == 1 { format!("leaf{r}") } else { format!("leaf{r}_{j}") };
     let mut net = Network::default();
     for h in 0..racks * per_rack {

@@ -21,10 +21,29 @@ pub const SWITCH_MODELS: &[&str] = &["output_queued", "input_buffered", "shared_
 /// Every topology family, in the order Python's error for an unknown kind lists them (`FAMILIES`).
 pub const KINDS: &[&str] = &["custom", "dumbbell", "leaf_spine", "fat_tree", "fat_tree3", "rail_optimized", "dragonfly", "torus", "graph"];
 pub const ARBITERS: &[&str] = &["round_robin", "fifo"];
-/// Most nodes plus links a fabric built natively may have: beyond, the wire spec alone takes gigabytes as JSON,
-/// and Python's front door (no faster at that size) takes the scenario. Each family also refuses parameters that
-/// would allocate far more before building (a decline, never an allocation failure).
-pub const MAX_ELEMENTS: usize = 2_000_000;
+/// Most nodes plus links a fabric may have: 20 million (the network alone then takes several GiB, and its
+/// forwarding tables grow with hosts × switches). Each family estimates its count from its parameters before it
+/// builds (`too_large`), so a huge value is one clear error, never an allocation failure.
+pub const MAX_ELEMENTS: u64 = 20_000_000;
+
+/// The error for a fabric of about `elements` nodes and links (saturating: a product may overflow), or Ok when it
+/// is within MAX_ELEMENTS. Said at `topology`, with the count and the memory the network alone would take
+/// (about 200 bytes per node or link, names included).
+pub fn too_large(elements: u64) -> Result<(), Decline> {
+    if elements <= MAX_ELEMENTS {
+        return Ok(());
+    }
+    let gib = elements as f64 * 200.0 / (1u64 << 30) as f64;
+    let gib = if gib < 1e6 { crate::record_json::thousands(gib.ceil() as u64) } else { format!("{gib:.1e}") };
+    let shown = if elements == u64::MAX { "more than 18 quintillion".to_string() } else { crate::record_json::thousands(elements) };
+    Err(Decline::invalid(
+        "topology",
+        format!(
+            "{shown} nodes and links (about {gib} GiB before any traffic); fabricsim simulates at most {}",
+            crate::record_json::thousands(MAX_ELEMENTS)
+        ),
+    ))
+}
 /// Default ingress buffer of an input-buffered switch port (128 KiB).
 pub const INPUT_BUFFER: u64 = 128 * 1024;
 
@@ -83,6 +102,29 @@ pub struct Network {
     pub policy: Option<Policy>,
 }
 
+/// `net` as Python's `Network` dumps it (names, not indices; ps, bit/s, bytes). O(nodes + links).
+pub fn network_value(net: &Network) -> serde_json::Value {
+    use serde_json::json;
+    let nodes: Vec<_> = net
+        .nodes
+        .iter()
+        .map(|n| {
+            json!({"name": n.name, "kind": if n.host { "host" } else { "switch" }, "latency": n.latency_ps, "model": n.model,
+                   "input_buffer": n.input_buffer, "arbiter": n.arbiter})
+        })
+        .collect();
+    let links: Vec<_> = net.links.iter().map(|l| json!({"a": l.a, "b": l.b, "rate": l.rate_bps, "delay": l.delay_ps, "weight": l.weight})).collect();
+    let policy = match &net.policy {
+        None => serde_json::Value::Null,
+        Some(Policy::DimensionOrder { dims, routers }) => json!({"kind": "dimension_order", "dims": dims, "routers": routers}),
+        Some(Policy::Valiant { groups }) => json!({"kind": "valiant", "groups": groups}),
+        Some(Policy::Pxn { servers }) => {
+            json!({"kind": "pxn", "servers": servers.iter().map(|s| json!({"nvswitch": s.nvswitch, "gpus": s.gpus, "nics": s.nics})).collect::<Vec<_>>()})
+        }
+    };
+    json!({"nodes": nodes, "links": links, "policy": policy})
+}
+
 /// The switch settings every built family shares (`BuiltTopology`).
 #[derive(Clone, Copy, Debug)]
 pub struct Switches {
@@ -128,11 +170,9 @@ pub fn build(v: &Value, base: Option<&std::path::Path>) -> Result<(&'static str,
         "torus" => torus::build(&mut t)?,
         "dragonfly" => dragonfly::build(&mut t)?,
         "graph" => graph::build(&mut t, base)?,
-        _ => return Err(Decline::unsupported(format!("topology kind '{kind}' is not read here"))),
+        _ => unreachable!("t.kind returns one of KINDS"),
     };
     t.finish()?;
-    if net.nodes.len() + net.links.len() > MAX_ELEMENTS {
-        return Err(Decline::unsupported(format!("topology: {} nodes and links: built by Python", net.nodes.len() + net.links.len())));
-    }
+    too_large((net.nodes.len() + net.links.len()) as u64)?;
     Ok((kind, net))
 }

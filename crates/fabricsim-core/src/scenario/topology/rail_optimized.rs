@@ -31,9 +31,9 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let nvl_latency = t.or("nvlink_latency", 300_000, read::duration)?;
     let cross_rail = t.or("cross_rail", "pxn", read::literal(&["pxn", "spine"]))?;
     let sw = Switches::read(t)?;
-    if sus.saturating_mul(s_per).saturating_mul(g_per) > 300_000 || spines.saturating_mul(sus).saturating_mul(g_per) > 1_000_000 {
-        return Err(Decline::unsupported("topology: a fabric this large is built by Python"));
-    }
+    super::too_large(
+        sus.saturating_mul(s_per).saturating_mul(g_per).saturating_mul(4).saturating_add(spines.saturating_mul(sus).saturating_mul(g_per)),
+    )?;
     let (g, s) = (g_per as usize, s_per as usize);
     let gpus: Vec<String> = (0..sus).flat_map(|u| (0..s_per).flat_map(move |sv| (0..g_per).map(move |x| format!("su{u}.s{sv}.g{x}")))).collect();
     let nics: Vec<String> = gpus.iter().map(|x| format!("{x}.nic")).collect();

@@ -34,9 +34,8 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
         let listed: Vec<String> = dims.iter().map(u64::to_string).collect();
         return Err(Decline::invalid("topology.dims", format!("a torus has 2 or 3 dimensions, got {} ([{}])", dims.len(), listed.join(", "))));
     }
-    if dims.iter().any(|&d| d > 4096) || dims.iter().product::<u64>().saturating_mul(hpr) > 1_000_000 {
-        return Err(Decline::unsupported("topology: a torus this large is built by Python"));
-    }
+    let routers = dims.iter().fold(1u64, |n, &d| n.saturating_mul(d));
+    super::too_large(routers.saturating_mul(hpr.saturating_mul(2).saturating_add(1 + dims.len() as u64)))?;
     let names = router_names(&dims);
     let mut net = Network::default();
     for r in &names {
