@@ -80,6 +80,9 @@ def type_name(t) -> str:
             fn = getattr(getattr(meta, "func", None), "__name__", "")
             if fn in UNIT_TYPES:
                 return UNIT_TYPES[fn]
+        said = [m.text for m in t.__metadata__ if type(m).__name__ == "Requires"]
+        if said:
+            return said[0]
         base = type_name(args[0])
         if any(getattr(m, "min_length", None) for m in t.__metadata__) or any(
                 getattr(m, "pattern", None) for m in getattr(t, "__metadata__", ())):

@@ -82,11 +82,25 @@ def test_plausible_scenarios_and_slow_traffic_sources_are_quiet():
         sc.model_copy(update={"seed": 3})
 
 
-def test_models_built_directly_warn_with_the_field_name():
-    from fabricsim.spec import LinkDef
+def test_a_scenario_built_in_python_warns_once_naming_the_path():
+    """The engine's reader judges a scenario built in Python as it judges a file: on its first reading (here
+    `check()`), once, with the full path; a model object alone (LinkDef) is only typed, and does not warn. The
+    value is said as the typed model holds it (100 bit/s, dumped as "100bps"), so there is no unit to guess."""
+    import warnings
 
-    with pytest.warns(FabricsimWarning, match=r'^rate = 100 means 100 bit/s.*did you mean "100Gbps"\?$'):
-        assert LinkDef(a="a", b="b", rate=100).rate == 100
+    from fabricsim.spec import LinkDef, NodeDef, Scenario
+    from fabricsim.topology.custom import CustomTopology
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        link = LinkDef(a="a", b="b", rate=100)
+    sc = Scenario(topology=CustomTopology(kind="custom", nodes=[NodeDef(name="a", kind="host"), NodeDef(name="b", kind="host")],
+                                          links=[link]))
+    with pytest.warns(FabricsimWarning, match=r'^<scenario>: topology.links\[0\].rate = "100bps" means 100 bit/s, below the 1 Mb/s'):
+        sc.check()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert sc.header()["network"]["links"][0]["rate_bps"] == 100, "said once; the value is taken as written"
 
 
 def test_cli_prints_one_warning_line_and_goes_on(tmp_path, capsys):

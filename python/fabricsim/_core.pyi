@@ -76,11 +76,11 @@ def scenario_check(doc_json: str, base: str | None = None) -> tuple[str, str | N
     ("warning", file, text) (file: the graph file the value is in, else None) or ("unsupported", None, why);
     `base` is the folder a graph file is relative to."""
 
-def scenario_read(doc_json: str, what: str, base: str | None = None) -> tuple[str, str | None, str]:
+def scenario_read(doc_json: str, what: str, base: str | None = None, quiet: bool = True) -> tuple[str, str | None, str]:
     """The engine's reading of a scenario document: `what` = "header" (the wire header), "rows" (the row-form
-    wire), "network" (the document is a [topology] table: its network with node names) or "network_quiet".
-    Returns ("ok", None, JSON text), ("invalid", file, "field: reason") or, for "network" only, ("warning",
-    None, the first implausible value); otherwise implausible values are taken as written."""
+    wire), "network" (the document is a [topology] table: its network with node names) or "warnings" (its
+    implausible values: {"said": [{"file", "text"}] (the first three), "total": n}). Returns ("ok", None, JSON
+    text), ("invalid", file, "field: reason") or, unless `quiet`, ("warning", file, the first implausible value)."""
 
 def rows_json(table: str, columns: dict[str, np.ndarray], names: dict[str, Any], rows: list[int] | None = None) -> str:
     """The `--json` rows of `table` ("flows", "queues") as one JSON array, as the schema writes them: `columns`

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import json
 import math
 import re
 from decimal import Decimal, InvalidOperation
-from typing import Annotated, Iterator
+from typing import Annotated
 
-from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WrapValidator
+from pydantic import BeforeValidator, PlainSerializer
 
 _NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 _RE = re.compile(rf"^\s*{_NUM}\s*([A-Za-z/\u00b5\u03bc]*)\s*$")
@@ -124,100 +121,6 @@ def format_size(n: int | float) -> str:
     return f"{n:g} B"
 
 
-# ---- plausibility of fabric quantities ---------------------------------------------------------------------
-
-FABRIC_RATE_FLOOR_BPS = 10**6
-"""A link or port rate below this (1 Mb/s) is almost surely a missing unit (`host_rate = 100` is 100 bit/s)."""
-
-PLAUSIBILITY_MARK = "\x00implausible: "
-"""Prefix of the ValueError a fabric field raises in the "raise" mode (how `Scenario` locates a suspect value)."""
-
-_PLAUSIBILITY: contextvars.ContextVar = contextvars.ContextVar("fabricsim_plausibility", default=None)
-"""How a fabric field reports an implausible value: None = warn at once (the field named without its path); a list =
-append to it (the scenario being validated then locates and warns); "raise" = raise ValueError(PLAUSIBILITY_MARK +
-description); "off" = say nothing (a builder re-reading values its model already checked)."""
-
-
-@contextlib.contextmanager
-def plausibility(mode) -> Iterator[None]:
-    """Within the block, fabric fields report implausible values as `mode` says (see `_PLAUSIBILITY`)."""
-    token = _PLAUSIBILITY.set(mode)
-    try:
-        yield
-    finally:
-        _PLAUSIBILITY.reset(token)
-
-
-def _as_written(value: object) -> str:
-    """A value as the user wrote it in a scenario file: numbers bare, strings quoted."""
-    return json.dumps(value) if isinstance(value, str) else repr(value)
-
-
-def _unitless(value: object) -> str | None:
-    """The number of a value given without a unit (100, 0.5, "100"), as written; None if it has a unit."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return repr(value)
-    if isinstance(value, str):
-        m = _RE.match(value)
-        if m and not m.group(2):
-            return m.group(1)
-    return None
-
-
-def _implausible(description: str, value: object, info: ValidationInfo | None) -> None:
-    mode = _PLAUSIBILITY.get()
-    if mode == "off":
-        return
-    if isinstance(mode, list):
-        mode.append(description)
-        return
-    if mode == "raise":
-        raise ValueError(PLAUSIBILITY_MARK + description)
-    import warnings
-
-    from .errors import FabricsimWarning
-
-    field = info.field_name if info is not None and info.field_name else "a fabric field"
-    warnings.warn(f"{field} = {_as_written(value)} {description}", FabricsimWarning, stacklevel=2)
-
-
-def check_fabric_rate(value: object, handler, info: ValidationInfo) -> int:
-    """Around `parse_rate_bps` (`handler`) for link and port rates: also reports a rate below 1 Mb/s as implausible
-    (how, see `plausibility`), the description naming the rate it means and, for a bare number, the likely unit.
-    O(1)."""
-    bps = handler(value)
-    if 0 < bps < FABRIC_RATE_FLOOR_BPS:
-        bare = _unitless(value)
-        hint = f'; did you mean "{bare}Gbps"?' if bare is not None else ""
-        _implausible(f"means {bps:,} bit/s, below the 1 Mb/s any fabric link has{hint}", value, info)
-    return bps
-
-
-def _exact_bytes(value: object) -> Decimal | None:
-    """The exact (unrounded) byte count of a size that is not an int, or None if it cannot be read."""
-    if isinstance(value, float):
-        return Decimal(repr(value))
-    if isinstance(value, str):
-        m = _RE.match(value)
-        unit = m.group(2).lower() if m else None
-        if m and unit in _SIZE:
-            return Decimal(m.group(1)) * _SIZE[unit]
-    return None
-
-
-def check_fabric_size(value: object, handler, info: ValidationInfo) -> int:
-    """Around `parse_size_bytes` (`handler`) for message and packet sizes: also reports a size below 1 byte (0.75,
-    which rounds to 1 byte) as implausible (how, see `plausibility`). O(1)."""
-    n = handler(value)
-    if n == 1 and not isinstance(value, int):
-        exact = _exact_bytes(value)
-        if exact is not None and 0 < exact < 1:
-            bare = _unitless(value)
-            hint = f'; did you mean "{bare}MiB"?' if bare is not None else ""
-            _implausible(f"means {exact.normalize():f} bytes (rounded to 1 byte), below 1 byte{hint}", value, info)
-    return n
-
-
 Duration = Annotated[int, BeforeValidator(parse_duration_ps), PlainSerializer(lambda v: f"{v}ps", return_type=str)]
 """A duration in integer picoseconds; accepts seconds as a number or a string with a unit. Dumps as "<n>ps",
 so a dumped scenario validates back to the same values."""
@@ -225,8 +128,3 @@ Rate = Annotated[int, BeforeValidator(parse_rate_bps), PlainSerializer(lambda v:
 """A rate in bit/s; accepts a number (bit/s) or a string with a unit. Dumps as "<n>bps"."""
 Size = Annotated[int, BeforeValidator(parse_size_bytes)]
 """A size in bytes; accepts a number (bytes) or a string with a unit."""
-FabricRate = Annotated[Rate, WrapValidator(check_fabric_rate)]
-"""A link or port rate: a `Rate` that reports a value below 1 Mb/s as implausible (a FabricsimWarning naming the
-field and the value as written)."""
-FabricSize = Annotated[Size, WrapValidator(check_fabric_size)]
-"""A message or packet size: a `Size` that reports a value below 1 byte as implausible."""

@@ -332,29 +332,28 @@ fn scenario_check(py: Python<'_>, doc_json: &str, base: Option<String>) -> (&'st
 /// The engine's reading of a scenario document (JSON text, as Python holds it; `base` the folder a `graph`
 /// file is relative to): `what` = "header" (the wire header), "rows" (the row-form wire, messages and barriers
 /// included), "network" (the document is a `[topology]` table: its built network with node names, as Python's
-/// `Network` dumps it) or "network_quiet" (the same, implausible values taken as written). Returns ("ok", None,
-/// the JSON text), ("invalid", file, "field: reason") with the field as the user wrote it (`file` None for the
-/// document itself, else the graph file the error is in), or ("warning", None, the first implausible value,
-/// "field = value means ...": "network" only). The GIL is released.
+/// `Network` dumps it) or "warnings" (the document's implausible values: `{"said": [{"file", "text"}, ...]` (the
+/// first three)`, "total": n}`). Returns ("ok", None, the JSON text), ("invalid", file, "field: reason") with
+/// the field as the user wrote it (`file` None for the document itself, else the graph file the error is in), or,
+/// unless `quiet` (implausible values taken as written), ("warning", file, the first implausible value: "field =
+/// value means ..."). The GIL is released.
 #[pyfunction]
-#[pyo3(signature = (doc_json, what, base = None))]
-fn scenario_read(py: Python<'_>, doc_json: &str, what: &str, base: Option<String>) -> PyResult<(&'static str, Option<String>, String)> {
+#[pyo3(signature = (doc_json, what, base = None, quiet = true))]
+fn scenario_read(py: Python<'_>, doc_json: &str, what: &str, base: Option<String>, quiet: bool) -> PyResult<(&'static str, Option<String>, String)> {
     use fabricsim_core::scenario::cli;
     let text = doc_json.to_owned();
     let what = match what {
-        "header" | "rows" | "network" | "network_quiet" => what.to_owned(),
+        "header" | "rows" | "network" | "warnings" => what.to_owned(),
         other => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "what must be 'header', 'rows', 'network' or 'network_quiet', not {other:?}"
-            )))
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("what must be 'header', 'rows', 'network' or 'warnings', not {other:?}")))
         }
     };
     let got = py.detach(move || {
         let base = base.as_deref().map(std::path::Path::new);
         match what.as_str() {
-            "network" => cli::network_json(&text, base, false),
-            "network_quiet" => cli::network_json(&text, base, true),
-            w => cli::wire_json(&text, base, w == "rows"),
+            "network" => cli::network_json(&text, base, quiet),
+            "warnings" => cli::warnings_json(&text, base),
+            w => cli::wire_json(&text, base, w == "rows", quiet),
         }
     });
     Ok(match got {

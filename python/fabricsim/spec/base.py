@@ -14,6 +14,7 @@ registry's KINDS).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import contextvars
 import functools
 import gc
@@ -21,25 +22,36 @@ import re
 from collections.abc import Callable, Collection, Iterator
 from typing import Annotated, Any, Literal, TypeVar
 
-from annotated_types import Ge, Gt
-from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
+from pydantic import BaseModel, ConfigDict, Strict, ValidationError
 
-from ..units import Duration, FabricRate, FabricSize, Rate, Size
+from ..units import Duration, Rate, Size
 
-PositiveInt = Annotated[int, Strict(), Gt(0)]
-"""A count > 0; booleans, strings and floats are rejected (TOML `true` or `"3"` is an error, not 1 or 3)."""
-NonNegativeInt = Annotated[int, Strict(), Ge(0)]
-"""A count or index >= 0, strictly an integer."""
-PositiveRate = Annotated[Rate, Gt(0)]
-PositiveSize = Annotated[Size, Gt(0)]
-LinkRate = Annotated[FabricRate, Gt(0)]
-"""A link's (or a topology family's, or a port cap's) rate > 0; below 1 Mb/s it is implausible: a FabricsimWarning
-names the field and the value as written (`topology.host_rate = 100 means 100 bit/s ...`)."""
-MessageSize = Annotated[FabricSize, Gt(0)]
-"""A message, collective or packet size > 0; below 1 byte (0.75, which rounds to 1) it is implausible: a
-FabricsimWarning names the field and the value as written."""
-PositiveDuration = Annotated[Duration, Gt(0)]
-Name = Annotated[str, Field(min_length=1, pattern=r"^[^\s:>#]+$")]
+# The field types of the scenario models say what a value is, not which values are allowed: the engine's reader
+# judges every value (ranges, names, implausible rates and sizes), for a file and for a scenario built in Python
+# alike (`engine_read`). The names keep what the engine requires, for the reader of a model.
+@dataclasses.dataclass(frozen=True)
+class Requires:
+    """What the engine requires of a value, for the reference pages (documentation: pydantic ignores it, the
+    engine's reader judges)."""
+
+    text: str
+
+
+PositiveInt = Annotated[int, Strict(), Requires("count > 0")]
+"""A count the engine requires > 0; an integer (booleans, strings and floats are not one)."""
+NonNegativeInt = Annotated[int, Strict(), Requires("count ≥ 0")]
+"""A count or index the engine requires >= 0; an integer."""
+PositiveRate = Rate
+PositiveSize = Size
+LinkRate = Rate
+"""A link's (or a topology family's, or a port cap's) rate, which the engine requires > 0; below 1 Mb/s it warns
+(`topology.host_rate = 100 means 100 bit/s ...`)."""
+MessageSize = Size
+"""A message, collective or packet size, which the engine requires > 0; below 1 byte (0.75, which rounds to 1)
+it warns."""
+PositiveDuration = Duration
+Name = Annotated[str, Requires("name")]
+"""A node, flow or barrier name: the engine requires it non-empty, without whitespace, ':', '>' or '#'."""
 Unlimited = Literal["unlimited"]
 
 
@@ -58,11 +70,12 @@ def _base(source: str) -> str | None:
     return None if not source or source.startswith("<") else str(Path(source).parent)
 
 
-def engine_read(data: dict, what: str, source: str) -> Any:
-    """The engine's reading of a scenario document (`what`: "header", "rows") or of a `[topology]` table
-    ("network": the first implausible value, if any, is a FabricsimWarning; "network_quiet"), parsed from its
-    JSON; raises ScenarioError naming the file (`source`, or the graph file the error is in) and the key as
-    written."""
+def engine_read(data: dict, what: str, source: str, quiet: bool = True) -> Any:
+    """The engine's reading of a scenario document (`what`: "header", "rows", "warnings") or of a `[topology]`
+    table ("network"), parsed from its JSON; raises ScenarioError naming the file (`source`, or the graph file the
+    error is in) and the key as written. Unless `quiet`, implausible values are said as FabricsimWarnings first
+    (a scenario's: the first three and how many more, `say_warnings`; a topology table's: the
+    first). O(size of the document)."""
     import json
 
     from .. import _core
@@ -72,19 +85,40 @@ def engine_read(data: dict, what: str, source: str) -> Any:
         text = json.dumps(data, allow_nan=True)
     except (TypeError, ValueError) as e:
         raise ScenarioError(source, "", f"not a scenario document: {e}") from None
-    verdict, file, said = _core.scenario_read(text, what, _base(source))
+    verdict, file, said = _core.scenario_read(text, what, _base(source), quiet)
     if verdict == "warning":
         import warnings
 
         from ..errors import FabricsimWarning
 
-        where = file or source
-        warnings.warn(f"{where}: {said}" if where else said, FabricsimWarning, stacklevel=3)
-        verdict, file, said = _core.scenario_read(text, "network_quiet", _base(source))
+        if what == "network":
+            where = file or source
+            warnings.warn(f"{where}: {said}" if where else said, FabricsimWarning, stacklevel=3)
+        else:
+            say_warnings(data, source)
+        verdict, file, said = _core.scenario_read(text, what, _base(source), True)
     if verdict != "ok":
         field, sep, reason = said.partition(": ")
         raise ScenarioError(file or source, field if sep else "", reason if sep else said)
     return json.loads(said)
+
+
+def say_warnings(doc: dict, source: str) -> None:
+    """One FabricsimWarning per implausible value the engine's reader finds in `doc` (the first three, then how
+    many more): `file: path = value as written means ...` (the file: the graph file the value is in, or
+    `source`). O(size of the scenario) when it has none to say; up to five readings when it has."""
+    import warnings
+
+    from ..errors import FabricsimWarning
+
+    found = engine_read(doc, "warnings", source)
+    for w in found["said"]:
+        where = w["file"] or source
+        warnings.warn(f"{where}: {w['text']}" if where else w["text"], FabricsimWarning, stacklevel=3)
+    if found["total"] > 3:
+        where = f"{source}: " if source else ""
+        warnings.warn(f"{where}{found['total'] - 3:,} more implausible rate(s) or size(s) like these", FabricsimWarning,
+                      stacklevel=3)
 
 
 # ---- validation errors, named by field ----------------------------------------------------------------------

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, Strict
 
 from ..units import Duration
-from .base import LinkRate, Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveSize, Unlimited, _Model
+from .base import LinkRate, Name, NonNegativeInt, PositiveDuration, PositiveInt, PositiveSize, Requires, Unlimited, _Model
 
 SwitchModelName = Literal["output_queued", "input_buffered", "shared_buffer"]
 
@@ -39,7 +39,7 @@ class LinkDef(_Model):
     b: Name
     rate: LinkRate
     delay: Duration = 0
-    weight: Annotated[int, Field(ge=1, le=255, strict=True)] = 1
+    weight: Annotated[int, Strict(), Requires("integer 1..255")] = 1
     """Routing cost of the link (both directions), an integer 1..255: the forwarding tables hold the least-cost
     paths (ECMP over ties); with every weight 1 they are the fewest-hop paths."""
 

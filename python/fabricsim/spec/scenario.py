@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import PrivateAttr, ValidationError, model_validator
+from pydantic import PrivateAttr, ValidationError
 
 from ..errors import ScenarioError
 from ..topology.registry import KINDS, TopologyDef
 from ..units import Duration
-from .base import NonNegativeInt, _Model, _base, current_source, engine_read, first_error, format_loc, validating
+from .base import NonNegativeInt, _Model, _base, engine_read, first_error, say_warnings, validating
 from .network import NetEventDef, PortDef, QueueDef, RoutingDef
 from .roce import EcnDef, PfcDef, RdmaDef
 from .base import Name, PositiveInt
@@ -67,22 +67,7 @@ class Scenario(_Model):
 
     _source: str = PrivateAttr(default="<scenario>")
     _workload: object = PrivateAttr(default=None)
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _plausible(cls, data: Any, handler):
-        """Validate; then, if a link rate below 1 Mb/s or a message or packet size below 1 byte was seen (rare),
-        validate once more with those values raising, which gives each one's path (`topology.host_rate`,
-        `messages[3].size`) and its value as written, and warn (FabricsimWarning) for the first three. Costs
-        nothing more on plausible scenarios: each fabric field compares its value to its floor."""
-        from ..units import plausibility
-
-        found: list[str] = []
-        with plausibility(found):
-            sc = handler(data)
-        if found:
-            _warn_implausible(data, handler, len(found))
-        return sc
+    _warned: bool = PrivateAttr(default=False)
 
     @property
     def source(self) -> str:
@@ -151,7 +136,10 @@ class Scenario(_Model):
         """The engine's reading of this scenario (`_core.scenario_read`): its wire "header" or "rows". The
         scenario travels as a document (`model_dump`, units written out), so one built in Python is read exactly
         as a file is; raises ScenarioError naming the file and the key. O(size of the scenario)."""
-        return engine_read(self.model_dump(exclude_unset=True), what, self._source)
+        # A scenario built in Python has its implausible values said once, on its first reading.
+        wire = engine_read(self.model_dump(exclude_unset=True), what, self._source, quiet=self._warned)
+        self._warned = True
+        return wire
 
     def workload(self):
         """The scenario's own rows as a `fabricsim.Workload` (built once and kept while the rows are the same)."""
@@ -188,12 +176,6 @@ def engine_verdict(data: dict, source: str) -> tuple[str, ScenarioError | None]:
     except (TypeError, ValueError):
         return "unsupported", None
     verdict, file, said = _core.scenario_check(text, _base(source))
-    if verdict == "warning" and file:  # a graph file's implausible value: the engine reads graph files alone
-        import warnings
-
-        from ..errors import FabricsimWarning
-
-        warnings.warn(f"{file}: {said}", FabricsimWarning, stacklevel=3)
     if verdict != "invalid":
         return verdict, None
     field, sep, reason = said.partition(": ")
@@ -210,6 +192,8 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     verdict, error = engine_verdict(data, source)
     if error is not None:
         raise error
+    if verdict == "warning":
+        say_warnings(data, source)
     with validating(source):
         try:
             sc = Scenario.model_validate(data)
@@ -217,35 +201,7 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
             field, msg = first_error(e, KINDS)
             raise ScenarioError(source, field, msg) from None
     sc._source = source
+    sc._warned = True
     if verdict != "ok":  # the reader has judged the whole scenario when it says ok
         sc.check()
     return sc
-
-
-def _warn_implausible(data: Any, handler, count: int) -> None:
-    """One FabricsimWarning per implausible fabric value (the first three, then how many more): `file: path =
-    value as written means ...`."""
-    import warnings
-
-    from ..errors import FabricsimWarning
-    from ..units import PLAUSIBILITY_MARK, _as_written, plausibility
-
-    found: list[tuple[str, str]] = []
-    with plausibility("raise"):
-        try:
-            handler(data)
-        except ValidationError as e:
-            for err in e.errors():
-                msg = str(err.get("ctx", {}).get("error", err["msg"]))
-                if PLAUSIBILITY_MARK in msg:
-                    found.append((f"{format_loc(tuple(err['loc']), KINDS)} = {_as_written(err['input'])}",
-                                  msg.split(PLAUSIBILITY_MARK, 1)[1]))
-    if not found:  # pragma: no cover - the second pass sees what the first did
-        found = [("a fabric field", f"has {count} implausible value(s)")]
-    src = current_source()
-    where = f"{src}: " if src else ""
-    for what, why in found[:3]:
-        warnings.warn(f"{where}{what} {why}", FabricsimWarning, stacklevel=4)
-    if len(found) > 3:
-        warnings.warn(f"{where}{len(found) - 3:,} more implausible rate(s) or size(s) like these", FabricsimWarning,
-                      stacklevel=4)

@@ -100,7 +100,7 @@ def network_of(table: dict[str, Any], source: str = "", quiet: bool = False) -> 
     file is relative to the current folder. Raises ScenarioError naming `source` (default: the family) and the
     key (`topology.k`); the first implausible rate or size warns (FabricsimWarning), unless `quiet`.
     O(nodes + links)."""
-    raw = engine_read(table, "network_quiet" if quiet else "network", source or str(table.get("kind", "topology")))
+    raw = engine_read(table, "network", source or str(table.get("kind", "topology")), quiet)
     nodes = [_trusted(NodeDef, n, _NODE_FIELDS) for n in raw["nodes"]]
     links = [_trusted(LinkDef, x, _LINK_FIELDS) for x in raw["links"]]
     policy = None if raw["policy"] is None else _POLICY.validate_python(raw["policy"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
 
 from ..spec.base import _Model
 from ..spec.network import LinkDef, Network, NodeDef
@@ -14,9 +13,9 @@ class CustomTopology(_Model):
     """Nodes and links given one by one."""
 
     kind: Literal["custom"]
-    nodes: list[NodeDef] = Field(min_length=1)
+    nodes: list[NodeDef]
     """Every node, host or switch ([[topology.nodes]] below)."""
-    links: list[LinkDef] = Field(min_length=1)
+    links: list[LinkDef]
     """Every full-duplex link; a host's NICs are its links, numbered in the order they are listed."""
 
     def network(self) -> Network:

@@ -5,15 +5,14 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from annotated_types import Gt
-from pydantic import AllowInfNan, Strict
+from pydantic import Strict
 
-from ..spec.base import LinkRate, PositiveInt
+from ..spec.base import LinkRate, PositiveInt, Requires
 from ..spec.network import Network
 from ..units import Duration
 from .base import BuiltTopology, family_network
 
-PositiveNumber = Annotated[float, Strict(), Gt(0), AllowInfNan(False)]
+PositiveNumber = Annotated[float, Strict(), Requires("number > 0")]
 """A finite number > 0 (an integer is taken as it is; booleans and strings are errors)."""
 
 

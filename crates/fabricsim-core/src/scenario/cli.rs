@@ -132,13 +132,16 @@ pub fn check_json(text: &str, base: Option<&std::path::Path>) -> Result<(), Decl
 /// The wire of a scenario document as Python holds it (JSON text; `base` the folder a `graph` file is relative
 /// to), for Python's `Scenario.header()` (`rows` false: the header, whose workload travels as columns) and
 /// `Scenario.to_wire()` (`rows` true: the row form, messages and barriers included). Implausible values are taken
-/// as written (the document was judged when it was loaded, and its warnings said then).
-pub fn wire_json(text: &str, base: Option<&std::path::Path>, rows: bool) -> Result<String, Decline> {
+/// as written when `quiet` (the document was judged when it was loaded, and its warnings said then); otherwise
+/// the first is a warning decline.
+pub fn wire_json(text: &str, base: Option<&std::path::Path>, rows: bool, quiet: bool) -> Result<String, Decline> {
     let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| Decline::invalid("", format!("JSON: {e}")))?;
-    super::units::quietly(|| {
-        let sc = Scenario::from_json(&doc, base)?;
-        Ok(wire::to_wire(&sc, rows)?.to_string())
-    })
+    let read = || Ok(wire::to_wire(&Scenario::from_json(&doc, base)?, rows)?.to_string());
+    if quiet {
+        super::units::quietly(read)
+    } else {
+        read()
+    }
 }
 
 /// The network of a `[topology]` table given as JSON (`base` as for `wire_json`), as Python's `Network` holds it:
@@ -152,6 +155,24 @@ pub fn network_json(text: &str, base: Option<&std::path::Path>, quiet: bool) -> 
         .map_err(|e| Decline::invalid("topology", format!("a value a scenario cannot hold: {e}")))?;
     let (_, net) = if quiet { super::units::quietly(|| super::topology::build(&v, base))? } else { super::topology::build(&v, base)? };
     Ok(super::topology::network_value(&net).to_string())
+}
+
+/// The implausible values of a scenario document (JSON, as `check_json` takes it): the first three as their
+/// warnings (the graph file a value is in, if any; "topology.host_rate = 100 means 100 bit/s, below ..."), and
+/// how many it has in all. Each warning is found by reading the document again past the ones before it, so this
+/// costs up to five reads, and is asked only of a document `check_json` found a warning in.
+pub fn warnings_json(text: &str, base: Option<&std::path::Path>) -> Result<String, Decline> {
+    let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| Decline::invalid("", format!("JSON: {e}")))?;
+    let read = || Scenario::from_json(&doc, base).and_then(|sc| wire_of(&sc).map(|_| ()));
+    let mut said = Vec::new();
+    for skip in 0..3 {
+        match super::units::passing(skip, read).0 {
+            Err(d) if d.kind == super::DeclineKind::Warning => said.push(serde_json::json!({"file": d.file, "text": d.text})),
+            _ => break,
+        }
+    }
+    let total = if said.len() < 3 { said.len() as u64 } else { super::units::passing(u64::MAX, read).1 };
+    Ok(serde_json::json!({"said": said, "total": total}).to_string())
 }
 
 pub fn wire_of(sc: &Scenario) -> Result<Wire, Decline> {

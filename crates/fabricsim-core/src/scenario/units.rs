@@ -298,27 +298,37 @@ pub fn size_bytes(v: &Value) -> Result<u64, Decline> {
 }
 
 thread_local! {
-    /// Whether implausible values are taken as they are (`quietly`) instead of declined as warnings.
-    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// (implausible values to take as written before one is declined as a warning, implausible values seen).
+    static PASS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
 }
 
-/// `f()` with implausible rates and sizes taken as written (no warning decline): for a document already judged,
-/// whose warnings were said once.
-pub fn quietly<T>(f: impl FnOnce() -> T) -> T {
-    let before = QUIET.with(|q| q.replace(true));
+/// `f()` with the first `skip` implausible rates and sizes taken as written (the next one is a warning
+/// decline), and how many `f` saw in all. `skip` = u64::MAX takes them all: the count of a whole document.
+pub fn passing<T>(skip: u64, f: impl FnOnce() -> T) -> (T, u64) {
+    let before = PASS.with(|p| p.replace((skip, 0)));
     let out = f();
-    QUIET.with(|q| q.set(before));
-    out
+    let (_, seen) = PASS.with(|p| p.replace(before));
+    (out, seen)
 }
 
-fn quiet() -> bool {
-    QUIET.with(|q| q.get())
+/// `f()` with every implausible value taken as written: for a document whose warnings were said once.
+pub fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    passing(u64::MAX, f).0
+}
+
+/// An implausible value was read: whether to decline it as a warning (see `passing`).
+fn warn_now() -> bool {
+    PASS.with(|p| {
+        let (skip, seen) = p.get();
+        p.set((skip, seen + 1));
+        seen >= skip
+    })
 }
 
 /// A link or port rate: as `rate_bps`, and declined below 1 Mb/s (a warning: a missing unit).
 pub fn fabric_rate_bps(v: &Value) -> Result<u64, Decline> {
     let r = rate_bps(v)?;
-    if r > 0 && r < FABRIC_RATE_FLOOR_BPS && !quiet() {
+    if r > 0 && r < FABRIC_RATE_FLOOR_BPS && warn_now() {
         let hint = unitless(v).map(|b| format!("; did you mean \"{b}Gbps\"?")).unwrap_or_default();
         return Err(Decline::warning(format!(
             " = {} means {} bit/s, below the 1 Mb/s any fabric link has{hint}",
@@ -354,9 +364,10 @@ fn below_one_byte(v: &Value) -> Option<String> {
 /// (Python warns: a missing unit).
 pub fn fabric_size_bytes(v: &Value) -> Result<u64, Decline> {
     let n = size_bytes(v)?;
-    if n == 1 && !matches!(v, Value::Integer(_)) && !quiet() {
+    if n == 1 && !matches!(v, Value::Integer(_)) {
         match below_one_byte(v) {
             Some(exact) if exact.is_empty() => {}
+            Some(_) if !warn_now() => {}
             Some(exact) => {
                 let hint = unitless(v).map(|b| format!("; did you mean \"{b}MiB\"?")).unwrap_or_default();
                 return Err(Decline::warning(format!(" = {} means {exact} bytes (rounded to 1 byte), below 1 byte{hint}", as_written(v))));
