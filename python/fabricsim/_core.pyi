@@ -82,6 +82,11 @@ def scenario_read(doc_json: str, what: str, base: str | None = None, quiet: bool
     implausible values: {"said": [{"file", "text"}] (the first three), "total": n}). Returns ("ok", None, JSON
     text), ("invalid", file, "field: reason") or, unless `quiet`, ("warning", file, the first implausible value)."""
 
+def scenario_columns(doc_json: str, base: str | None = None) -> tuple[str, str | None, str, dict[str, Any] | None]:
+    """The scenario's own workload rows lowered by the engine's reader: ("ok", None, "", numpy columns keyed as
+    Workload.columns() keys them, plus n_messages, n_barriers, n_compute; None without rows) or ("invalid", file,
+    "field: reason", None)."""
+
 def rows_json(table: str, columns: dict[str, np.ndarray], names: dict[str, Any], rows: list[int] | None = None) -> str:
     """The `--json` rows of `table` ("flows", "queues") as one JSON array, as the schema writes them: `columns`
     keyed by full name as `run` returns them, `names` holding node_names, flow_names and queue_names (the

@@ -49,7 +49,8 @@ def sent(refs) -> np.ndarray:
 
 class Workload:
     """Columns of messages, barriers and compute steps over the network of `scenario`, starting with the
-    scenario's own `[[messages]]`, `[[barriers]]`, `[[compute]]` and `[[collectives]]` (lowered by `add_rows`).
+    scenario's own `[[messages]]`, `[[barriers]]`, `[[compute]]` and `[[collectives]]` (lowered by the engine's
+    reader, `Scenario.columns()`).
 
     Cost: appending n rows is O(n) numpy work; `columns()` concatenates once. Memory ≈ 60 bytes per message
     plus 4 bytes per dependency."""
@@ -78,9 +79,10 @@ class Workload:
         self._names: list[str] = []
         self._named: dict[str, list[tuple[int, int, int]]] = {"msg": [], "barrier": [], "compute": []}
         self._paths: list[Sequence[int]] = []
+        self._seeded_names: dict[str, np.ndarray] = {}
         self._scenario_rows = (id(scenario.messages), id(scenario.barriers), id(scenario.compute), id(scenario.collectives))
         if scenario.has_workload_rows or scenario.streams:
-            self.add_rows(scenario.messages, scenario.barriers, scenario.compute, scenario.collectives, scenario.streams)
+            self._seed(scenario.columns())
         self.n_own = self.n_added
 
     # ---- resolution -----------------------------------------------------------------------------------
@@ -310,7 +312,7 @@ class Workload:
     def collective(self, kind: str, ranks: Iterable, size: int, *, algorithm: str | None = None, packet_size: int = 1024,
                    header: int = 0, chunks: int = 1, order: str | None = None, ag_order: str | None = None,
                    barrier: bool = False, root: int = 0, start_ps: int = 0, after=None, local: int = 0,
-                   inter: str = "ring", _done: int | None = None, _field: str | None = None) -> int:
+                   inter: str = "ring") -> int:
         """Append a collective generated in the engine: `kind` over `ranks` (endpoints: node name, or
         (node, nic) pairs), `size` bytes per rank (docs/guide/collectives.md lists each kind and algorithm).
         `algorithm` defaults to ring (direct for all_to_all). Returns a barrier reference completing when
@@ -331,7 +333,7 @@ class Workload:
         try:
             cols = _core.expand_collective(_json(spec), self._n_msgs, self._n_barriers, self._n_compute)
         except SpecError as e:
-            where = _field or f"collective ({kind}, {algorithm})"
+            where = f"collective ({kind}, {algorithm})"
             raise self._err(e.field.replace("collectives[0]", where) if e.field else where, e.reason) from None
         n = len(cols["size"])
         m0 = self._n_msgs
@@ -345,9 +347,6 @@ class Workload:
             self._deps["barrier"].append((counts[n + j: n + j + 1], pred[ps[n + j]: ps[n + j + 1]]))
         self._n_msgs += n
         self._n_barriers += nb
-        if _done is not None:
-            self._fill_barrier(_done, np.arange(m0, m0 + n, dtype=U32))
-            return -1
         return self.barrier(np.arange(m0, m0 + n, dtype=U32))
 
     def collective_many(self, kind: str, ranks: Iterable, size: int, after: Deps, *, algorithm: str | None = None,
@@ -419,101 +418,31 @@ class Workload:
         self._names.extend(str(x) for x in names)
         self._named[kind].append((base, k0, n))
 
-    # ---- scenario rows ---------------------------------------------------------------------------------
+    # ---- the scenario's own rows ----------------------------------------------------------------------
 
-    def add_rows(self, messages=(), barriers=(), compute=(), collectives=(), streams: dict | None = None) -> None:
-        """Lower hand-written rows (a scenario's `[[messages]]`, `[[barriers]]`, `[[compute]]`,
-        `[[collectives]]` and `[streams]`) into columns: messages, then barriers, then one completion barrier
-        per named collective, then compute steps, then the collectives' own messages. Any row may wait for any
-        other by name, a named collective standing for its completion. Names are resolved here (an unknown or
-        duplicate name is an error naming the row); every other check is the engine's. O(rows + names)."""
-        src = self._scenario.source
-        by_name: dict[str, int] = {}
-
-        def claim(name: str | None, ref: int, field: str) -> None:
-            if name is None:
-                return
-            if name in by_name:
-                kind = field.split("[")[0]
-                same = {"messages": 0, "barriers": 2, "compute": 3}.get(kind) == (by_name[name] >> 30)
-                what = {"messages": "message", "barriers": "barrier", "compute": "compute step"}.get(kind, "collective")
-                raise ScenarioError(src, field, f"duplicate {what} name '{name}'" if same else
-                                    f"'{name}' already names another message, barrier, compute step or collective")
-            by_name[name] = ref
-
-        m0, b0, c0 = self._n_msgs, self._n_barriers, self._n_compute
-        for i, m in enumerate(messages):
-            claim(m.name, _MSG | (m0 + i), f"messages[{i}].name")
-        for i, b in enumerate(barriers):
-            claim(b.name, _BARRIER | (b0 + i), f"barriers[{i}].name")
-        named = [i for i, c in enumerate(collectives) if c.name]
-        for j, i in enumerate(named):
-            claim(collectives[i].name, _BARRIER | (b0 + len(barriers) + j), f"collectives[{i}].name")
-        for i, c in enumerate(compute):
-            claim(c.name, _COMPUTE | (c0 + i), f"compute[{i}].name")
-
-        def refs(names, field: str, me: str | None, sent: bool = False) -> list[int]:
-            out = []
-            for j, name in enumerate(names):
-                if name == me:
-                    raise ScenarioError(src, f"{field}[{j}]", "a message cannot wait for itself" if field.startswith("messages")
-                                        else "a row cannot wait for itself")
-                ref = by_name.get(name)
-                if ref is None:
-                    what = ("message" if field.startswith("messages") else "message or barrier" if field.startswith("barriers")
-                            else "message, barrier, compute step or collective")
-                    raise ScenarioError(src, f"{field}[{j}]", f"unknown {what} '{name}'")
-                if sent and ref >> 30 != 0:
-                    raise ScenarioError(src, f"{field}[{j}]", f"'{name}' is not a message (after_sent names messages)")
-                out.append(ref)
-            return out
-
-        if messages:
-            rows = list(messages)
-            after = [refs(m.after, f"messages[{i}].after", m.name) for i, m in enumerate(rows)]
-            after_sent = [refs(m.after_sent, f"messages[{i}].after_sent", m.name, sent=True) for i, m in enumerate(rows)]
-            at = self._name_index()
-            paths = []
-            for i, m in enumerate(rows):
-                if m.path is None:
-                    paths.append(None)
-                    continue
-                for k, name in enumerate(m.path):
-                    if name not in at:
-                        raise ScenarioError(src, f"messages[{i}].path[{k}]", f"unknown node '{name}'")
-                paths.append([at[name] for name in m.path])
-            self.messages([m.src for m in rows], [m.dst for m in rows], [m.size for m in rows],
-                          src_nic=[m.src_nic for m in rows], dst_nic=[m.dst_nic for m in rows],
-                          packet_size=[m.packet_size for m in rows], header=[m.header for m in rows],
-                          start_ps=[m.start for m in rows], delay_ps=[m.delay for m in rows],
-                          after=after, after_sent=after_sent,
-                          paths=paths, names=[m.name for m in rows])
-        for i, b in enumerate(barriers):
-            self.barrier(refs(b.after, f"barriers[{i}].after", b.name), name=b.name)
-        slots = {i: self._reserve_barrier(collectives[i].name) for i in named}
-        if compute:
-            rows = list(compute)
-            self.compute([c.host for c in rows], [c.duration for c in rows],
-                         after=[refs(c.after, f"compute[{i}].after", c.name) for i, c in enumerate(rows)],
-                         names=[c.name for c in rows])
-        for i, c in enumerate(collectives):
-            ranks = [n for n, h in zip(self._node_names, self._host) if h] if c.ranks == "all" else c.ranks
-            self.collective(c.kind, ranks, c.size, algorithm=c.algorithm, packet_size=c.packet_size, header=c.header,
-                            chunks=c.chunks, order=c.order, ag_order=c.ag_order, barrier=c.barrier, root=c.root,
-                            start_ps=c.start, local=c.local, inter=c.inter,
-                            after=refs(c.after, f"collectives[{i}].after", c.name) or None, _done=slots.get(i),
-                            _field=f"collectives[{i}]")
-        for host, count in (streams or {}).items():
-            self.streams(host, count)
-
-    def _reserve_barrier(self, name: str | None) -> int:
-        """Append an empty barrier whose dependencies `_fill_barrier` sets later; returns its chunk position."""
-        self.barrier((), name=name)
-        return len(self._deps["barrier"]) - 1
-
-    def _fill_barrier(self, pos: int, refs: np.ndarray) -> None:
-        refs = np.asarray(refs, dtype=U32)
-        self._deps["barrier"][pos] = (np.array([len(refs)], dtype=U32), refs)
+    def _seed(self, c: dict[str, Any]) -> None:
+        """Start from the scenario's own rows as the engine's reader lowered them (`_core.scenario_columns`):
+        messages, then barriers (a named collective's completion barrier among them), then compute steps, the
+        collectives' own messages, streams, paths and names. Rows appended later continue their numbering.
+        O(rows)."""
+        n_m, n_b, n_c = int(c["n_messages"]), int(c["n_barriers"]), int(c["n_compute"])
+        for k in self._m:
+            self._m[k].append(c[k])
+        self._n_msgs, self._n_barriers, self._n_compute = n_m, n_b, n_c
+        self._compute_host.append(c["compute_host"])
+        self._compute_ps.append(c["compute_ps"])
+        self._streams = dict(zip(c["streams_host"].tolist(), c["streams_count"].tolist()))
+        ps, pred = c["pred_start"], c["pred"]
+        counts = np.diff(ps).astype(U32) if len(ps) else np.zeros(n_m + n_b + n_c, dtype=U32)
+        for kind, lo, hi in (("msg", 0, n_m), ("barrier", n_m, n_m + n_b), ("compute", n_m + n_b, n_m + n_b + n_c)):
+            if hi > lo:
+                flat = pred[ps[lo]:ps[hi]] if len(ps) else np.zeros(0, dtype=U32)
+                self._deps[kind].append((counts[lo:hi], flat))
+        starts = c["path_start"]
+        self._paths = [c["path_nodes"][starts[k]:starts[k + 1]].tolist() for k in range(len(starts) - 1)]
+        self._names = list(c["names"])
+        self._seeded_names = {kind: c[key] for kind, key in (("msg", "msg_name"), ("barrier", "barrier_name"),
+                                                              ("compute", "compute_name")) if len(c[key])}
 
     # ---- hand-over ------------------------------------------------------------------------------------
 
@@ -560,8 +489,11 @@ class Workload:
             out["names"] = self._names
             for kind, total, key in (("msg", self._n_msgs, "msg_name"), ("barrier", self._n_barriers, "barrier_name"),
                                      ("compute", self._n_compute, "compute_name")):
-                if self._named[kind]:
+                if self._named[kind] or kind in self._seeded_names:
                     col = np.full(total, NONE, dtype=U32)
+                    seeded = self._seeded_names.get(kind)
+                    if seeded is not None:
+                        col[:len(seeded)] = seeded
                     for base, k0, cnt in self._named[kind]:
                         col[base: base + cnt] = np.arange(k0, k0 + cnt, dtype=U32)
                     out[key] = col

@@ -363,6 +363,53 @@ fn scenario_read(py: Python<'_>, doc_json: &str, what: &str, base: Option<String
     })
 }
 
+/// A reading's verdict ("ok" or "invalid"), the file an error is in, its text ("field: reason"), and what was read.
+type Verdict<T> = (&'static str, Option<String>, String, T);
+
+/// The workload columns of a scenario document (JSON text; `base` as for `scenario_read`): the scenario's own
+/// rows lowered by the engine's reader, as numpy arrays keyed as `Workload.columns()` keys them (plus
+/// `n_messages`, `n_compute`), or None when it has no rows. Returns ("ok", None, "", columns) or ("invalid",
+/// file, "field: reason", None). The GIL is released while reading.
+#[pyfunction]
+#[pyo3(signature = (doc_json, base = None))]
+fn scenario_columns<'py>(py: Python<'py>, doc_json: &str, base: Option<String>) -> PyResult<Verdict<Option<Bound<'py, PyDict>>>> {
+    let text = doc_json.to_owned();
+    let got = py.detach(move || fabricsim_core::scenario::cli::columns_json(&text, base.as_deref().map(std::path::Path::new)));
+    let w = match got {
+        Ok(Some(w)) => w,
+        Ok(None) => return Ok(("ok", None, String::new(), None)),
+        Err(d) => return Ok(("invalid", d.file, d.text, None)),
+    };
+    let d = PyDict::new(py);
+    d.set_item("n_messages", w.n_msgs())?;
+    d.set_item("n_barriers", w.n_barriers)?;
+    d.set_item("n_compute", w.compute_host.len())?;
+    let (streams_host, streams_count): (Vec<u32>, Vec<u32>) = w.streams.iter().copied().unzip();
+    d.set_item("src", arr(py, w.src))?;
+    d.set_item("src_nic", arr(py, w.src_nic))?;
+    d.set_item("dst", arr(py, w.dst))?;
+    d.set_item("dst_nic", arr(py, w.dst_nic))?;
+    d.set_item("size", arr(py, w.size))?;
+    d.set_item("packet", arr(py, w.packet))?;
+    d.set_item("header", arr(py, w.header))?;
+    d.set_item("start_ps", arr(py, w.start_ps))?;
+    d.set_item("delay_ps", arr(py, w.delay_ps))?;
+    d.set_item("path", arr(py, w.path))?;
+    d.set_item("compute_host", arr(py, w.compute_host))?;
+    d.set_item("compute_ps", arr(py, w.compute_ps))?;
+    d.set_item("streams_host", arr(py, streams_host))?;
+    d.set_item("streams_count", arr(py, streams_count))?;
+    d.set_item("pred_start", arr(py, w.pred_start))?;
+    d.set_item("pred", arr(py, w.pred))?;
+    d.set_item("path_start", arr(py, w.path_start))?;
+    d.set_item("path_nodes", arr(py, w.path_nodes))?;
+    d.set_item("names", w.names)?;
+    d.set_item("msg_name", arr(py, w.msg_name))?;
+    d.set_item("barrier_name", arr(py, w.barrier_name))?;
+    d.set_item("compute_name", arr(py, w.compute_name))?;
+    Ok(("ok", None, String::new(), Some(d)))
+}
+
 /// The RoCE presets as JSON: `{"pfc": {...}, "ecn": {"hpcc": {...}, ...}, "rdma": {"hpcc": {"dcqcn": {...}, ...}, ...}}`
 /// (wire form: bytes, ps, bits/s), so Python fills defaults from the one table in fabricsim-core.
 #[pyfunction]
@@ -740,6 +787,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(record_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_check, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_read, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_columns, m)?)?;
     m.add_function(wrap_pyfunction!(expand_collective, m)?)?;
     m.add_function(wrap_pyfunction!(record_schema, m)?)?;
     m.add_function(wrap_pyfunction!(rows_json, m)?)?;

@@ -151,6 +151,24 @@ class Scenario(_Model):
             self._workload = w
         return w
 
+    def columns(self) -> dict | None:
+        """The scenario's own workload rows (messages, barriers, compute steps, collectives, streams) lowered to
+        columns by the engine's reader (`_core.scenario_columns`), every name resolved; None without rows. Raises
+        ScenarioError naming the row (`messages[3].after[0]`). `workload()` starts from them."""
+        from .. import _core
+
+        doc = self.model_dump(exclude_unset=True)
+        if not self._warned:
+            say_warnings(doc, self._source)
+            self._warned = True
+        import json
+
+        verdict, file, said, cols = _core.scenario_columns(json.dumps(doc, allow_nan=True), _base(self._source))
+        if verdict != "ok":
+            field, sep, reason = said.partition(": ")
+            raise ScenarioError(file or self._source, field if sep else "", reason if sep else said)
+        return cols
+
     def header(self) -> dict:
         """The wire header the engine compiles: network, routing, sources, TCP, measurement. The workload
         (messages, barriers, compute steps, collectives) travels as columns (`fabricsim.Workload`)."""

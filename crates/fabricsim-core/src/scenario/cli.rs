@@ -144,6 +144,18 @@ pub fn wire_json(text: &str, base: Option<&std::path::Path>, rows: bool, quiet: 
     }
 }
 
+/// The workload columns of a scenario document (JSON, as `wire_json` takes it): its own `[[messages]]`,
+/// `[[barriers]]`, `[[compute]]`, `[[collectives]]` and `[streams]` lowered with every name resolved (None when it
+/// has none), as Python's `Scenario.workload()` starts from. Implausible values are taken as written.
+pub fn columns_json(text: &str, base: Option<&std::path::Path>) -> Result<Option<Workload>, Decline> {
+    let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| Decline::invalid("", format!("JSON: {e}")))?;
+    super::units::quietly(|| {
+        let sc = Scenario::from_json(&doc, base)?;
+        let resolved = wire::Resolved::new(&sc.network, sc.topology_kind)?;
+        lower::workload(&sc, &resolved)
+    })
+}
+
 /// The network of a `[topology]` table given as JSON (`base` as for `wire_json`), as Python's `Network` holds it:
 /// `{"nodes": [{name, kind, latency, model, input_buffer, arbiter}], "links": [{a, b, rate, delay, weight}],
 /// "policy": null or the family's routing policy with node names}` (latency and delay in ps, rates in bit/s,

@@ -1,4 +1,4 @@
-//! The scenario's own workload rows lowered to engine columns, exactly as Python's `fabricsim.Workload.add_rows` lowers them.
+//! The scenario's own workload rows lowered to engine columns, every name resolved: the one lowering, for the native front door and for Python's `Scenario.columns()` (which `fabricsim.Workload` starts from).
 //!
 //! Order (Python's): messages, then barriers, then one completion barrier reserved per named collective,
 //! then compute steps, then each collective's messages and internal barriers (and, for an unnamed one, a
@@ -17,7 +17,7 @@ const SENT: u32 = 1 << 30;
 const BARRIER: u32 = 2 << 30;
 const COMPUTE: u32 = 3 << 30;
 
-/// An invalid input at `field`, as `Workload.add_rows` raises it.
+/// An invalid input at `field` (the row as the user wrote it).
 fn no(field: &str, why: impl std::fmt::Display) -> Decline {
     Decline::invalid(field, why)
 }

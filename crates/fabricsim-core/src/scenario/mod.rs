@@ -8,7 +8,7 @@
 //! line does not run it (why: a hybrid run, a `.json` scenario; `cli`). The command line hands every decline to
 //! the Python front door, which prints its message; tests/test_front_door_errors.py holds the texts. Modules:
 //! `units` (quantities), `read` (strict typed reading), `topology` (one file per family), `wire` (the RunSpec
-//! JSON), `lower` (the workload columns, as `fabricsim.Workload.add_rows`), `cli` (the commands).
+//! JSON), `lower` (the workload columns `fabricsim.Workload` starts from), `cli` (the commands).
 
 pub mod cli;
 pub mod hybrid;
