@@ -34,6 +34,8 @@ def _header(scenario: Scenario, seed: int | None, fidelity: str = "packet") -> s
     model has no queues, and a scenario written for the packet engine should still run."""
     if seed is not None:
         scenario = scenario.with_seed(seed)
+    if fidelity != "flow" or scenario.measure.queue_interval is None:
+        return scenario.header_json()
     return json.dumps(_for_fidelity(scenario, scenario.header(), fidelity))
 
 

@@ -61,9 +61,7 @@ class Workload:
     def _init(self, scenario) -> None:
         """`__init__` with the cyclic collector paused (a large fabric's node list is ~10^5 objects)."""
         self._scenario = scenario
-        wire_nodes = scenario.topology.network().nodes
-        self._node_names = [n.name for n in wire_nodes]
-        self._host = np.array([n.kind == "host" for n in wire_nodes], dtype=bool)
+        self._nodes_of: tuple[list[str], np.ndarray] | None = None
         self._at: dict[str, int] | None = None
         self._m: dict[str, list[np.ndarray]] = {k: [] for k in
                                                  ("src", "src_nic", "dst", "dst_nic", "size", "packet", "header",
@@ -84,6 +82,22 @@ class Workload:
         if scenario.has_workload_rows or scenario.streams:
             self._seed(scenario.columns())
         self.n_own = self.n_added
+
+    @property
+    def _node_names(self) -> list[str]:
+        """The network's node names in index order (the network is built when rows are first added by name)."""
+        return self._network_nodes()[0]
+
+    @property
+    def _host(self) -> np.ndarray:
+        """Whether each node is a host."""
+        return self._network_nodes()[1]
+
+    def _network_nodes(self) -> tuple[list[str], np.ndarray]:
+        if self._nodes_of is None:
+            nodes = bulk(self._scenario.topology.network)().nodes
+            self._nodes_of = ([n.name for n in nodes], np.array([n.kind == "host" for n in nodes], dtype=bool))
+        return self._nodes_of
 
     # ---- resolution -----------------------------------------------------------------------------------
 

@@ -70,12 +70,12 @@ def _base(source: str) -> str | None:
     return None if not source or source.startswith("<") else str(Path(source).parent)
 
 
-def engine_read(data: dict, what: str, source: str, quiet: bool = True) -> Any:
+def engine_read(data: dict, what: str, source: str, quiet: bool = True, parse: bool = True) -> Any:
     """The engine's reading of a scenario document (`what`: "header", "rows", "warnings") or of a `[topology]`
     table ("network"), parsed from its JSON; raises ScenarioError naming the file (`source`, or the graph file the
     error is in) and the key as written. Unless `quiet`, implausible values are said as FabricsimWarnings first
     (a scenario's: the first three and how many more, `say_warnings`; a topology table's: the
-    first). O(size of the document)."""
+    first). The result parsed, or its JSON text when not `parse`. O(size of the document)."""
     import json
 
     from .. import _core
@@ -100,7 +100,7 @@ def engine_read(data: dict, what: str, source: str, quiet: bool = True) -> Any:
     if verdict != "ok":
         field, sep, reason = said.partition(": ")
         raise ScenarioError(file or source, field if sep else "", reason if sep else said)
-    return json.loads(said)
+    return json.loads(said) if parse else said
 
 
 def say_warnings(doc: dict, source: str) -> None:

@@ -132,12 +132,17 @@ class Scenario(_Model):
         if self.has_workload_rows:
             self.workload()
 
-    def _read(self, what: str) -> dict:
+    def header_json(self) -> str:
+        """`header()` as the engine's reader writes it (JSON text), for the engine: no Python dict in between
+        (a k = 48 fat-tree's header is ~10 MB of JSON)."""
+        return self._read("header", parse=False)
+
+    def _read(self, what: str, parse: bool = True) -> Any:
         """The engine's reading of this scenario (`_core.scenario_read`): its wire "header" or "rows". The
         scenario travels as a document (`model_dump`, units written out), so one built in Python is read exactly
         as a file is; raises ScenarioError naming the file and the key. O(size of the scenario)."""
         # A scenario built in Python has its implausible values said once, on its first reading.
-        wire = engine_read(self.model_dump(exclude_unset=True), what, self._source, quiet=self._warned)
+        wire = engine_read(self.model_dump(exclude_unset=True), what, self._source, quiet=self._warned, parse=parse)
         self._warned = True
         return wire
 
