@@ -363,6 +363,22 @@ fn scenario_read(py: Python<'_>, doc_json: &str, what: &str, base: Option<String
     })
 }
 
+/// The message columns of `w` (src … path, as `Workload.columns()` keys them) into `d`, moved out of `w`.
+fn message_columns<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, w: &mut Workload) -> PyResult<()> {
+    use std::mem::take;
+    d.set_item("src", arr(py, take(&mut w.src)))?;
+    d.set_item("src_nic", arr(py, take(&mut w.src_nic)))?;
+    d.set_item("dst", arr(py, take(&mut w.dst)))?;
+    d.set_item("dst_nic", arr(py, take(&mut w.dst_nic)))?;
+    d.set_item("size", arr(py, take(&mut w.size)))?;
+    d.set_item("packet", arr(py, take(&mut w.packet)))?;
+    d.set_item("header", arr(py, take(&mut w.header)))?;
+    d.set_item("start_ps", arr(py, take(&mut w.start_ps)))?;
+    d.set_item("delay_ps", arr(py, take(&mut w.delay_ps)))?;
+    d.set_item("path", arr(py, take(&mut w.path)))?;
+    Ok(())
+}
+
 /// A reading's verdict ("ok" or "invalid"), the file an error is in, its text ("field: reason"), and what was read.
 type Verdict<T> = (&'static str, Option<String>, String, T);
 
@@ -375,7 +391,7 @@ type Verdict<T> = (&'static str, Option<String>, String, T);
 fn scenario_columns<'py>(py: Python<'py>, doc_json: &str, base: Option<String>) -> PyResult<Verdict<Option<Bound<'py, PyDict>>>> {
     let text = doc_json.to_owned();
     let got = py.detach(move || fabricsim_core::scenario::cli::columns_json(&text, base.as_deref().map(std::path::Path::new)));
-    let w = match got {
+    let mut w = match got {
         Ok(Some(w)) => w,
         Ok(None) => return Ok(("ok", None, String::new(), None)),
         Err(d) => return Ok(("invalid", d.file, d.text, None)),
@@ -385,16 +401,7 @@ fn scenario_columns<'py>(py: Python<'py>, doc_json: &str, base: Option<String>) 
     d.set_item("n_barriers", w.n_barriers)?;
     d.set_item("n_compute", w.compute_host.len())?;
     let (streams_host, streams_count): (Vec<u32>, Vec<u32>) = w.streams.iter().copied().unzip();
-    d.set_item("src", arr(py, w.src))?;
-    d.set_item("src_nic", arr(py, w.src_nic))?;
-    d.set_item("dst", arr(py, w.dst))?;
-    d.set_item("dst_nic", arr(py, w.dst_nic))?;
-    d.set_item("size", arr(py, w.size))?;
-    d.set_item("packet", arr(py, w.packet))?;
-    d.set_item("header", arr(py, w.header))?;
-    d.set_item("start_ps", arr(py, w.start_ps))?;
-    d.set_item("delay_ps", arr(py, w.delay_ps))?;
-    d.set_item("path", arr(py, w.path))?;
+    message_columns(py, &d, &mut w)?;
     d.set_item("compute_host", arr(py, w.compute_host))?;
     d.set_item("compute_ps", arr(py, w.compute_ps))?;
     d.set_item("streams_host", arr(py, streams_host))?;
@@ -463,22 +470,13 @@ fn maxmin(py: Python<'_>, capacity: Vec<f64>, uses: Vec<Vec<(u32, f64)>>, caps: 
 #[pyfunction]
 fn expand_collective<'py>(py: Python<'py>, spec_json: &str, msgs: u32, barriers: u32, compute: u32) -> PyResult<Bound<'py, PyDict>> {
     let spec_json = spec_json.to_owned();
-    let w = guarded(py, move || {
+    let mut w = guarded(py, move || {
         let c: CollectiveSpec = serde_json::from_str(&spec_json).map_err(|e| fabricsim_core::Error::spec("collectives[0]", e.to_string()))?;
         expand(&c, 0, Base { msgs, barriers, compute })
     })?;
     let n = w.n_nodes();
     let d = PyDict::new(py);
-    d.set_item("src", arr(py, w.src))?;
-    d.set_item("src_nic", arr(py, w.src_nic))?;
-    d.set_item("dst", arr(py, w.dst))?;
-    d.set_item("dst_nic", arr(py, w.dst_nic))?;
-    d.set_item("size", arr(py, w.size))?;
-    d.set_item("packet", arr(py, w.packet))?;
-    d.set_item("header", arr(py, w.header))?;
-    d.set_item("start_ps", arr(py, w.start_ps))?;
-    d.set_item("delay_ps", arr(py, w.delay_ps))?;
-    d.set_item("path", arr(py, w.path))?;
+    message_columns(py, &d, &mut w)?;
     d.set_item("n_barriers", w.n_barriers)?;
     let ps = if w.pred_start.is_empty() { vec![0u32; n + 1] } else { w.pred_start };
     d.set_item("pred_start", arr(py, ps))?;

@@ -98,9 +98,16 @@ def engine_read(data: dict, what: str, source: str, quiet: bool = True, parse: b
             say_warnings(data, source)
         verdict, file, said = _core.scenario_read(text, what, _base(source), True)
     if verdict != "ok":
-        field, sep, reason = said.partition(": ")
-        raise ScenarioError(file or source, field if sep else "", reason if sep else said)
+        raise said_error(said, file or source)
     return json.loads(said) if parse else said
+
+
+def said_error(said: str, source: str):
+    """The ScenarioError of the engine reader's "field: reason" (a reason alone names no field), in `source`."""
+    from ..errors import ScenarioError
+
+    field, sep, reason = said.partition(": ")
+    return ScenarioError(source, field if sep else "", reason if sep else said)
 
 
 def say_warnings(doc: dict, source: str) -> None:

@@ -16,7 +16,7 @@ from pydantic import PrivateAttr, ValidationError
 from ..errors import ScenarioError
 from ..topology.registry import KINDS, TopologyDef
 from ..units import Duration
-from .base import NonNegativeInt, _Model, _base, engine_read, first_error, say_warnings, validating
+from .base import NonNegativeInt, _Model, _base, engine_read, first_error, said_error, say_warnings, validating
 from .network import NetEventDef, PortDef, QueueDef, RoutingDef
 from .roce import EcnDef, PfcDef, RdmaDef
 from .base import Name, PositiveInt
@@ -170,8 +170,7 @@ class Scenario(_Model):
 
         verdict, file, said, cols = _core.scenario_columns(json.dumps(doc, allow_nan=True), _base(self._source))
         if verdict != "ok":
-            field, sep, reason = said.partition(": ")
-            raise ScenarioError(file or self._source, field if sep else "", reason if sep else said)
+            raise said_error(said, file or self._source)
         return cols
 
     def header(self) -> dict:
@@ -201,8 +200,7 @@ def engine_verdict(data: dict, source: str) -> tuple[str, ScenarioError | None]:
     verdict, file, said = _core.scenario_check(text, _base(source))
     if verdict != "invalid":
         return verdict, None
-    field, sep, reason = said.partition(": ")
-    return verdict, ScenarioError(file or source, field if sep else "", reason if sep else said)
+    return verdict, said_error(said, file or source)
 
 
 def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:

@@ -50,12 +50,11 @@ class BuiltTopology(_Model):
 
 # ---- trusted construction -----------------------------------------------------------------------------------
 # A large fabric has ~10^5 nodes and links; validating each one (its rate and delay through the unit parsers)
-# costs ~5 µs, and `model_construct` is no faster (it walks every field's defaults and aliases). The builders'
-# own objects are made from values their model validated once, so they are built as `model_construct` builds
-# them (`__dict__`, fields set, no extra, no private attributes), without its per-field walk; and the cyclic
-# garbage collector, which the ~10^5 new objects would trigger over and over (none of them is in a cycle), is
-# paused while a builder runs (`bulk`, from `spec.base`, which the scenario and the workload use too). k=48
-# fat_tree3 (113,472 objects): 1.1 s validated, 0.45 s trusted, 0.18 s trusted with the collector paused.
+# costs ~5 µs, and `model_construct` is no faster (it walks every field's defaults and aliases). The network the
+# engine built (`network_of`) holds values its reader judged, so its objects are built as `model_construct`
+# builds them (`__dict__`, fields set, no extra, no private attributes), without its per-field walk; and the
+# cyclic garbage collector, which the ~10^5 new objects would trigger over and over (none of them is in a cycle),
+# is paused meanwhile (`bulk`, from `spec.base`, which the scenario and the workload use too).
 # tests/test_topologies.py checks trusted objects equal validated ones.
 
 _set = object.__setattr__
@@ -83,11 +82,6 @@ def node(name: str, kind: str, latency: int = 0, model: str = "output_queued", i
     """A NodeDef from validated values (latency in ps, input_buffer in bytes), as `link`. O(1)."""
     return _trusted(NodeDef, {"name": name, "kind": kind, "latency": latency, "model": model,
                               "input_buffer": input_buffer, "arbiter": "round_robin"}, _NODE_FIELDS)
-
-
-def hosts(names) -> list[NodeDef]:
-    """Host nodes with these names (hosts never forward; their latency is 0). O(len(names))."""
-    return [node(n, "host") for n in names]
 
 
 _POLICY = TypeAdapter(RoutingPolicy)

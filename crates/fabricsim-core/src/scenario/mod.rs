@@ -66,11 +66,6 @@ impl Decline {
         Decline { file: Some(file.into()), ..Decline::invalid(field, reason) }
     }
 
-    /// This decline, said of the file `other` is in (if any).
-    pub fn in_same_file(self, other: &Decline) -> Decline {
-        Decline { file: other.file.clone(), ..self }
-    }
-
     /// A value Python warns about: `text` is the warning as Python words it (without the file).
     pub fn warning(text: impl Into<String>) -> Decline {
         Decline { kind: DeclineKind::Warning, text: text.into(), file: None }

@@ -169,9 +169,9 @@ fn quantity(attrs: &Attrs, key: &str, rate: bool, at: &str, fail: &dyn Fn(&str, 
     let parsed = if rate { crate::scenario::units::fabric_rate_bps(&tv) } else { crate::scenario::units::duration_ps(&tv) };
     match parsed {
         Ok(x) => Ok(Some(x)),
+        // The warning names the file `fail` names ("g.json: edge ('a', 's'): rate = 100 means ...").
         Err(d) if d.kind == crate::scenario::DeclineKind::Warning => {
-            // `fail` gives the file; the warning keeps it ("g.json: edge ('a', 's'): rate = 100 means ...").
-            Err(Decline { text: format!("{at}: {key}{}", d.text), ..Decline::warning("") }.in_same_file(&fail(at, String::new())))
+            Err(Decline { file: fail(at, String::new()).file, ..Decline::warning(format!("{at}: {key}{}", d.text)) })
         }
         Err(d) => Err(fail(at, format!("{key}: {}", d.text))),
     }
