@@ -119,8 +119,11 @@ impl Dag {
     /// The messages startable from the beginning with their start times, and the compute steps that start
     /// at time 0 with their end times (barriers without dependencies complete at 0). Call once.
     pub fn initial(&mut self, out: &mut Vec<Released>) {
-        for x in 0..self.left.len() as u32 {
-            if self.left[x as usize] == 0 {
+        // The roots are fixed before any is released: a barrier without dependencies releases its dependents
+        // at once, and a dependent whose count drops to zero here must not be released a second time as a root.
+        let roots: Vec<u32> = (0..self.left.len() as u32).filter(|&x| self.left[x as usize] == 0).collect();
+        for x in roots {
+            {
                 if x < self.n_msgs {
                     out.push((x, self.ready[x as usize] + self.delay[x as usize]));
                 } else if x < self.comp0 {
@@ -295,6 +298,25 @@ mod tests {
         dag.delivered(1, Time(20), &mut out);
         out.sort();
         assert_eq!(out, vec![(2, Time(25)), (3, Time(20))]);
+    }
+
+    /// b0 has no dependencies; b1 waits for b0; compute step c0 (10) waits for b1. Every node lies after the
+    /// barrier that releases it, so `initial` meets b1 and c0 again after b0's cascade released them: each must
+    /// be released once (c0 from 0 to 10, not run twice, from 10 to 20 the second time).
+    #[test]
+    fn a_barrier_without_dependencies_releases_later_nodes_once() {
+        let mut wl = Workload::from_rows(&[], &[]);
+        wl.n_barriers = 2;
+        wl.compute_host = vec![0];
+        wl.compute_ps = vec![10];
+        // Predecessors in node order: b0 none; b1 <- b0; c0 <- b1.
+        wl.pred_start = vec![0, 0, 1, 2];
+        wl.pred = vec![Dep::Barrier(0).encode(), Dep::Barrier(1).encode()];
+        let mut dag = Dag::new(&wl, 1);
+        let mut out = vec![];
+        dag.initial(&mut out);
+        assert_eq!(out, vec![(0, Time(10))], "c0 (item 0 + its index) ends at 10, released once");
+        assert_eq!((dag.comp_start[0], dag.comp_end[0]), (Time(0), Time(10)));
     }
 
     /// Host 0 runs one stream: c0 (10) and c1 (5) are ready at 0 and run in index order, c1 from 10 to 15;
