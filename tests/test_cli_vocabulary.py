@@ -69,7 +69,7 @@ SIMULATING = {
 }
 SIZED = {"collective", "place", "cluster", "fors evaluate", "locality simulate"}
 """Commands that take a message size."""
-FABRIC_FILE = {"collective", "place", "cluster", "trace run"}
+FABRIC_FILE = {"collective", "place", "cluster", "trace run", "train"}
 """Commands whose --fabric takes a fabric file (or a built-in name)."""
 FABRIC_NAME = {"ina"}
 """Commands whose --fabric picks one of their built-in fabrics only."""
@@ -197,6 +197,8 @@ JSON_CALLS = {
     "place": (["--nodes", "2", "--no-confirm", "--evals", "5"], ["--nodes", "25", "--per-server", "1"]),
     "cluster": (QUICK_CLUSTER, ["--policy", "best", "-q"]),
     "topology": ([LS16], ["{d}/missing.toml"]),
+    "train": (["--model", "gpt3-1.3b", "--fabric", LS16, "--dp", "16", "--seq-len", "256"],
+              ["--model", "gpt3-1.3b", "--fabric", LS16, "--dp", "15"]),
 }
 
 

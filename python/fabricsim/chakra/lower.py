@@ -26,6 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..collectives.fabrics import FabricFile
+from ..devices import DEVICES, Device
 from ..collectives.run import host_nics, host_nodes
 from ..errors import ScenarioError
 from ..workload import Deps, Workload
@@ -33,21 +34,6 @@ from .trace import COLL, COMM_TYPES, COMP, MEM_LOAD, MEM_STORE, RECV, SEND, Rank
 
 US = 1_000_000  # ps per microsecond
 
-
-@dataclass(frozen=True)
-class Device:
-    """A GPU for the roofline model: peak FLOP/s and memory bandwidth (bytes/s), with the source of the figures."""
-
-    name: str
-    peak_flops: float
-    mem_bw: float
-    source: str
-
-
-DEVICES = {
-    "h100": Device("h100", 989e12, 3.35e12, "NVIDIA H100 SXM5 datasheet: 989 TFLOPS dense BF16 Tensor Core, 3.35 TB/s HBM3"),
-    "a100": Device("a100", 312e12, 2.039e12, "NVIDIA A100 80GB SXM datasheet: 312 TFLOPS dense BF16 Tensor Core, 2,039 GB/s HBM2e"),
-}
 
 KINDS = {0: "all_reduce", 2: "all_gather", 5: "broadcast", 6: "all_to_all", 7: "reduce_scatter", 1: "reduce"}
 """Chakra comm_type → the engine's collective kind (BARRIER is a barrier; GATHER, SCATTER and

@@ -45,6 +45,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
               "Where should this job go? Rank placements of N nodes on a fabric by predicted completion time."),
     "cluster": ("cluster", "cluster",
                 "Multi-job cluster simulator: Poisson job arrivals, placement policies, interference, slowdown."),
+    "train": ("train", "train",
+              "One training step (or --steps N) of a model on a fabric, Megatron-LM style: how long it takes, and why."),
     "topology": ("topology", "topology",
                  "Describe the fabric of SCENARIO.toml: hosts, switches, links, diameter and bisection bandwidth."),
 }

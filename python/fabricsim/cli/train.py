@@ -1,0 +1,177 @@
+"""`fabricsim train`: one step (or N) of a training job on a fabric: the step time, why, and the busiest links."""
+
+from __future__ import annotations
+
+import click
+
+from ..collectives.fabrics import builtin_fabrics
+from ..errors import UserError
+from ._common import (
+    EXIT_INCOMPLETE,
+    check_figure_path,
+    echo_json,
+    fabric_option,
+    run_control,
+    simulate,
+    stdout_console,
+)
+
+MODEL_HELP = ("A preset (gpt3-1.3b, gpt3-13b, gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, "
+              "llama3-405b, mixtral-8x7b, deepseek-v3) or a model TOML file (layers, hidden, ffn, heads, kv_heads, "
+              "vocab, seq_len, experts, top_k, expert_ffn, shared_experts, dense_layers, swiglu).")
+
+
+class ScheduleParam(click.ParamType):
+    """`1f1b` or `interleaved:V` (V model chunks per stage)."""
+
+    name = "schedule"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        text = str(value)
+        if text == "1f1b":
+            return ("1f1b", 1)
+        kind, _, v = text.partition(":")
+        if kind == "interleaved" and v.isdigit() and int(v) >= 2:
+            return ("interleaved", int(v))
+        self.fail(f"'{text}' is not a schedule: give 1f1b or interleaved:V (V ≥ 2 model chunks per stage)", param, ctx)
+
+
+def _pos(name: str, default: int | None, help: str):
+    return click.option(name, type=click.IntRange(min=1), default=default, show_default=default is not None,
+                        help=help)
+
+
+@click.command("train")
+@click.option("--model", "model_name", required=True, metavar="NAME|FILE", help=MODEL_HELP)
+@fabric_option(builtin_fabrics(), what="Required. GPUs are its hosts in order (rank r on the r-th); a rail_optimized "
+               "fabric's servers are NVLink domains.")
+@_pos("--tp", 1, "Tensor-parallel GPUs (inside a server's NVLink domain when it divides the GPUs per server).")
+@_pos("--pp", 1, "Pipeline stages.")
+@_pos("--dp", 1, "Data-parallel replicas (of the experts, with --ep: Megatron's data-parallel size is dp × ep).")
+@_pos("--ep", 1, "Expert-parallel GPUs (an MoE model's experts split over them).")
+@_pos("--cp", 1, "Context-parallel GPUs (the sequence split over them, ring attention).")
+@_pos("--micro-batch", 1, "Sequences per micro-batch.")
+@_pos("--global-batch", None, "Sequences per step (default: micro-batch × dp × ep × pp).")
+@_pos("--seq-len", None, "Tokens per sequence (default: the model's).")
+@click.option("--schedule", type=ScheduleParam(), default="1f1b", show_default=True, metavar="1f1b|interleaved:V",
+              help="Pipeline schedule: Megatron-LM's 1F1B, or interleaved 1F1B with V model chunks per stage.")
+@click.option("--zero", type=click.IntRange(0, 3), default=0, show_default=True,
+              help="ZeRO stage: 0 all-reduces gradients; 1 (Megatron's distributed optimizer) and 2 reduce-scatter "
+                   "them and all-gather the parameters after the optimizer; 3 also all-gathers each chunk's "
+                   "parameters before every pass.")
+@click.option("--device", "device_name", type=click.Choice(["h100", "h200", "b200", "a100", "mi300x"]),
+              default="h100", show_default=True, help="GPU preset: peak dense BF16 FLOP/s and HBM bandwidth.")
+@click.option("--efficiency", type=click.FloatRange(0, 1, min_open=True), default=0.5, show_default=True,
+              help="Fraction of the device's peak a kernel achieves (an assumption, not a measurement).")
+@click.option("--no-sequence-parallel", "no_sp", is_flag=True,
+              help="TP all-reduces activations instead of reduce-scatter/all-gather (sequence parallelism is on by "
+                   "default when tp > 1).")
+@_pos("--gpus", None, "GPUs the job uses: the fabric's first N (default: all of them).")
+@_pos("--steps", 1, "Training steps simulated back to back (the answer is their mean).")
+@click.option("--fidelity", type=click.Choice(["flow", "hybrid", "packet"]), default="flow", show_default=True,
+              help="Engine: flow (max-min fair flows, fast), hybrid or packet (every packet; slow at scale).")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="Seed (ECMP hashing).")
+@click.option("--top-links", type=click.IntRange(min=0), default=10, show_default=True,
+              help="How many of the busiest links to list.")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object: step_time_s, breakdown (compute_s, exposed_s per tp/cp/ep/pp/dp, bubble_s, "
+                   "optimizer_s), mfu, traffic_bytes per dimension, links, job, run.")
+@click.option("--figure", type=click.Path(dir_okay=False), default=None,
+              help="Write a figure (PNG, SVG or PDF): the step's decomposition, the critical GPU's timeline and the "
+                   "busiest links.")
+@click.option("--perfetto", type=click.Path(dir_okay=False), default=None,
+              help="Write a Chrome-trace JSON (ui.perfetto.dev): a track per TP group, one event per pass and per "
+                   "collective.")
+@run_control
+def train(model_name: str, fabric, tp: int, pp: int, dp: int, ep: int, cp: int, micro_batch: int,
+          global_batch: int | None, seq_len: int | None, schedule: tuple[str, int], zero: int, device_name: str,
+          efficiency: float, no_sp: bool, gpus: int | None, steps: int, fidelity: str, seed: int, top_links: int,
+          as_json: bool, figure: str | None, perfetto: str | None, max_events: int | None, max_wall: float | None,
+          partial: bool, quiet: bool) -> None:
+    """One training step (or --steps N) of a model on a fabric, Megatron-LM style: how long it takes, and why.
+
+    Prints the step time; compute, the communication of each parallel dimension that no compute hides (tp, cp,
+    ep, pp, dp), the pipeline bubble and the optimizer, which add up to the step time on the critical GPU; MFU
+    (model FLOPs / (step time × GPUs × peak)); the bytes of each dimension; and the busiest links with their
+    utilization. GPUs: tp × pp × dp × ep × cp must equal --gpus (default: the fabric's hosts).
+
+    Example: fabricsim train --model gpt3-13b --tp 8 --pp 4 --dp 8 --global-batch 256 --fabric cluster.toml
+    """
+    from ..train import plan as make_plan
+
+    if fabric is None:
+        raise UserError("fabricsim train: give the fabric: --fabric FABRIC.toml|NAME")
+    check_figure_path("fabricsim train", figure)
+    kind, v = schedule
+    p = make_plan(model_name, fabric=fabric.name or fabric.path, tp=tp, pp=pp, dp=dp, ep=ep, cp=cp,
+                  micro_batch=micro_batch, global_batch=global_batch, seq_len=seq_len, schedule=kind, vpp=v,
+                  zero=zero, device_name=device_name, efficiency=efficiency, sequence_parallel=not no_sp,
+                  steps=steps, gpus=gpus, seed=seed, top_links=top_links)
+    label = f"simulating {p.job.model.name} on {p.job.par.world} GPUs"
+    rec = simulate(lambda **kw: p.run(fidelity, **kw).record, label, max_events=max_events, max_wall=max_wall,
+                   partial=partial, quiet=quiet, show=lambda r: _show(p.result(r).summary, as_json))
+    res = p.result(rec, rec.wall_s)
+    if figure:
+        from ..train.figure import figure as draw
+
+        draw(res, figure)
+        click.echo(f"wrote the figure to {figure}", err=True)
+    if perfetto:
+        from ..train.figure import perfetto as trace
+
+        trace(res, perfetto)
+        click.echo(f"wrote the Perfetto trace to {perfetto} (open it in ui.perfetto.dev)", err=True)
+    _show(res.summary, as_json)
+    if not rec.complete:
+        click.echo(f"fabricsim train: {rec.incomplete_reason(None)}", err=True)
+        raise click.exceptions.Exit(EXIT_INCOMPLETE)
+
+
+def _ms(s: float) -> str:
+    return f"{s * 1e3:,.2f} ms"
+
+
+def _show(s: dict, as_json: bool) -> None:
+    if as_json:
+        echo_json(s)
+        return
+    from rich.table import Table
+
+    from ..units import format_size
+
+    j = s["job"]
+    con = stdout_console(110)
+    con.print(f"[bold]{j['model']}[/bold] ({j['params'] / 1e9:,.1f}B parameters) on {j['gpus']} {j['device']} GPUs of "
+              f"{j['fabric']}: TP {j['tp']} × PP {j['pp']} × DP {j['dp']} × EP {j['ep']} × CP {j['cp']}, "
+              f"{j['schedule']}{'' if j['vpp'] == 1 else ' V=' + str(j['vpp'])}, ZeRO {j['zero']}, "
+              f"{j['micro_batches']} micro-batches of {j['micro_batch']} × {j['seq_len']} tokens ({j['fidelity']})")
+    if s.get("step_time_s") is None:
+        con.print("the run did not complete: no step time")
+        return
+    b = s["breakdown"]
+    con.print(f"step time [bold]{_ms(s['step_time_s'])}[/bold]   MFU {s['mfu'] * 100:.1f}%   "
+              f"(critical GPU {s['critical_gpu']})")
+    t = Table(title="where the step goes (critical GPU)", title_justify="left")
+    t.add_column("part")
+    t.add_column("time", justify="right")
+    t.add_column("share", justify="right")
+    rows = [("compute", b["compute_s"])] + [(f"exposed {d.upper()}", x) for d, x in b["exposed_s"].items() if x > 0] + [
+        ("pipeline bubble", b["bubble_s"]), ("optimizer", b["optimizer_s"])]
+    for name, x in rows:
+        t.add_row(name, _ms(x), f"{x / s['step_time_s'] * 100:.1f}%")
+    con.print(t)
+    con.print("traffic per step: " + ", ".join(f"{d.upper()} {format_size(x)}" for d, x in s["traffic_bytes"].items() if x))
+    if s["links"]:
+        lt = Table(title="busiest links", title_justify="left")
+        lt.add_column("link")
+        lt.add_column("bytes", justify="right")
+        lt.add_column("utilization", justify="right")
+        for ln in s["links"]:
+            u = ln["utilization"]
+            lt.add_row(ln["link"], format_size(ln["bytes"]), "" if u is None else f"{u * 100:.1f}%")
+        con.print(lt)
+    r = s["run"]
+    con.print(f"[dim]{r['flows']:,} flows, {r['compute_steps']:,} compute steps; lowered in {r['lower_s']:.2f} s, "
+              f"simulated in {r['simulate_s']:.2f} s[/dim]")
