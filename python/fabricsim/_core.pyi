@@ -87,6 +87,11 @@ def scenario_columns(doc_json: str, base: str | None = None) -> tuple[str, str |
     Workload.columns() keys them, plus n_messages, n_barriers, n_compute; None without rows) or ("invalid", file,
     "field: reason", None)."""
 
+def astra_network(text: str, fmt: str) -> tuple[str, str]:
+    """An ASTRA-sim network configuration (its file's text; `fmt` "yaml" or "json") as a fabric document: ("ok",
+    JSON text of {"topology": {"kind": "multi_dim", ...}, "queue": {...}}) or ("invalid", "key: reason"), the key
+    as the configuration writes it (`npus_count[1]`, `line 3`; none for the whole file)."""
+
 def rows_json(table: str, columns: dict[str, np.ndarray], names: dict[str, Any], rows: list[int] | None = None) -> str:
     """The `--json` rows of `table` ("flows", "queues") as one JSON array, as the schema writes them: `columns`
     keyed by full name as `run` returns them, `names` holding node_names, flow_names and queue_names (the

@@ -100,7 +100,7 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
     }
     let topo = Topology::build(&spec.network)?;
     let fib = match &spec.routing.policy {
-        PolicySpec::DimensionOrder { dims, routers } => Fib::build_dimension_order(&topo, dims, routers)?,
+        PolicySpec::DimensionOrder { dims, routers, shapes, switches } => Fib::build_dimension_order_with(&topo, dims, routers, shapes, switches)?,
         _ => Fib::build(&topo),
     };
     let policy = PathPolicy::new(&spec.routing.policy, &topo);

@@ -1,6 +1,7 @@
 //! Shortest-path forwarding tables with ECMP sets, and explicit paths resolved to per-hop port sets.
 
 use crate::error::{Error, Result};
+use crate::spec::{dim_group, DimShape};
 use crate::topology::{Topology, NONE};
 
 /// splitmix64 finaliser: a fast, well-mixed 64-bit hash.
@@ -492,17 +493,35 @@ impl Fib {
     }
 
     /// Dimension-order tables on a torus whose router at linear coordinate i is `routers[i]` (first
-    /// dimension fastest): toward a host on router t, router v takes its link to the neighbour one step along
-    /// the first dimension where their coordinates differ, the shorter way around (positive on a tie).
-    /// Each group is its own class (dense tables: tori are small). Errors name a host attached to a switch off
-    /// the torus, or a missing torus link. O(groups × routers × dims).
+    /// dimension fastest): `build_dimension_order_with`, every dimension a ring.
     pub fn build_dimension_order(topo: &Topology, dims: &[u32], routers: &[u32]) -> Result<Fib> {
+        Fib::build_dimension_order_with(topo, dims, routers, &[], &[])
+    }
+
+    /// Dimension-order tables on routers at linear coordinates (`routers[i]` at i, the first dimension fastest),
+    /// each dimension's groups (routers that differ only in its coordinate) joined as `shapes[k]` says (empty:
+    /// every one a ring). Toward a host on router t, router v takes its link toward the first dimension k where
+    /// their coordinates differ: on a ring to the neighbour one step the shorter way around (positive on a
+    /// tie), fully connected to the router with t's coordinate k, switched to its group's switch
+    /// (`switches[k][group]`), which sends it on to the member with t's coordinate k. Each group is its own
+    /// class (dense tables: such fabrics are small). Errors name a host attached to a switch off the grid, or a
+    /// missing link. O(groups × (routers × dims + switches)).
+    pub fn build_dimension_order_with(topo: &Topology, dims: &[u32], routers: &[u32], shapes: &[DimShape], switches: &[Vec<u32>]) -> Result<Fib> {
         let mut fib = Fib::skeleton(topo);
         let ns = fib.n_switches;
         let mut coord_of = vec![NONE; topo.n_nodes()];
         for (i, &r) in routers.iter().enumerate() {
             coord_of[r as usize] = i as u32;
         }
+        let shape = |k: usize| shapes.get(k).copied().unwrap_or(DimShape::Ring);
+        let strides: Vec<usize> = dims
+            .iter()
+            .scan(1usize, |s, &d| {
+                let here = *s;
+                *s *= d as usize;
+                Some(here)
+            })
+            .collect();
         let coords = |mut i: u32| -> Vec<u32> {
             dims.iter()
                 .map(|&d| {
@@ -513,6 +532,22 @@ impl Fib {
                 .collect()
         };
         let linear = |c: &[u32]| -> u32 { c.iter().zip(dims).rev().fold(0, |acc, (&x, &d)| acc * d + x) };
+        let hops_to = |fib: &mut Fib, g: usize, v: u32, w: u32| -> Result<()> {
+            let start = fib.hops.len() as u32;
+            for p in topo.ports_of(v) {
+                if topo.ports[p as usize].peer_node == w {
+                    fib.hops.push(p);
+                }
+            }
+            if fib.hops.len() as u32 == start {
+                return Err(Error::spec(
+                    "routing.policy.routers",
+                    format!("no link from '{}' to its dimension-order next hop '{}'", topo.names[v as usize], topo.names[w as usize]),
+                ));
+            }
+            fib.base[g * ns + fib.switch_idx[v as usize] as usize] = (start, fib.hops.len() as u32 - start);
+            Ok(())
+        };
         fib.base = vec![(0, 0); fib.n_groups * ns];
         for g in 0..fib.n_groups {
             fib.group_class[g] = g as u32;
@@ -521,7 +556,7 @@ impl Fib {
             if t == NONE {
                 return Err(Error::spec(
                     "routing.policy.routers",
-                    format!("hosts attach to '{}', which is not a router of the torus", topo.names[attach as usize]),
+                    format!("hosts attach to '{}', which is not a router of the dimension-order grid", topo.names[attach as usize]),
                 ));
             }
             let tc = coords(t);
@@ -534,22 +569,26 @@ impl Fib {
                     return Err(Error::spec("routing.policy.routers", format!("'{}' is listed twice", topo.names[v as usize])));
                 };
                 let d = dims[k];
-                let up = (tc[k] + d - c[k]) % d; // steps the positive way
-                c[k] = if up <= d - up { (c[k] + 1) % d } else { (c[k] + d - 1) % d };
-                let w = routers[linear(&c) as usize];
-                let start = fib.hops.len() as u32;
-                for p in topo.ports_of(v) {
-                    if topo.ports[p as usize].peer_node == w {
-                        fib.hops.push(p);
+                let w = match shape(k) {
+                    DimShape::Ring => {
+                        let up = (tc[k] + d - c[k]) % d; // steps the positive way
+                        c[k] = if up <= d - up { (c[k] + 1) % d } else { (c[k] + d - 1) % d };
+                        routers[linear(&c) as usize]
                     }
+                    DimShape::FullyConnected => {
+                        c[k] = tc[k];
+                        routers[linear(&c) as usize]
+                    }
+                    DimShape::Switch => switches[k][dim_group(i, strides[k], d as usize)],
+                };
+                hops_to(&mut fib, g, v, w)?;
+            }
+            for (k, sws) in switches.iter().enumerate() {
+                for (gi, &s) in sws.iter().enumerate() {
+                    let (stride, d) = (strides[k], dims[k] as usize);
+                    let first = gi % stride + gi / stride * stride * d;
+                    hops_to(&mut fib, g, s, routers[first + tc[k] as usize * stride])?;
                 }
-                if fib.hops.len() as u32 == start {
-                    return Err(Error::spec(
-                        "routing.policy.routers",
-                        format!("no link from '{}' to its torus neighbour '{}'", topo.names[v as usize], topo.names[w as usize]),
-                    ));
-                }
-                fib.base[g * ns + fib.switch_idx[v as usize] as usize] = (start, fib.hops.len() as u32 - start);
             }
         }
         fib.expand_dense();

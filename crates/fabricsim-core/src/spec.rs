@@ -445,15 +445,44 @@ pub enum PolicySpec {
     /// Least-cost ECMP forwarding tables (link weights; fewest hops when every weight is 1).
     #[default]
     Minimal,
-    /// Dimension-order routing on a torus: `routers[i]` sits at linear coordinate i (first dimension fastest);
-    /// a packet corrects the first differing coordinate, the shorter way around its ring (positive on a tie).
-    DimensionOrder { dims: Vec<u32>, routers: Vec<u32> },
+    /// Dimension-order routing: `routers[i]` sits at linear coordinate i (first dimension fastest); a packet
+    /// corrects the first differing coordinate within that dimension's group of routers (those that differ only
+    /// there): around a ring the shorter way (positive on a tie), to the target's router directly when the
+    /// group is fully connected, or through the group's switch (`switches[k][group]`). `shapes` empty: every
+    /// dimension a ring (a torus).
+    DimensionOrder {
+        dims: Vec<u32>,
+        routers: Vec<u32>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        shapes: Vec<DimShape>,
+        /// Per dimension: its switches, one per group in group order (empty for a ring or fully connected one).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        switches: Vec<Vec<u32>>,
+    },
     /// Valiant routing on a dragonfly: between groups, minimal to a random router of a third group, then
     /// minimal on (the choice a hash of the seed and the flow); within a group, minimal.
     Valiant { groups: Vec<Vec<u32>> },
     /// NCCL's PXN on a rail-optimized cluster: a flow between GPUs of different servers and rails crosses the
     /// sender's NVSwitch to its GPU on the destination's rail and leaves through that GPU's NIC.
     Pxn { servers: Vec<RailServerSpec> },
+}
+
+/// How the routers of one dimension's group are joined (ASTRA-sim's building blocks).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DimShape {
+    /// Each router linked to its two neighbours, with wrap-around.
+    Ring,
+    /// Every pair of routers linked.
+    FullyConnected,
+    /// Every router linked to the group's switch.
+    Switch,
+}
+
+/// Group index of linear position `i` in dimension `k` (`stride` = the product of the sizes before k, `size`
+/// = dims[k]): the groups of a dimension numbered in the order of their first member.
+pub fn dim_group(i: usize, stride: usize, size: usize) -> usize {
+    i % stride + i / (stride * size) * stride
 }
 
 impl Default for RoutingSpec {
@@ -643,7 +672,7 @@ impl RunSpec {
         };
         match &self.routing.policy {
             PolicySpec::Minimal => {}
-            PolicySpec::DimensionOrder { dims, routers } => {
+            PolicySpec::DimensionOrder { dims, routers, shapes, switches } => {
                 if dims.is_empty() || dims.contains(&0) {
                     return Err(Error::spec("routing.policy.dims", "needs at least one dimension, each of size > 0"));
                 }
@@ -656,6 +685,25 @@ impl RunSpec {
                 }
                 for (i, &r) in routers.iter().enumerate() {
                     check(format!("routing.policy.routers[{i}]"), r, NodeKind::Switch)?;
+                }
+                if !shapes.is_empty() && shapes.len() != dims.len() {
+                    return Err(Error::spec("routing.policy.shapes", format!("{} shapes for {} dimensions", shapes.len(), dims.len())));
+                }
+                if !switches.is_empty() && switches.len() != dims.len() {
+                    return Err(Error::spec("routing.policy.switches", format!("{} switch lists for {} dimensions", switches.len(), dims.len())));
+                }
+                for (k, &d) in dims.iter().enumerate() {
+                    let listed = switches.get(k).map_or(0, Vec::len) as u64;
+                    let want = if shapes.get(k) == Some(&DimShape::Switch) { count / d as u64 } else { 0 };
+                    if listed != want {
+                        return Err(Error::spec(
+                            format!("routing.policy.switches[{k}]"),
+                            format!("{listed} switches for a dimension with {want} groups of its own switch"),
+                        ));
+                    }
+                    for (g, &s) in switches.get(k).into_iter().flatten().enumerate() {
+                        check(format!("routing.policy.switches[{k}][{g}]"), s, NodeKind::Switch)?;
+                    }
                 }
             }
             PolicySpec::Valiant { groups } => {

@@ -363,6 +363,18 @@ fn scenario_read(py: Python<'_>, doc_json: &str, what: &str, base: Option<String
     })
 }
 
+/// An ASTRA-sim network configuration (the text of its YAML file, or of a JSON one when `fmt` is "json") read as a
+/// fabric document: ("ok", its JSON text: a `multi_dim` [topology] and unlimited queues) or ("invalid", "key:
+/// reason") with the configuration's own key (`npus_count[1]`, `line 3`; no key for the whole file).
+#[pyfunction]
+fn astra_network(py: Python<'_>, text: &str, fmt: &str) -> (&'static str, String) {
+    let (text, json) = (text.to_owned(), fmt == "json");
+    match py.detach(move || fabricsim_core::scenario::cli::astra_json(&text, json)) {
+        Ok(doc) => ("ok", doc),
+        Err(d) => ("invalid", d.text),
+    }
+}
+
 /// The message columns of `w` (src … path, as `Workload.columns()` keys them) into `d`, moved out of `w`.
 fn message_columns<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, w: &mut Workload) -> PyResult<()> {
     use std::mem::take;
@@ -786,6 +798,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_check, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_read, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(astra_network, m)?)?;
     m.add_function(wrap_pyfunction!(expand_collective, m)?)?;
     m.add_function(wrap_pyfunction!(record_schema, m)?)?;
     m.add_function(wrap_pyfunction!(rows_json, m)?)?;

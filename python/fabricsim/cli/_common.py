@@ -339,8 +339,8 @@ class Fabric(NamedTuple):
 
 class FabricParam(click.ParamType):
     """`--fabric FILE|NAME`: one of `names` (the built-in fabrics the command knows), or a fabric file: a value
-    ending in .toml, holding a path separator or naming an existing file. Anything else is a usage error listing
-    the names."""
+    ending in .toml, .yml or .yaml (an ASTRA-sim network configuration), holding a path separator or naming an
+    existing file. Anything else is a usage error listing the names."""
 
     name = "fabric"
 
@@ -351,14 +351,14 @@ class FabricParam(click.ParamType):
         if isinstance(value, Fabric):
             return value
         text = str(value)
-        if text.endswith(".toml") or "/" in text or "\\" in text:
+        if text.endswith((".toml", ".yml", ".yaml")) or "/" in text or "\\" in text:
             return Fabric(text, path=text)
         if text in self.names:
             return Fabric(text, name=text)
         if Path(text).is_file():
             return Fabric(text, path=text)
         known = f"neither a built-in fabric ({', '.join(self.names)}) nor" if self.names else "not"
-        self.fail(f"'{text}' is {known} a fabric file (FABRIC.toml)", param, ctx)
+        self.fail(f"'{text}' is {known} a fabric file (FABRIC.toml, or ASTRA-sim's network .yml)", param, ctx)
 
 
 def fabric_help(names: dict[str, str], what: str = "") -> str:
@@ -366,8 +366,9 @@ def fabric_help(names: dict[str, str], what: str = "") -> str:
     built = "; ".join(f"{k} = {v}" for k, v in names.items())
     head = f"A built-in fabric ({built}) or a" if names else "A"
     return (f"{head} fabric file: any scenario TOML, its [topology], [routing], [queue] used, its [fabric] table "
-            f"(server numbering, named placements) read and its traffic tables ignored (a value ending in .toml or "
-            f"naming an existing file).{' ' + what if what else ''}")
+            f"(server numbering, named placements) read and its traffic tables ignored, or an ASTRA-sim network "
+            f"configuration (.yml: Ring, FullyConnected, Switch per dimension) read as a multi_dim fabric (a value "
+            f"ending in .toml or .yml, or naming an existing file).{' ' + what if what else ''}")
 
 
 def fabric_option(names: dict[str, str], default: str | None = None, what: str = "") -> Callable:

@@ -1,4 +1,4 @@
-"""`fabricsim trace info|run`: Chakra execution traces, summarized or simulated on a fabric."""
+"""`fabricsim trace info|run|synth|rescale`: Chakra execution traces, summarized, simulated on a fabric, synthesized or rescaled."""
 
 from __future__ import annotations
 
@@ -124,14 +124,7 @@ def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups:
     alg: str | dict | None = algorithm
     if algorithm and "=" in algorithm:
         alg = dict(x.split("=", 1) for x in algorithm.split(","))
-    from ..chakra.synth import read_comm_groups
-
-    groups = read_comm_groups(prefix)  # PREFIX.comm_groups.json, written by `trace synth`
-    if comm_groups:
-        try:
-            groups = {str(k): [int(r) for r in v] for k, v in json.loads(open(comm_groups).read()).items()}
-        except (OSError, ValueError, TypeError, AttributeError) as e:
-            raise UserError(f"{comm_groups}: not a JSON object of communicator -> rank list ({e})") from None
+    groups = _comm_groups(prefix, comm_groups)
     lowered = lower(load(prefix), sc, placement=place, algorithm=alg, comm_groups=groups, device=device, chunks=chunks,
                     chunks_in_flight=chunks_in_flight, all_gather_size=all_gather_size, fabric=fab)
     if seeds is not None:
@@ -164,6 +157,21 @@ def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups:
     if reason is not None:
         click.echo(f"fabricsim: {prefix}: {reason}", err=True)
         raise click.exceptions.Exit(EXIT_INCOMPLETE)
+
+
+def _comm_groups(prefix, path: str | None) -> dict[str, list[int]] | None:
+    """The communicators of trace `prefix`: the JSON file `path` (--comm-groups) if given, else
+    PREFIX.comm_groups.json if it exists (what `trace synth` writes), else None; UserError for a file that is not
+    a JSON object of communicator -> rank list."""
+    from ..chakra.synth import read_comm_groups
+    from ..errors import UserError
+
+    if not path:
+        return read_comm_groups(prefix)
+    try:
+        return {str(k): [int(r) for r in v] for k, v in json.loads(open(path).read()).items()}
+    except (OSError, ValueError, TypeError, AttributeError) as e:
+        raise UserError(f"{path}: not a JSON object of communicator -> rank list ({e})") from None
 
 
 def _show_seeds(prefix: str, scenario_path: str, recs: list, lowered, as_json: bool) -> None:
@@ -282,3 +290,67 @@ def synth(kind: str, out: str | None, name: str, ranks: int, tp: int, layers: in
     nodes = sum(len(t["id"]) for t in traces)
     click.echo(f"wrote {len(traces)} ranks, {nodes:,} nodes: {path}.{{0..{len(traces) - 1}}}.et"
                + (f" and {path}.comm_groups.json" if groups else ""), err=True)
+
+
+@trace.command("rescale")
+@click.argument("prefix", metavar="PREFIX|DIR")
+@click.option("--ranks", type=click.IntRange(min=1), default=None,
+              help="Ranks of the new trace: tp × pp × the new data-parallel degree (give this or --dp).")
+@click.option("--dp", type=click.IntRange(min=1), default=None, help="The new data-parallel degree (instead of --ranks).")
+@click.option("--tp", type=click.IntRange(min=1), default=None,
+              help="The trace's tensor-parallel degree (rank = t + tp·(d + dp·p)). Default: inferred from its "
+                   "communicators, with --pp (1 without communicators).")
+@click.option("--pp", type=click.IntRange(min=1), default=None, help="The trace's pipeline-parallel degree (see --tp).")
+@click.option("--comm-groups", "comm_groups", type=click.Path(dir_okay=False), default=None,
+              help="JSON file mapping communicator (pg_name) to its ranks. Default: PREFIX.comm_groups.json if it "
+                   "exists, else every communicator is all ranks.")
+@click.option("--all-gather-size", "all_gather_size", type=click.Choice(["total", "block"]), default="total",
+              show_default=True, help="An all-gather's comm_size is the gathered buffer (total: kept) or each rank's "
+                                      "block (block, ASTRA-sim's reading: scaled by dp/dp' over a data-parallel group).")
+@click.option("--out", "out", default=None, metavar="DIR",
+              help=f"{OUT_HELP}: DIR/NAME.{{rank}}.et (and DIR/NAME.comm_groups.json when the trace has communicators).")
+@click.option("--name", default=None, metavar="NAME", help="File name stem in --out DIR. Default: the trace's own.")
+def rescale(prefix: str, ranks: int | None, dp: int | None, tp: int | None, pp: int | None, comm_groups: str | None,
+            all_gather_size: str, out: str | None, name: str | None) -> None:
+    """Write the trace PREFIX.{rank}.et rescaled to more (or fewer) data-parallel replicas: --ranks N or --dp D.
+
+    The model and each replica's work stay fixed: new rank (t, d', p) runs old rank (t, d' mod dp, p)'s program,
+    its point-to-point peers moved into its replica; a data-parallel communicator spans the new replicas; one
+    within a replica is copied under a new name. All-reduce, reduce-scatter and all-gather (total) sizes are per-rank
+    buffers of the fixed model and stay; an all-gather's block (block) shrinks as dp grows. Refused, one line each:
+    all-to-all over the data-parallel group, communicators or sends that cross replicas otherwise, a single
+    replica. See fabricsim/chakra/rescale.py."""
+    from ..chakra import load
+    from ..chakra.rescale import rescale as do_rescale
+    from ..chakra.synth import write
+    from ..errors import ScenarioError, UserError
+
+    cmd = "fabricsim trace rescale"
+    if out is None:
+        raise UserError(f"{cmd}: give the folder to write: --out DIR")
+    if (ranks is None) == (dp is None):
+        raise UserError(f"{cmd}: give the new size: --ranks N or --dp D (one of them)")
+    src = Path(resolve_trace(prefix))
+    name = name or src.name
+    if not name or "/" in name or name in (".", ".."):
+        raise UserError(f"{cmd}: --name: '{name}' is not a file name (give the folder with --out)")
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"{cmd}: --out: {out} exists and is not a folder")
+    dest = folder / name
+    if dest.resolve() == src.resolve():
+        raise UserError(f"{cmd}: --out: {dest} is the trace itself; write the rescaled one elsewhere")
+    traces = load(src)
+    try:
+        res = do_rescale(traces, ranks, dp=dp, tp=tp, pp=pp, comm_groups=_comm_groups(src, comm_groups),
+                         all_gather_size=all_gather_size, source=str(prefix))
+    except ScenarioError as e:
+        if e.source:
+            raise
+        raise UserError(f"{cmd}: --{e.field.replace('_', '-')}: {e.reason}") from None
+    folder.mkdir(parents=True, exist_ok=True)
+    path = write(dest, res.traces, res.comm_groups)
+    nodes = sum(len(t["id"]) for t in res.traces)
+    click.echo(f"wrote {len(res.traces)} ranks ({res.after}, from {res.before}), {nodes:,} nodes: "
+               f"{path}.{{0..{len(res.traces) - 1}}}.et" + (f" and {path}.comm_groups.json" if res.comm_groups else ""),
+               err=True)

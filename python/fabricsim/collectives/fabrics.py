@@ -1,6 +1,6 @@
 """Fabrics as data: the built-in fabrics and fabric files, read by one generic reader.
 
-A fabric file is a scenario document whose traffic tables are ignored (`fabric_of`: its [topology], [routing],
+A fabric file is a scenario document (or an ASTRA-sim network configuration, read as its `multi_dim` fabric) whose traffic tables are ignored (`fabric_of`: its [topology], [routing],
 [queue], ... make the fabric), with an optional [fabric] table that says how commands name its servers and which
 placements it names:
 
@@ -106,14 +106,15 @@ def default_fabric() -> str:
 
 
 def read_fabric(fabric: str | Path) -> FabricFile:
-    """A built-in fabric by name, or a fabric file by path; ScenarioError naming the file and field on bad input,
-    or listing the built-in names for an unknown one."""
+    """A built-in fabric by name, or a fabric file by path (a scenario TOML or JSON, or an ASTRA-sim network
+    configuration, .yml/.yaml or its JSON: `spec.read_document` reads it as a `multi_dim` fabric); ScenarioError
+    naming the file and field on bad input, or listing the built-in names for an unknown one."""
     from ..spec import read_document
 
     text = str(fabric)
     if text in builtin_fabrics():
         return fabric_from_doc(read_document(BUILTIN_DIR / f"{text}.toml"), text)
-    if not (text.endswith((".toml", ".json")) or "/" in text or "\\" in text or Path(text).is_file()):
+    if not (text.endswith((".toml", ".json", ".yml", ".yaml")) or "/" in text or "\\" in text or Path(text).is_file()):
         raise ScenarioError("fabric", "", f"unknown fabric {text!r}: give a built-in one "
                             f"({', '.join(builtin_fabrics())}) or a fabric file")
     return fabric_from_doc(read_document(text), text)

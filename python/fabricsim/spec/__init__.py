@@ -20,6 +20,7 @@ from ..topology.fat_tree import FatTreeTopology
 from ..topology.fat_tree3 import FatTree3Topology
 from ..topology.graph import GraphTopology
 from ..topology.leaf_spine import LeafSpineTopology
+from ..topology.multi_dim import Dimension, MultiDimTopology
 from ..topology.rail_optimized import RailOptimizedTopology
 from ..topology.torus import TorusTopology
 from ..topology.registry import TopologyDef
@@ -38,6 +39,6 @@ __all__ = [
     "RoutingDef", "SwitchModelName", "Scenario", "CustomTopology",
     "DumbbellTopology", "FatTreeTopology", "LeafSpineTopology", "TopologyDef", "BarrierDef", "MeasureDef",
     "MessageDef", "SourceDef", "TcpDef", "ComputeDef", "CollectiveDef", "FatTree3Topology", "RailOptimizedTopology",
-    "DragonflyTopology", "TorusTopology", "GraphTopology", "NetEventDef", "DimensionOrderPolicy", "ValiantPolicy",
+    "DragonflyTopology", "TorusTopology", "MultiDimTopology", "Dimension", "GraphTopology", "NetEventDef", "DimensionOrderPolicy", "ValiantPolicy",
     "PxnPolicy", "RailServer", "PfcDef", "EcnDef", "EcnRateDef", "RdmaDef",
 ]

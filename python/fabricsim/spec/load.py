@@ -34,15 +34,49 @@ def first_error(e: ValidationError) -> tuple[str, str]:
     return base.first_error(e, KINDS)
 
 
+ASTRA_SUFFIXES = (".yml", ".yaml")
+"""Files read as ASTRA-sim network configurations (`astra_fabric`); a `.json` file is one when `is_astra` says so."""
+
+
+def is_astra(doc: object) -> bool:
+    """Whether a JSON document is an ASTRA-sim configuration rather than a scenario: no [topology] table, and one of
+    ASTRA-sim's network keys (topology as a list, npus_count, bandwidth, latency) or a hyphenated key (its older
+    network format's and its system configuration's; a scenario's keys have none)."""
+    return isinstance(doc, dict) and not isinstance(doc.get("topology"), dict) and (
+        bool({"topology", "npus_count", "bandwidth", "latency"} & set(doc)) or any("-" in str(k) for k in doc))
+
+
+def astra_fabric(text: str, source: str, fmt: str = "yaml") -> dict:
+    """The fabric document of an ASTRA-sim network configuration (the engine's reader, `scenario/astra.rs`): a
+    `multi_dim` [topology] (one dimension per entry of its topology, npus_count, bandwidth and latency lists)
+    with unlimited queues. Raises ScenarioError naming `source` and the configuration's key (`npus_count[1]`)."""
+    from .. import _core
+
+    verdict, said = _core.astra_network(text, fmt)
+    if verdict == "ok":
+        return json.loads(said)
+    field, sep, reason = said.partition(": ")
+    if sep and (" " not in field or re.fullmatch(r"line \d+", field)):
+        raise ScenarioError(source, field, reason)
+    raise ScenarioError(source, "", said)
+
+
 def read_document(path: str | Path) -> dict:
-    """Parse a TOML (or .json) file; raises ScenarioError naming the file (and line) on any failure."""
+    """Parse a TOML (or .json) file; raises ScenarioError naming the file (and line) on any failure. An ASTRA-sim
+    network configuration (a .yml or .yaml file, or a .json one with its keys) is read as its fabric document
+    (`astra_fabric`)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ScenarioError(str(p), "", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+    if p.suffix.lower() in ASTRA_SUFFIXES:
+        return astra_fabric(text, str(p))
     try:
-        return json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
+        if p.suffix == ".json":
+            doc = json.loads(text)
+            return astra_fabric(text, str(p), "json") if is_astra(doc) else doc
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"^(.*) \(at line (\d+), column (\d+)\)$", str(e))
         if m:

@@ -45,13 +45,19 @@ class LinkDef(_Model):
 
 
 class DimensionOrderPolicy(_Model):
-    """Dimension-order routing on a torus: correct the first coordinate that differs, then the next, each
-    the shorter way around its ring (the positive way on a tie). `routers[i]` sits at the coordinates of
-    linear index i, the first dimension fastest: i = x0 + d0·(x1 + d1·x2)."""
+    """Dimension-order routing: correct the first coordinate that differs, then the next, each within that
+    dimension's group of routers (those differing only there): around a ring the shorter way (the positive way
+    on a tie), directly when the group is fully connected, or through the group's switch. `routers[i]` sits at
+    the coordinates of linear index i, the first dimension fastest: i = x0 + d0·(x1 + d1·x2)."""
 
     kind: Literal["dimension_order"]
     dims: list[PositiveInt]
     routers: list[Name]
+    shapes: list[Literal["ring", "fully_connected", "switch"]] = []
+    """Each dimension's shape; empty: every dimension a ring (a torus)."""
+    switches: list[list[Name]] = []
+    """Per dimension, the switches of its groups in the order of their first router (empty for a ring or fully
+    connected dimension; the whole list empty when no dimension is switched)."""
 
 
 class ValiantPolicy(_Model):

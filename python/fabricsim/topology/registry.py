@@ -20,11 +20,12 @@ from .fat_tree import FatTreeTopology
 from .fat_tree3 import FatTree3Topology
 from .graph import GraphTopology
 from .leaf_spine import LeafSpineTopology
+from .multi_dim import MultiDimTopology
 from .rail_optimized import RailOptimizedTopology
 from .torus import TorusTopology
 
 FAMILIES = (CustomTopology, DumbbellTopology, LeafSpineTopology, FatTreeTopology, FatTree3Topology,
-            RailOptimizedTopology, DragonflyTopology, TorusTopology, GraphTopology)
+            RailOptimizedTopology, DragonflyTopology, TorusTopology, MultiDimTopology, GraphTopology)
 """Every topology family, in the order an unknown kind's error lists them."""
 
 KINDS: tuple[str, ...] = tuple(get_args(f.model_fields["kind"].annotation)[0] for f in FAMILIES)

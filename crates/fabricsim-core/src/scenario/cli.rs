@@ -96,6 +96,9 @@ pub fn load(path: &str) -> Result<Scenario, Decline> {
     if path.ends_with(".json") {
         return Err(Decline::unsupported("a .json scenario is read by Python"));
     }
+    if path.ends_with(".yml") || path.ends_with(".yaml") {
+        return Err(Decline::unsupported("an ASTRA-sim network configuration is read by Python"));
+    }
     let bytes = std::fs::read(path).map_err(|e| Decline::unsupported(format!("cannot read: {e}")))?;
     let text = String::from_utf8(bytes).map_err(|e| Decline::new(format!("cannot read: {}", utf8_error(e.as_bytes(), e.utf8_error()))))?;
     Scenario::parse_at(&text, std::path::Path::new(path).parent())
@@ -167,6 +170,12 @@ pub fn network_json(text: &str, base: Option<&std::path::Path>, quiet: bool) -> 
         .map_err(|e| Decline::invalid("topology", format!("a value a scenario cannot hold: {e}")))?;
     let (_, net) = if quiet { super::units::quietly(|| super::topology::build(&v, base))? } else { super::topology::build(&v, base)? };
     Ok(super::topology::network_value(&net).to_string())
+}
+
+/// The fabric document of an ASTRA-sim network configuration (`astra::fabric`: YAML, or JSON when `json`) as JSON
+/// text; errors name the configuration's key (`npus_count[1]: ...`, or `line 3: YAML syntax error: ...`).
+pub fn astra_json(text: &str, json: bool) -> Result<String, Decline> {
+    super::astra::fabric(text, json).map(|v| v.to_string())
 }
 
 /// The implausible values of a scenario document (JSON, as `check_json` takes it): the first three as their

@@ -10,6 +10,7 @@
 //! `units` (quantities), `read` (strict typed reading), `topology` (one file per family), `wire` (the RunSpec
 //! JSON), `lower` (the workload columns `fabricsim.Workload` starts from), `cli` (the commands).
 
+pub mod astra;
 pub mod cli;
 pub mod hybrid;
 pub mod keys;

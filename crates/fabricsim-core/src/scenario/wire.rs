@@ -118,7 +118,14 @@ fn policy_wire(p: &Option<Policy>, r: &Resolved, kind: &str) -> Result<Map<Strin
     let mut out = Map::new();
     let pol = match p {
         None => return Ok(out),
-        Some(Policy::DimensionOrder { dims, routers }) => json!({"kind": "dimension_order", "dims": dims, "routers": ids(routers, "routers")?}),
+        Some(Policy::DimensionOrder { dims, routers, shapes, switches }) => {
+            let mut p = json!({"kind": "dimension_order", "dims": dims, "routers": ids(routers, "routers")?});
+            if !shapes.is_empty() {
+                p["shapes"] = json!(shapes);
+                p["switches"] = json!(switches.iter().enumerate().map(|(k, s)| ids(s, &format!("switches[{k}]"))).collect::<Result<Vec<_>, _>>()?);
+            }
+            p
+        }
         Some(Policy::Valiant { groups }) => json!({"kind": "valiant",
             "groups": groups.iter().enumerate().map(|(k, g)| ids(g, &format!("groups[{k}]"))).collect::<Result<Vec<_>, _>>()?}),
         Some(Policy::Pxn { servers }) => json!({"kind": "pxn", "servers": servers.iter().enumerate().map(|(k, s)| Ok(json!({

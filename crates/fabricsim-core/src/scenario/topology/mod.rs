@@ -10,6 +10,7 @@ mod fat_tree;
 mod fat_tree3;
 pub mod graph;
 mod leaf_spine;
+mod multi_dim;
 mod rail_optimized;
 mod torus;
 
@@ -19,7 +20,8 @@ use toml::Value;
 
 pub const SWITCH_MODELS: &[&str] = &["output_queued", "input_buffered", "shared_buffer"];
 /// Every topology family, in the order Python's error for an unknown kind lists them (`FAMILIES`).
-pub const KINDS: &[&str] = &["custom", "dumbbell", "leaf_spine", "fat_tree", "fat_tree3", "rail_optimized", "dragonfly", "torus", "graph"];
+pub const KINDS: &[&str] =
+    &["custom", "dumbbell", "leaf_spine", "fat_tree", "fat_tree3", "rail_optimized", "dragonfly", "torus", "multi_dim", "graph"];
 pub const ARBITERS: &[&str] = &["round_robin", "fifo"];
 /// Most nodes plus links a fabric may have: 20 million (the network alone then takes several GiB, and its
 /// forwarding tables grow with hosts × switches). Each family estimates its count from its parameters before it
@@ -89,9 +91,20 @@ pub struct RailServer {
 /// The routing policy a family imposes on top of least-cost ECMP.
 #[derive(Clone, Debug)]
 pub enum Policy {
-    DimensionOrder { dims: Vec<u64>, routers: Vec<String> },
-    Valiant { groups: Vec<Vec<String>> },
-    Pxn { servers: Vec<RailServer> },
+    /// `shapes` ("ring", "fully_connected", "switch" per dimension) and `switches` (per dimension, its group
+    /// switches) are empty on a torus (every dimension a ring).
+    DimensionOrder {
+        dims: Vec<u64>,
+        routers: Vec<String>,
+        shapes: Vec<&'static str>,
+        switches: Vec<Vec<String>>,
+    },
+    Valiant {
+        groups: Vec<Vec<String>>,
+    },
+    Pxn {
+        servers: Vec<RailServer>,
+    },
 }
 
 /// A resolved network (`Network`).
@@ -116,7 +129,14 @@ pub fn network_value(net: &Network) -> serde_json::Value {
     let links: Vec<_> = net.links.iter().map(|l| json!({"a": l.a, "b": l.b, "rate": l.rate_bps, "delay": l.delay_ps, "weight": l.weight})).collect();
     let policy = match &net.policy {
         None => serde_json::Value::Null,
-        Some(Policy::DimensionOrder { dims, routers }) => json!({"kind": "dimension_order", "dims": dims, "routers": routers}),
+        Some(Policy::DimensionOrder { dims, routers, shapes, switches }) => {
+            let mut p = json!({"kind": "dimension_order", "dims": dims, "routers": routers});
+            if !shapes.is_empty() {
+                p["shapes"] = json!(shapes);
+                p["switches"] = json!(switches);
+            }
+            p
+        }
         Some(Policy::Valiant { groups }) => json!({"kind": "valiant", "groups": groups}),
         Some(Policy::Pxn { servers }) => {
             json!({"kind": "pxn", "servers": servers.iter().map(|s| json!({"nvswitch": s.nvswitch, "gpus": s.gpus, "nics": s.nics})).collect::<Vec<_>>()})
@@ -168,6 +188,7 @@ pub fn build(v: &Value, base: Option<&std::path::Path>) -> Result<(&'static str,
         "dumbbell" => dumbbell::build(&mut t)?,
         "rail_optimized" => rail_optimized::build(&mut t)?,
         "torus" => torus::build(&mut t)?,
+        "multi_dim" => multi_dim::build(&mut t)?,
         "dragonfly" => dragonfly::build(&mut t)?,
         "graph" => graph::build(&mut t, base)?,
         _ => unreachable!("t.kind returns one of KINDS"),

@@ -60,6 +60,6 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
         }
         stride *= d;
     }
-    net.policy = Some(Policy::DimensionOrder { dims, routers: names });
+    net.policy = Some(Policy::DimensionOrder { dims, routers: names, shapes: Vec::new(), switches: Vec::new() });
     Ok(net)
 }
