@@ -45,6 +45,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
               "Where should this job go? Rank placements of N nodes on a fabric by predicted completion time."),
     "cluster": ("cluster", "cluster",
                 "Multi-job cluster simulator: Poisson job arrivals, placement policies, interference, slowdown."),
+    "nccl-tests": ("nccl", "nccl_tests",
+                   "nccl-tests' table for an NCCL collective on a GPU cluster, from its fabric file: size, count, "
+                   "type, redop, time (us), algbw and busbw (GB/s) and the algorithm and protocol NCCL would use."),
     "topology": ("topology", "topology",
                  "Describe the fabric of SCENARIO.toml: hosts, switches, links, diameter and bisection bandwidth."),
 }
