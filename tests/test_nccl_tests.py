@@ -171,6 +171,8 @@ HELD_OUT = [
      16 << 30, 487.09),
     ("nccl-tests #309 first report: 2 x 8 H100, 8 x 400G IB, default algorithm", "h100_ib_2x8", "auto", 8,
      16 << 30, 469.21),
+    ("nccl-tests #309 second report: 2 x 8 H100, 8 x 400G IB, default algorithm", "h100_ib_2x8", "auto", 1 << 20,
+     8 << 30, 466.73),
     ("nccl-tests #309 first report: 4 x 8 H100, 8 x 400G IB, default algorithm", ("h100_ib_2x8", 4), "auto", 8,
      16 << 30, 365.84),
     ("nccl-tests #309 gj-aion: 8 x 8 H100, 8 x 400G IB, NCCL_MIN_CTAS=24", ("h100_ib_2x8", 8), "auto", 1 << 20,
