@@ -60,8 +60,9 @@ TREE_ALLREDUCE_BW = 0.92
 """tuning.cc: the tree all-reduce's bandwidth is 0.92 of its graph's (`busBw * .92`)."""
 
 LL_MAX_BW_GBPS = {1: 141.0, 2: 39.0, 3: 20.4}
-"""tuning.cc llMaxBws: the most LL can carry (algorithm GB/s): one node of Hopper GPUs (141.0); across nodes on
-an Intel x86 host, 2 nodes (39.0) and more (20.4)."""
+"""tuning.cc llMaxBws: the most LL can carry, as NCCL's busBw in GB/s (its ring algbw is this x n / steps, its
+tree's half of it): one node of Hopper GPUs (141.0); across nodes on an Intel x86 host, 2 nodes (39.0) and more
+(20.4)."""
 
 NVLINK_EFFICIENCY = 20.0 / 25.0
 """topo.h SM80_NVLINK_BW = 20.0 GB/s that NCCL counts per NVLink (A100; H100's SM90 is 20.6) of 25 GB/s per
