@@ -267,7 +267,9 @@ def nccl_tests(fabric: str | Path | Any, collective: str = "all_reduce", *, minb
     if fidelity == "flow" and "ring" in algos:
         from .flow import ring_busbw_flow
 
-        ring_bus = ring_busbw_flow(fabric if not isinstance(fabric, NcclFabric) else f.name, b)
+        if isinstance(fabric, NcclFabric):
+            raise ValueError("fidelity flow simulates the fabric file: give its name, path or FabricFile, not an NcclFabric")
+        ring_bus = ring_busbw_flow(fabric, b)
     res = NcclTestsResult(collective, f, algo, fidelity,
                           ring_busbw_GBps=(ring_busbw(f, b) if ring_bus is None else ring_bus) / 1e9)
     factor = busbw_factor(collective, f.ranks)
