@@ -68,8 +68,9 @@ SIMULATING = {
     # failures, nothing is simulated); locality trace/pack (a synthetic trace, --seed draws it); trace info/synth.
 }
 SIZED = {"collective", "place", "cluster", "fors evaluate", "locality simulate"}
-"""Commands that take a message size."""
-FABRIC_FILE = {"collective", "place", "cluster", "trace run", "train"}
+"""Commands that take a message size. Not here: nccl-tests, which takes a range of sizes with nccl-tests' own
+-b/--minbytes, -e/--maxbytes (its K, M, G are powers of 1024, as in nccl-tests)."""
+FABRIC_FILE = {"collective", "place", "cluster", "trace run", "nccl-tests", "train"}
 """Commands whose --fabric takes a fabric file (or a built-in name)."""
 FABRIC_NAME = {"ina"}
 """Commands whose --fabric picks one of their built-in fabrics only."""
@@ -199,6 +200,7 @@ JSON_CALLS = {
     "topology": ([LS16], ["{d}/missing.toml"]),
     "train": (["--model", "gpt3-1.3b", "--fabric", LS16, "--dp", "16", "--seq-len", "256"],
               ["--model", "gpt3-1.3b", "--fabric", LS16, "--dp", "15"]),
+    "nccl-tests": (["--fabric", "h100_ib_2x8", "-b", "1M", "-e", "1M"], ["--fabric", "h100_ib_2x8", "-b", "0"]),
 }
 
 

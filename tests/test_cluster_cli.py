@@ -75,7 +75,7 @@ def test_a_scenario_file_fabric(capsys):
 
 @pytest.mark.parametrize("args, option, words", [
     (["--policy", "best"], "--policy", "unknown policy 'best'"),
-    (["--fabric", "nope"], "--fabric", "'nope' is neither a built-in fabric (vela, cpo_baseline) nor a fabric file"),
+    (["--fabric", "nope"], "--fabric", "'nope' is neither a built-in fabric (vela, a100_roce_2x8, cpo_baseline, h100_ib_2x8, p4de_efa_2x8, p5_efa_2x8) nor a fabric file"),
     (["--sizes", "choice:4,30"], "--sizes", "the fabric holds 24"),
     (["--sizes", "zipf:2"], "--sizes", "not a form of sizes"),
     (["--sizes", "uniform:8:2"], "--sizes", "low bound above"),

@@ -19,7 +19,8 @@ from fabricsim.errors import FabricsimWarning, ScenarioError
 
 
 def test_the_built_in_fabrics_are_data_files():
-    assert list(builtin_fabrics()) == ["vela", "cpo_baseline"], "the default first, then by name"
+    assert list(builtin_fabrics()) == ["vela", "a100_roce_2x8", "cpo_baseline", "h100_ib_2x8", "p4de_efa_2x8",
+                                       "p5_efa_2x8"], "the default first, then by name"
     assert default_fabric() == "vela"
     vela = read_fabric("vela")
     assert vela.numbered and vela.nic_order == (0, 2, 1, 3) and len(vela.placements) == 22 + 12
@@ -27,7 +28,7 @@ def test_the_built_in_fabrics_are_data_files():
     assert "CALIBRATION" in (BUILTIN_DIR / "vela.toml").read_text()
     cpo = read_fabric("cpo_baseline")
     assert cpo.numbered and cpo.placements == {} and cpo.doc["topology"]["racks"] == 128
-    with pytest.raises(ScenarioError, match="unknown fabric 'nope'.*vela, cpo_baseline"):
+    with pytest.raises(ScenarioError, match="unknown fabric 'nope'.*vela, a100_roce_2x8, cpo_baseline"):
         read_fabric("nope")
 
 

@@ -60,7 +60,7 @@ def test_a_chakra_trace_sets_the_nodes(capsys):
 @pytest.mark.parametrize("args, words", [
     (["--nodes", "25", "--per-server", "1"], "fabricsim place: --nodes: 25 nodes of 1 NIC(s) do not fit"),
     (["--nodes", "4", "--fabric", "nope"],
-     "Invalid value for '--fabric': 'nope' is neither a built-in fabric (vela, cpo_baseline) nor a fabric file"),
+     "Invalid value for '--fabric': 'nope' is neither a built-in fabric (vela, a100_roce_2x8, cpo_baseline, h100_ib_2x8, p4de_efa_2x8, p5_efa_2x8) nor a fabric file"),
     (["--nodes", "4", "--fabric", "missing.toml"], "missing.toml"),
     (["--nodes", "4", "--size", "10Mb"], "--size"),
     pytest.param(["--nodes", "4", "--interfaces", "2", "--trace", str(TRACE)], "--interfaces", marks=pytest.mark.shared),

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .spec import Scenario, load_scenario, scenario_from_dict
     from .workload import Workload
     from .advisor.api import place
+    from .nccl import nccl_tests
 
 __version__ = _core.version()
 """The package version: maturin takes it from the Rust workspace, so it is the native module's."""
@@ -32,12 +33,13 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "topology": (".topology", None),
     "Workload": (".workload", "Workload"),
     "place": (".advisor.api", "place"),
+    "nccl_tests": (".nccl", "nccl_tests"),
 }
 """Public name -> (module, attribute; None for the module itself), imported on first access."""
 
 __all__ = [
     "Scenario", "load_scenario", "scenario_from_dict", "run", "validate", "RunRecord",
-    "FabricsimError", "ScenarioError", "topology", "Workload", "place", "__version__",
+    "FabricsimError", "ScenarioError", "topology", "Workload", "place", "nccl_tests", "__version__",
 ]
 
 

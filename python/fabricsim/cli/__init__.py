@@ -47,6 +47,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                 "Multi-job cluster simulator: Poisson job arrivals, placement policies, interference, slowdown."),
     "train": ("train", "train",
               "One training step (or --steps N) of a model on a fabric, Megatron-LM style: how long it takes, and why."),
+    "nccl-tests": ("nccl", "nccl_tests",
+                   "nccl-tests' table for an NCCL collective on a GPU cluster, from its fabric file: size, count, "
+                   "type, redop, time (us), algbw and busbw (GB/s) and the algorithm and protocol NCCL would use."),
     "topology": ("topology", "topology",
                  "Describe the fabric of SCENARIO.toml: hosts, switches, links, diameter and bisection bandwidth."),
 }

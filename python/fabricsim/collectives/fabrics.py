@@ -9,7 +9,11 @@ placements it names:
 - `servers`: "names" (the default: a server is a host, by name) or "numbers" (servers are 1..H in fabric order);
 - `nic_order`: the order in which a server's NICs are handed to its nodes (default 0, 1, 2, ...);
 - `placements`: named placements, `NAME = [[server, ...], ...]` (server ids per collective; a repeated server
-  holds several nodes), which `--placement NAME`, a trace's `preset:NAME` and the placement advisor use.
+  holds several nodes), which `--placement NAME`, a trace's `preset:NAME` and the placement advisor use;
+- `nvls`: true when a server's NVSwitch can reduce (NVLink SHARP: NVSwitch 3, H100 and later), for `fabricsim
+  nccl-tests` (default false);
+- `nics`: the NICs a server really has when its [topology] rails stand for them (4 NICs of 100 Gb/s shared by 8
+  GPUs: 8 rails of 50 Gb/s), for `fabricsim nccl-tests` (default: one per rail).
 
 The built-in fabrics are such files, shipped in `fabricsim/_data/fabrics/NAME.toml` (`BUILTIN_DIR`); `--fabric NAME`
 reads one by name. The code here knows no fabric by name: whatever a study calibrated (a buffer size fitted to a
@@ -57,6 +61,10 @@ class FabricFile:
     """Servers are numbered 1..H in fabric order (`servers = "numbers"`), else named by their hosts."""
     nic_order: tuple[int, ...] = ()
     placements: dict[str, list[list[Any]]] = field(default_factory=dict)
+    nvls: bool = False
+    """A server's NVSwitch can reduce (NVLink SHARP), `nvls = true`."""
+    nics: int | None = None
+    """The NICs a server has, when its rails stand for fewer or more NICs (`nics = 4`); None: one per rail."""
 
     def with_model(self, **model: Any) -> FabricFile:
         """This fabric with model details replaced (`MODEL_KEYS`: input_buffer, spine_arbiter, ecmp, flowlet_gap;
@@ -125,10 +133,16 @@ def fabric_from_doc(doc: dict, name: str) -> FabricFile:
     meta = doc.get(FABRIC_KEY) or {}
     if not isinstance(meta, dict):
         raise ScenarioError(name, FABRIC_KEY, "must be a table")
-    unknown = sorted(set(meta) - {"description", "default", "servers", "nic_order", "placements"})
+    unknown = sorted(set(meta) - {"description", "default", "servers", "nic_order", "placements", "nvls", "nics"})
     if unknown:
         raise ScenarioError(name, f"{FABRIC_KEY}.{unknown[0]}", "unknown key (keys: description, default, servers, "
-                            "nic_order, placements)")
+                            "nic_order, placements, nvls, nics)")
+    nvls = meta.get("nvls", False)
+    if not isinstance(nvls, bool):
+        raise ScenarioError(name, f"{FABRIC_KEY}.nvls", f"must be true or false, not {nvls!r}")
+    nics = meta.get("nics")
+    if nics is not None and (not isinstance(nics, int) or isinstance(nics, bool) or nics < 1):
+        raise ScenarioError(name, f"{FABRIC_KEY}.nics", f"must be a count of NICs per server (>= 1), not {nics!r}")
     servers = meta.get("servers", "names")
     if servers not in ("names", "numbers"):
         raise ScenarioError(name, f"{FABRIC_KEY}.servers", f"must be 'names' or 'numbers', not {servers!r}")
@@ -144,4 +158,4 @@ def fabric_from_doc(doc: dict, name: str) -> FabricFile:
             raise ScenarioError(name, f"{FABRIC_KEY}.placements{'.' + pname if pname else ''}",
                                 f"must be lists (one per collective) of at least 2 server {servers}")
     return FabricFile(name, fabric_of(doc), str(meta.get("description", "")), servers == "numbers", tuple(order),
-                      dict(placements))
+                      dict(placements), nvls, nics)
