@@ -114,10 +114,9 @@ class _Builder:
         self.s_unit: list[int] = []
         self.s_kind: list[int] = []
         self.b_deps: list[list[int]] = []
-        self.m: dict[str, list[np.ndarray]] = {k: [] for k in ("src", "dst", "size", "delay", "dim", "su", "du",
-                                                                "coll")}
-        self.m_dep_counts: list[np.ndarray] = []
-        self.m_dep_flat: list[np.ndarray] = []
+        self.m: dict[str, list] = {k: [] for k in ("src", "dst", "size", "delay", "dim", "su", "du", "coll")}
+        self.m_dep_counts: list[int] = []
+        self.m_dep_flat: list[int] = []
         self.n_msgs = 0
         self.coll = -1
         """The current collective instance (`begin`): every flow of one collective call shares it."""
@@ -138,27 +137,30 @@ class _Builder:
         self.b_deps.append(deps)
         return _BARRIER | (len(self.b_deps) - 1)
 
-    def flows(self, src, dst, size, delay: int, deps: list[int], dim: str, su, du) -> range:
-        src = np.asarray(src, dtype=np.int64)
+    def flows(self, src: list[int], dst: list[int], size: float, delay: int, deps: list[int], dim: str,
+              su: int, du: int) -> range:
+        """Flows src[i] → dst[i], each of `size` bytes (at least 1), started `delay` ps after every one of `deps`,
+        labelled with dimension `dim` and the units they leave and reach; their message references."""
         n = len(src)
         if n == 0:
             return range(0)
-        self.m["src"].append(src)
-        self.m["dst"].append(np.asarray(dst, dtype=np.int64))
-        self.m["size"].append(np.broadcast_to(np.maximum(1, np.asarray(size, dtype=np.float64).round()), (n,)).astype(np.uint64))
-        self.m["delay"].append(np.full(n, delay, dtype=np.uint64))
-        self.m["dim"].append(np.full(n, DIMS.index(dim), dtype=np.uint8))
-        self.m["su"].append(np.broadcast_to(np.asarray(su, dtype=np.int64), (n,)))
-        self.m["du"].append(np.broadcast_to(np.asarray(du, dtype=np.int64), (n,)))
-        self.m["coll"].append(np.full(n, self.coll, dtype=np.int64))
-        self.m_dep_counts.append(np.full(n, len(deps), dtype=np.uint32))
-        self.m_dep_flat.append(np.tile(np.asarray(deps, dtype=np.uint32), n))
+        m = self.m
+        m["src"].extend(src)
+        m["dst"].extend(dst)
+        m["size"].extend([max(1, round(size))] * n)
+        m["delay"].extend([delay] * n)
+        m["dim"].extend([DIMS.index(dim)] * n)
+        m["su"].extend([su] * n)
+        m["du"].extend([du] * n)
+        m["coll"].extend([self.coll] * n)
+        self.m_dep_counts.extend([len(deps)] * n)
+        self.m_dep_flat.extend(deps * n)
         base = self.n_msgs
         self.n_msgs += n
         return range(base, base + n)
 
     def col(self, k: str, dtype) -> np.ndarray:
-        return np.concatenate(self.m[k]).astype(dtype) if self.m[k] else np.zeros(0, dtype=dtype)
+        return np.asarray(self.m[k], dtype=dtype)
 
 
 def _ring(b: _Builder, hosts: list[int], units: list[int], per_edge: float, delay: int, deps: list[list[int]],
@@ -464,7 +466,7 @@ def lower(job: TrainJob, fabric: FabricView, scenario) -> Lowered:
 
         wl.messages(b.col("src", np.int64), b.col("dst", np.int64), b.col("size", np.uint64), packet_size=4096,
                     delay_ps=b.col("delay", np.uint64),
-                    after=Deps(np.concatenate(b.m_dep_counts), np.concatenate(b.m_dep_flat)))
+                    after=Deps(np.asarray(b.m_dep_counts, dtype=np.uint32), np.asarray(b.m_dep_flat, dtype=np.uint32)))
     unit_ends = []
     for ends in end_refs:
         per_unit = []
