@@ -49,7 +49,7 @@ test-python:
 check-install: setup
 	$(PY) -m pytest -q -m slow tests/test_install.py
 
-## bench: packet-engine throughput (events/s), hybrid fidelity's error and speed-up (its corpus, Table IV), placement-advisor decisions (24 and 6,144 servers), the cluster simulator (1,000 jobs on 6,144 servers), fabric scale (k=16 packet, k=48 flow, 8,192-GPU rail), the RoCE incast, front-door timings (bulk workloads, RSS), flow-engine scale (10k hosts, 129k flows), sweep overhead (runs/s), FORS and ATRO solve times, study 003 grid, command-line startup (vs python -c pass)
+## bench: packet-engine throughput (events/s), hybrid fidelity's error and speed-up (its corpus, Table IV), placement-advisor decisions (24 and 6,144 servers), the cluster simulator (1,000 jobs on 6,144 servers), fabric scale (k=16 packet, k=48 flow, 8,192-GPU rail), the RoCE incast, front-door timings (bulk workloads, RSS), flow-engine scale (10k hosts, 129k flows), sweep overhead (runs/s), FORS and ATRO solve times, study 003 grid, command-line startup (vs python -c pass), fabricsim train at scale (GPT-3 175B on 1,024 GPUs, SimAI's 9,216-GPU MoE example beside SimAI_analytical)
 bench: setup
 	$(PY) benchmarks/bench_frontdoor.py
 	$(PY) benchmarks/bench_engine.py
@@ -68,18 +68,21 @@ bench: setup
 	$(PY) benchmarks/hybrid_error.py
 	$(PY) benchmarks/hybrid_table4.py
 	$(PY) benchmarks/hybrid_scale.py
+	$(PY) benchmarks/bench_train.py
 
 ## validate: install ns-3 3.44 (PyPI ns3) into the venv and cross-check the incast study side by side, then race
 ## it on a k = 8 fat-tree permutation (benchmarks/VS_NS3_FATTREE.md; k = 16: --k 16 --max-ns3-wall 600), then the
 ## RoCE incasts beside HPCC's ns-3 fork when it is built (benchmarks/HPCC_NS3.md; fabricsim's side alone otherwise),
 ## then the k = 8 fat-tree RoCE permutation, incast and one packet beside htsim when it is built (benchmarks/HTSIM.md;
-## fabricsim's side alone otherwise)
+## fabricsim's side alone otherwise), then SimAI's AICB workloads beside SimAI_analytical when it is built
+## (benchmarks/SIMAI.md, section 8; against SimAI's stored runs otherwise)
 validate: setup
 	$(PY) -m pip install -q "ns3==3.44.post0"
 	$(PY) benchmarks/validate_incast.py
 	$(PY) benchmarks/vs_ns3_fattree.py --k 8
 	$(PY) benchmarks/vs_hpcc_ns3.py
 	$(PY) benchmarks/vs_htsim.py
+	$(PY) benchmarks/vs_simai.py
 
 ## docs: the user guide (mkdocs, material theme) into site/; the reference pages (scenario keys, command line,
 ## Python API) are generated from the code (docs/gen_reference.py, also at build time); strict, so a broken link

@@ -919,6 +919,42 @@ def bench_startup() -> str:
             + table(["command", "median", "× `python -c pass`", "target"], rows) + "\n\n" + stamp())
 
 
+# -------------------------------------------------------------------------------------------------------- SimAI
+
+def _simai_names() -> list[str]:
+    import vs_simai as vs
+
+    return [*vs.default_names(), *vs.LONG]
+
+
+def simai() -> str:
+    """benchmarks/vs_simai.py: fabricsim (a fresh run) beside SimAI's stored runs of its own AICB workloads, and the
+    hand calculation of every difference."""
+    import vs_simai as vs
+
+    return vs.tables(vs.measure(_simai_names(), None))
+
+
+def simai_speed() -> str:
+    """benchmarks/vs_simai.py with SimAI built: both tools' whole processes, workload by workload."""
+    import vs_simai as vs
+
+    root = vs.simai_root(None)
+    if root is None:
+        raise RuntimeError("SimAI is not built here (benchmarks/SIMAI.md)")
+    rows = vs.measure(_simai_names(), root)
+    return ("`benchmarks/vs_simai.py` runs each workload in both tools, one after the other, as whole processes "
+            "(`fabricsim train --aicb FILE --json` and `SimAI_analytical -w FILE ...`):\n\n" + vs.walls(rows)
+            + "\n\n" + stamp())
+
+
+def train_speed() -> str:
+    """benchmarks/bench_train.py: `fabricsim train` at scale as whole processes, against issue 32's targets."""
+    import bench_train as bt
+
+    return "\n".join(f"- {bt.line(r)}" for r in bt.measure()) + "\n\n" + stamp()
+
+
 # --------------------------------------------------------------------------------------------------- ASTRA-sim
 
 def astra() -> str:
@@ -946,6 +982,7 @@ FLOW, HYBRID, FABRICS = "docs/guide/flow-engine.md", "docs/guide/hybrid.md", "do
 PLACE, CLUSTER = "docs/guide/place-a-job.md", "docs/guide/cluster.md"
 WORKLOADS, TRACE = "docs/guide/large-workloads.md", "docs/guide/run-a-trace.md"
 PERFORMANCE, ROCE = "docs/performance.md", "docs/roce.md"
+TRAIN = "docs/guide/train.md"
 
 GENERATORS: dict[str, Generator] = {
     "incast-s2-s4": Generator(incast_s2_s4, deterministic=True, seconds=6, page=INCAST),
@@ -979,6 +1016,9 @@ GENERATORS: dict[str, Generator] = {
     "fabrics-speed": Generator(fabrics_speed, deterministic=False, seconds=30, page=FABRICS),
     "roce-speed": Generator(roce_speed, deterministic=False, seconds=3, page=ROCE),
     "roce-vs-hpcc": Generator(roce_vs_hpcc, deterministic=False, seconds=30, page=ROCE),
+    "simai": Generator(simai, deterministic=True, seconds=100, page=TRAIN),
+    "simai-speed": Generator(simai_speed, deterministic=False, seconds=150, page=TRAIN),
+    "train-speed": Generator(train_speed, deterministic=False, seconds=900, page=TRAIN),
 }
 
 
