@@ -39,16 +39,18 @@ class TrainResult:
 
 def fabric_view(fab, scenario) -> FabricView:
     """The GPUs of a fabric and its NVLink domains: a rail-optimized fabric's servers are NVLink domains of
-    `gpus_per_server` GPUs at `nvlink_rate` per GPU and direction; on any other fabric every host is a GPU alone
-    (its collectives cross the fabric)."""
+    `gpus_per_server` GPUs at `nvlink_rate` per GPU and direction (with NVSwitch reduction if its [fabric] table
+    says `nvls = true`); on any other fabric every host is a GPU alone (its collectives cross the fabric)."""
     from ..collectives.run import host_nics
     from ..units import parse_rate_bps
 
     hosts = list(host_nics(scenario))
     topo = fab.doc.get("topology") or {}
     if topo.get("kind") == "rail_optimized":
+        from ..nccl import nccl_fabric
+
         return FabricView(hosts, int(topo.get("gpus_per_server", 8)),
-                          parse_rate_bps(topo.get("nvlink_rate", "3600Gbps")) / 8)
+                          parse_rate_bps(topo.get("nvlink_rate", "3600Gbps")) / 8, nccl_fabric(fab))
     return FabricView(hosts, 1, 0.0)
 
 
