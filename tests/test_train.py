@@ -241,3 +241,21 @@ def test_a_model_file_names_its_bad_key(tmp_path):
     f.write_text("layers = 4\nhidden = 512\nffn = 2048\nheads = 7\nvocab = 100\n")
     with pytest.raises(Exception, match="hidden: 512 is not divisible by heads"):
         plan(str(f), fabric=_ideal(tmp_path, 2), dp=2)
+
+
+def test_measured_layer_times_replace_the_roofline(tmp_path):
+    """Two stages of four layers each, 4 micro-batches: a pass takes 4 × 1 ms forward or 4 × 2.5 ms backward, the
+    optimizer 3 ms (all from the file); the step is (m + p − 1) · (4 + 10) ms + 3 ms = 73 ms."""
+    f = tmp_path / "times.toml"
+    f.write_text("forward_us = 1000\nbackward_us = 2500\noptimizer_us = 3000\n")
+    r = train(WIDE, fabric=_ideal(tmp_path, 2), pp=2, global_batch=4, layer_times=str(f))
+    assert r.step_time_s == pytest.approx((4 + 2 - 1) * 14e-3 + 3e-3, abs=1e-6)
+    assert r.summary["job"]["compute"] == f"measured: {f}"
+
+
+def test_a_layer_times_file_names_its_bad_key(tmp_path, capsys):
+    f = tmp_path / "times.toml"
+    f.write_text("forward_us = 1000\nbackwards_us = 2\n")
+    assert main(["train", "--model", "gpt3-1.3b", "--fabric", _ideal(tmp_path, 2), "--dp", "2", "--layer-times",
+                 str(f)]) == 2
+    assert f"{f}: backwards_us: unknown key" in capsys.readouterr().err

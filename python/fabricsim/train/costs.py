@@ -125,6 +125,10 @@ def chunk_cost(job: TrainJob, vs: int) -> ChunkCost:
     dev, eff = job.device, job.efficiency
     fwd_s = max(flops / (dev.peak_flops * eff), (weights + 2 * per * act) / (dev.mem_bw * eff))
     bwd_s = max(2 * flops / (dev.peak_flops * eff), (2 * weights + 2 * per * act) / (dev.mem_bw * eff))
+    lt = job.layer_times
+    if lt is not None:  # measured: the file's per-layer times replace the roofline
+        fwd_s = (dense * lt.forward_us + moe * lt.moe_forward_us + (lt.head_forward_us if head else 0.0)) * 1e-6
+        bwd_s = (dense * lt.backward_us + moe * lt.moe_backward_us + (lt.head_backward_us if head else 0.0)) * 1e-6
     s = tokens * m.hidden * ACT_BYTES
     tp_bytes = per * 4 * (tp - 1) / tp * s if tp > 1 else 0.0
     tp_ops = per * 4 if tp > 1 else 0
@@ -136,5 +140,8 @@ def chunk_cost(job: TrainJob, vs: int) -> ChunkCost:
 
 def optimizer_ps(job: TrainJob, params: int) -> int:
     """Mixed-precision Adam over `params` local parameters: 28 bytes of memory traffic each (see
-    fabricsim.chakra.synth.OPTIMIZER_BYTES_PER_PARAM), at the device's memory bandwidth × efficiency."""
+    fabricsim.chakra.synth.OPTIMIZER_BYTES_PER_PARAM), at the device's memory bandwidth × efficiency; or the layer
+    times file's `optimizer_us`."""
+    if job.layer_times is not None and job.layer_times.optimizer_us is not None:
+        return max(1, round(job.layer_times.optimizer_us * 1e6))
     return max(1, round(params * 28 / (job.device.mem_bw * job.efficiency) * PS))
