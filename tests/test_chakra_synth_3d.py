@@ -2,7 +2,7 @@
 
 Node counts, sizes and communicators are counted by hand for small layouts; the trace runs with `trace run`; on an
 ideal fabric a pipeline-only job's trace takes the 1F1B (and interleaved) closed form, which `fabricsim.train`
-gives for the same job.
+gives for the same job; bad input is one line and exit 2.
 
 The "small" model: 4 layers of h = 256, a GELU MLP of 1,024, 8 heads, vocabulary 1,000, s = 512. Per layer
 4·h² = 262,144 attention and 2·h·1,024 = 524,288 MLP parameters; the embedding and the output layer 256,000 each.
@@ -169,6 +169,26 @@ def _run(capsys, trace: Path, fabric: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.parametrize("args", [
+    ["--tp", "2", "--pp", "2", "--dp", "2", "--global-batch", "8"],
+    ["--tp", "2", "--pp", "2", "--dp", "2", "--global-batch", "8", "--zero", "1", "--schedule", "interleaved:2"],
+    ["--cp", "2", "--ep", "2", "--pp", "2", "--dp", "2", "--global-batch", "16", "--moe"],
+])
+def test_the_trace_runs_on_a_small_fabric(tmp_path, capsys, args):
+    model = tmp_path / "m.toml"
+    moe = "--moe" in args
+    model.write_text("layers = 4\nhidden = 256\nffn = 1024\nheads = 8\nvocab = 1000\nseq_len = 512\n"
+                     + ("kv_heads = 2\nexperts = 4\ntop_k = 2\nexpert_ffn = 512\ndense_layers = 1\n" if moe else
+                        "swiglu = false\n"))
+    args = [a for a in args if a != "--moe"]
+    assert main(["trace", "synth", "3d", "--model", str(model), *args, "--out", str(tmp_path / "s")]) == 0
+    assert "comm_groups.json" in capsys.readouterr().err
+    out = _run(capsys, tmp_path / "s", str(ROOT / "examples" / "leaf_spine_16.toml"))
+    assert out["complete"] and out["completion_time_s"] > 0
+    n = 16 if moe else 8
+    assert len(out["ranks"]) == n and all(r["finish_s"] > 0 for r in out["ranks"])
+
+
 def _pass_us(cols, backward: bool, passes: int) -> int:
     """One pass's compute (µs) read back: the rank's forward (or backward) COMP nodes over its `passes` passes of
     that direction, which all take the same time."""
@@ -224,3 +244,33 @@ def test_interleaved_trace_takes_its_closed_form(tmp_path, capsys):
     assert sim == pytest.approx((m * v * (f + b) + (p - 1) * (f + b) + opt) * 1e-6, abs=1e-6)
     step = train(WIDE, fabric=fabric, pp=p, global_batch=m, schedule="interleaved", vpp=v).step_time_s
     assert step == pytest.approx(sim, abs=(m * v + p) * 1e-6)
+
+
+# ---- bad input ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, words", [
+    (["--model", "gpt3-13b", "--pp", "3"], "--pp: the model's 40 layers are not divisible by pp × V = 3 × 1 = 3"),
+    (["--model", "gpt3-13b", "--pp", "4", "--schedule", "interleaved:3", "--global-batch", "8"],
+     "not divisible by pp × V = 4 × 3 = 12"),
+    (["--model", "gpt3-13b", "--tp", "8", "--pp", "4", "--dp", "2", "--ranks", "32"],
+     "--tp × --pp × --dp × --ep × --cp = 8 × 4 × 2 × 1 × 1 = 64, but --ranks is 32"),
+    (["--model", "gpt5"], "--model: unknown model 'gpt5'"),
+    (["--tp", "2"], "give the model: --model NAME|FILE"),
+    (["--model", "gpt3-13b", "--layers", "4"], "--layers is for dp, tp, pp, ep and dp-tp"),
+    (["--model", "gpt3-13b", "--ep", "2"], "--ep: gpt3-13b has no experts"),
+    (["--model", "gpt3-13b", "--zero", "2"], "Invalid value for '--zero'"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, words):
+    assert main(["trace", "synth", "3d", *args, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert words in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_layer_kinds_refuse_3d_options_and_keep_working(tmp_path, capsys):
+    assert main(["trace", "synth", "dp", "--model", "gpt3-13b", "--out", str(tmp_path / "o")]) == 2
+    assert "--model is for 3d" in capsys.readouterr().err
+    assert main(["trace", "synth", "dp-tp", "--ranks", "8", "--layers", "2", "--hidden", "64", "--seq-len", "32",
+                 "--out", str(tmp_path / "d")]) == 0
+    assert json.loads((tmp_path / "d" / "trace.comm_groups.json").read_text())["tp0"] == [0, 1]
