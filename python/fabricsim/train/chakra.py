@@ -82,7 +82,7 @@ from ..chakra.synth import (
 from ..chakra.trace import COLL, COMP, RECV, SEND
 from ..devices import device
 from ..errors import UserError
-from .costs import ACT_BYTES, PS, ChunkCost, chunk_cost, optimizer_ps
+from .costs import ACT_BYTES, PS, ChunkCost, buckets, chunk_cost, optimizer_ps
 from .job import Parallel, TrainJob
 from .models import ModelSpec, model, with_seq_len
 from .schedule import schedule
@@ -210,13 +210,6 @@ def _body(job: TrainJob, vs: int, cost: ChunkCost, backward: bool) -> _Body:
         b.rows[i].us = max(1, int(u))
         b.comp_end_share[i] = c
     return b
-
-
-def buckets(params: int, group: int, bucket_params: int | None) -> int:
-    """Gradient buckets of `params` parameters reduced over `group` ranks, as `fabricsim.train` cuts them:
-    ceil(params / bucket), bucket = `bucket_params` or Megatron-core's max(40M, 1M × group); 0 without a group."""
-    size = bucket_params if bucket_params else max(40_000_000, 1_000_000 * group)
-    return max(1, math.ceil(params / size)) if params > 0 and group > 1 else 0
 
 
 @dataclass

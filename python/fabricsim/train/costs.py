@@ -25,6 +25,7 @@ Per layer and direction (forward, or backward), with S = (T / cp) · h · 2 byte
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from ..nccl import constants as K
@@ -136,6 +137,14 @@ def chunk_cost(job: TrainJob, vs: int) -> ChunkCost:
     cp_bytes = per * (par.cp - 1) * 2 * tokens * m.kv_heads * m.dh * ACT_BYTES / tp if par.cp > 1 else 0.0
     return ChunkCost(per, moe, head, max(1, round(fwd_s * PS)), max(1, round(bwd_s * PS)), tp_bytes, tp_ops,
                      ep_buffer, cp_bytes, per * attn / flops if flops else 0.0, dense_params, expert_params)
+
+
+def buckets(params: int, group: int, bucket_params: int | None) -> int:
+    """Gradient buckets of `params` parameters reduced over `group` ranks: ceil(params / bucket), bucket =
+    `bucket_params` or Megatron-core's max(40M, 1M × group) (its DistributedDataParallel default); 0 without a
+    group."""
+    size = bucket_params if bucket_params else max(40_000_000, 1_000_000 * group)
+    return max(1, math.ceil(params / size)) if params > 0 and group > 1 else 0
 
 
 def optimizer_ps(job: TrainJob, params: int) -> int:

@@ -39,6 +39,7 @@ import numpy as np
 from ..workload import Workload
 from .costs import (
     ChunkCost,
+    buckets,
     chunk_cost,
     closed_form_ps,
     latency_ps,
@@ -238,10 +239,6 @@ def lower(job: TrainJob, fabric: FabricView, scenario) -> Lowered:
     expert_group = par.dp * par.cp
     bucket = job.bucket_params
 
-    def buckets(params: int, group: int) -> int:
-        size = bucket if bucket else max(40_000_000, 1_000_000 * group)
-        return max(1, math.ceil(params / size)) if params > 0 and group > 1 else 0
-
     passes: dict[tuple, _Pass] = {}
     ready: dict[tuple, list[int]] = {}  # (unit, chunk, 'dense'|'expert', bucket) -> [segment end ref]
     end_refs: list[dict] = []  # per training step: unit -> list of refs ending it
@@ -269,8 +266,8 @@ def lower(job: TrainJob, fabric: FabricView, scenario) -> Lowered:
                 cp_mult = 2 if ps.backward else 1
                 # Segments: the last backward of a chunk is cut where its gradient buckets become ready.
                 if k == last_bwd[ps.chunk]:
-                    nd = buckets(cost.params, dense_group)
-                    ne = buckets(cost.expert_params, expert_group)
+                    nd = buckets(cost.params, dense_group, bucket)
+                    ne = buckets(cost.expert_params, expert_group, bucket)
                     cuts = sorted({(j + 1) / nd for j in range(nd)} | {(j + 1) / ne for j in range(ne)} | {1.0})
                 else:
                     nd = ne = 0
@@ -406,7 +403,7 @@ def lower(job: TrainJob, fabric: FabricView, scenario) -> Lowered:
                         ("dense", cost.params, lambda u: [w for w in units if w[3] == u[3]]),
                         ("expert", cost.expert_params, lambda u: [w for w in units if w[3] == u[3] and w[1] == u[1]])):
                     n = dense_group if which == "dense" else expert_group
-                    nb = buckets(params, n)
+                    nb = buckets(params, n, bucket)
                     if nb == 0:
                         continue
                     done_groups = set()
