@@ -1,4 +1,5 @@
-"""`fabricsim train`: one step (or N) of a training job on a fabric: the step time, why, and the busiest links."""
+"""`fabricsim train`: one step (or N) of a training job, or of a SimAI/AICB workload file (--aicb), on a fabric: the
+step time, why, and the busiest links."""
 
 from __future__ import annotations
 
@@ -38,13 +39,38 @@ class ScheduleParam(click.ParamType):
         self.fail(f"'{text}' is not a schedule: give 1f1b or interleaved:V (V ≥ 2 model chunks per stage)", param, ctx)
 
 
+def _given(ctx: click.Context, name: str) -> bool:
+    """Whether the user gave parameter `name` (command line or environment)."""
+    from click.core import ParameterSource
+
+    return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+
+def _flag(ctx: click.Context, name: str) -> str:
+    """Parameter `name`'s longest option string."""
+    return next(max(p.opts, key=len) for p in ctx.command.params if p.name == name)
+
+
 def _pos(name: str, default: int | None, help: str):
     return click.option(name, type=click.IntRange(min=1), default=default, show_default=default is not None,
                         help=help)
 
 
+AICB_FIXED = ("model_name", "micro_batch", "global_batch", "seq_len", "schedule", "zero", "device_name", "efficiency",
+              "no_sp", "cp", "layer_times")
+"""Options an AICB workload file decides (its rows give compute times and collectives): refused with --aicb."""
+AICB_HEADER = {"tp": ("model_parallel_NPU_group", lambda f, n: f.tp), "pp": ("pp", lambda f, n: f.pp),
+               "ep": ("ep", lambda f, n: f.ep),
+               "dp": ("dp = GPUs / (TP · PP · EP)", lambda f, n: f.dp(n) // f.ep)}
+"""Options an AICB file's header decides, accepted with --aicb when they agree with it."""
+
+
 @click.command("train")
-@click.option("--model", "model_name", required=True, metavar="NAME|FILE", help=MODEL_HELP)
+@click.option("--model", "model_name", default=None, metavar="NAME|FILE", help=MODEL_HELP + " Required without --aicb.")
+@click.option("--aicb", "aicb", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="A SimAI/AICB workload file (aliyun/aicb's generator; SimAI's -w), read as SimAI reads it: TP, PP "
+                   "and EP from its header, DP = GPUs / (TP · PP), its rows' compute and collectives as one pipeline "
+                   "stage's program (instead of --model and the job's options).")
 @fabric_option(builtin_fabrics(), what="Required. GPUs are its hosts in order (rank r on the r-th); a rail_optimized "
                "fabric's servers are NVLink domains.")
 @_pos("--tp", 1, "Tensor-parallel GPUs (inside a server's NVLink domain when it divides the GPUs per server).")
@@ -93,7 +119,7 @@ def train(model_name: str, fabric, tp: int, pp: int, dp: int, ep: int, cp: int, 
           global_batch: int | None, seq_len: int | None, schedule: tuple[str, int], zero: int, device_name: str,
           efficiency: float, layer_times: str | None, no_sp: bool, gpus: int | None, steps: int, fidelity: str, seed: int, top_links: int,
           as_json: bool, figure: str | None, perfetto: str | None, max_events: int | None, max_wall: float | None,
-          partial: bool, quiet: bool) -> None:
+          partial: bool, quiet: bool, aicb: str | None) -> None:
     """One training step (or --steps N) of a model on a fabric, Megatron-LM style: how long it takes, and why.
 
     Prints the step time; compute, the communication of each parallel dimension that no compute hides (tp, cp,
@@ -101,19 +127,40 @@ def train(model_name: str, fabric, tp: int, pp: int, dp: int, ep: int, cp: int, 
     (model FLOPs / (step time × GPUs × peak)); the bytes of each dimension; and the busiest links with their
     utilization. GPUs: tp × pp × dp × ep × cp must equal --gpus (default: the fabric's hosts).
 
+    With --aicb FILE the job is a SimAI/AICB workload file instead: its header's TP, PP and EP, DP = GPUs / (TP ·
+    PP), and its rows (compute in ns, collectives) as every pipeline stage's program, in 1F1B order across stages.
+
     Example: fabricsim train --model gpt3-13b --tp 8 --pp 4 --dp 8 --global-batch 256 --fabric cluster.toml
     """
+    from ..train import aicb_plan
     from ..train import plan as make_plan
 
     if fabric is None:
         raise UserError("fabricsim train: give the fabric: --fabric FABRIC.toml|NAME")
     check_figure_path("fabricsim train", figure)
-    kind, v = schedule
-    p = make_plan(model_name, fabric=fabric.name or fabric.path, tp=tp, pp=pp, dp=dp, ep=ep, cp=cp,
-                  micro_batch=micro_batch, global_batch=global_batch, seq_len=seq_len, schedule=kind, vpp=v,
-                  zero=zero, device_name=device_name, efficiency=efficiency, sequence_parallel=not no_sp,
-                  steps=steps, gpus=gpus, seed=seed, top_links=top_links, layer_times=layer_times)
-    label = f"simulating {p.job.model.name} on {p.job.par.world} GPUs"
+    fabric_name = fabric.name or fabric.path
+    if aicb is not None:
+        ctx = click.get_current_context()
+        given = [name for name in AICB_FIXED if _given(ctx, name)]
+        if given:
+            raise UserError(f"{_flag(ctx, given[0])}: not with --aicb (the AICB file {aicb} gives the compute times "
+                            f"and collectives)")
+        p = aicb_plan(aicb, fabric=fabric_name, gpus=gpus, steps=steps, seed=seed, top_links=top_links)
+        for name, have in (("tp", tp), ("pp", pp), ("ep", ep), ("dp", dp)):
+            what, of = AICB_HEADER[name]
+            want = of(p.aicb, p.job.par.world)
+            if _given(ctx, name) and have != want:
+                raise UserError(f"--{name} {have}: the AICB file {aicb} says {what} = {want}")
+        label = f"simulating {p.aicb.name} on {p.job.par.world} GPUs"
+    else:
+        if model_name is None:
+            raise UserError("fabricsim train: give the job: --model NAME|FILE (or --aicb FILE)")
+        kind, v = schedule
+        p = make_plan(model_name, fabric=fabric_name, tp=tp, pp=pp, dp=dp, ep=ep, cp=cp,
+                      micro_batch=micro_batch, global_batch=global_batch, seq_len=seq_len, schedule=kind, vpp=v,
+                      zero=zero, device_name=device_name, efficiency=efficiency, sequence_parallel=not no_sp,
+                      steps=steps, gpus=gpus, seed=seed, top_links=top_links, layer_times=layer_times)
+        label = f"simulating {p.job.model.name} on {p.job.par.world} GPUs"
     rec = simulate(lambda **kw: p.run(fidelity, **kw).record, label, max_events=max_events, max_wall=max_wall,
                    partial=partial, quiet=quiet, show=lambda r: _show(p.result(r).summary, as_json))
     res = p.result(rec, rec.wall_s)
@@ -147,16 +194,22 @@ def _show(s: dict, as_json: bool) -> None:
 
     j = s["job"]
     con = stdout_console(110)
-    con.print(f"[bold]{j['model']}[/bold] ({j['params'] / 1e9:,.1f}B parameters) on {j['gpus']} {j['device']} GPUs of "
-              f"{j['fabric']}: TP {j['tp']} × PP {j['pp']} × DP {j['dp']} × EP {j['ep']} × CP {j['cp']}, "
-              f"{j['schedule']}{'' if j['vpp'] == 1 else ' V=' + str(j['vpp'])}, ZeRO {j['zero']}, "
-              f"{j['micro_batches']} micro-batches of {j['micro_batch']} × {j['seq_len']} tokens ({j['fidelity']})")
+    if "aicb" in j:
+        ep = f" × EP {j['ep']} (SimAI's DP {j['simai_dp']})" if j["ep"] > 1 else ""
+        con.print(f"[bold]{j['model']}[/bold] (AICB workload, {j['rows']:,} rows) on {j['gpus']} GPUs of "
+                  f"{j['fabric']}: TP {j['tp']} × PP {j['pp']} × DP {j['dp']}{ep}, GA {j['ga']}"
+                  f"{', 1F1B' if j['pp'] > 1 else ''} ({j['fidelity']})")
+    else:
+        con.print(f"[bold]{j['model']}[/bold] ({j['params'] / 1e9:,.1f}B parameters) on {j['gpus']} {j['device']} GPUs "
+                  f"of {j['fabric']}: TP {j['tp']} × PP {j['pp']} × DP {j['dp']} × EP {j['ep']} × CP {j['cp']}, "
+                  f"{j['schedule']}{'' if j['vpp'] == 1 else ' V=' + str(j['vpp'])}, ZeRO {j['zero']}, "
+                  f"{j['micro_batches']} micro-batches of {j['micro_batch']} × {j['seq_len']} tokens ({j['fidelity']})")
     if s.get("step_time_s") is None:
         con.print("the run did not complete: no step time")
         return
     b = s["breakdown"]
-    con.print(f"step time [bold]{_ms(s['step_time_s'])}[/bold]   MFU {s['mfu'] * 100:.1f}%   "
-              f"(critical GPU {s['critical_gpu']})")
+    mfu = "" if s.get("mfu") is None else f"   MFU {s['mfu'] * 100:.1f}%"
+    con.print(f"step time [bold]{_ms(s['step_time_s'])}[/bold]{mfu}   (critical GPU {s['critical_gpu']})")
     t = Table(title="where the step goes (critical GPU)", title_justify="left")
     t.add_column("part")
     t.add_column("time", justify="right")

@@ -4,7 +4,8 @@
 file, TP × CP × EP × DP × PP, batch, device, schedule, ZeRO stage) is lowered (`lower`) to compute steps, flows
 and barriers, simulated by the engine at the fidelity asked for, and read back (`report`) into the step time,
 its decomposition (compute, exposed communication per dimension, pipeline bubble, optimizer), MFU, the traffic
-of each dimension and the busiest links.
+of each dimension and the busiest links. A SimAI/AICB workload file (`aicb_plan`, `fabricsim train --aicb`) is
+read as SimAI reads it and lowered the same way (`aicb`).
 """
 
 from __future__ import annotations
@@ -146,11 +147,68 @@ def plan(model_name: str | ModelSpec, *, fabric: str, tp: int = 1, pp: int = 1, 
     return TrainPlan(job, fab, sc, view, lw, time.perf_counter() - t0, top_links, assumed)
 
 
+@dataclass
+class AicbPlan(TrainPlan):
+    """A SimAI/AICB workload file on a fabric, lowered and ready to run (`aicb_plan`); `run` simulates it. Its
+    answer's `job` describes the file (TP, PP, EP, dp = the expert weights' data-parallel replicas as `fabricsim
+    train` counts them, simai_dp = SimAI's DP = dp × ep, GA, vpp, pp_comm) and its `mfu` is None: the file gives
+    compute times, not a model's FLOPs."""
+
+    aicb: Any = None
+
+    def result(self, rec, simulate_s: float = 0.0) -> TrainResult:
+        res = super().result(rec, simulate_s)
+        f, p, s = self.aicb, self.job.par, res.summary
+        if "mfu" in s:
+            s["mfu"] = None
+            s["model_flops_per_step"] = None
+        s["job"] = {
+            "model": f.name, "aicb": f.path, "gpus": p.world, "tp": p.tp, "pp": p.pp, "dp": p.dp, "ep": p.ep, "cp": 1,
+            "simai_dp": p.dp * p.ep, "ga": f.ga, "vpp": f.vpp, "pp_comm_bytes": f.pp_comm, "rows": len(f.rows),
+            "schedule": "1f1b" if p.pp > 1 else "none", "micro_batches": f.ga, "compute_s": f.compute_ns() * 1e-9,
+            "fidelity": rec.fidelity, "fabric": self.fabric.name, "steps": self.job.steps,
+        }
+        return res
+
+
+def aicb_plan(path: str, *, fabric: str, gpus: int | None = None, steps: int = 1, seed: int = 1,
+              top_links: int = 10) -> AicbPlan:
+    """Read a SimAI/AICB workload file as SimAI reads it (`aicb.read_aicb`; UserError naming the file and line) and
+    lower it onto `fabric` (a built-in fabric's name or a fabric file) on `gpus` GPUs (default: every GPU of the
+    fabric; SimAI's DP = gpus / (TP · PP)). The file's notes (what SimAI reads silently) are issued as
+    FabricsimWarnings."""
+    from ..collectives.fabrics import read_fabric
+    from ..spec import scenario_from_dict
+    from .aicb import aicb_job, check_gpus, lower_aicb, read_aicb, warn
+
+    f = read_aicb(path)
+    warn(f)
+    fab = read_fabric(fabric)
+    sc = scenario_from_dict({**fab.doc, "seed": seed}, fab.name)
+    view = fabric_view(fab, sc)
+    n = gpus if gpus is not None else len(view.hosts)
+    check_gpus(f, n, len(view.hosts))
+    if f.all_gpus and f.all_gpus != n:
+        import warnings
+
+        from ..errors import FabricsimWarning
+
+        warnings.warn(f"{f.path}:1: all_gpus: {f.all_gpus}, but the job has {n} GPUs (--gpus, default: the fabric's): "
+                      f"DP = {n} / ({f.tp} × {f.pp}) = {f.dp(n)} (SimAI too takes the GPUs from its -g)",
+                      FabricsimWarning, stacklevel=2)
+    if steps < 1:
+        raise UserError(f"--steps: must be ≥ 1, got {steps}")
+    t0 = time.perf_counter()
+    lw = lower_aicb(f, view, sc, n, steps)
+    return AicbPlan(aicb_job(f, n, steps), fab, sc, view, lw, time.perf_counter() - t0, top_links, aicb=f)
+
+
 def train(model_name: str | ModelSpec, *, fabric: str, fidelity: str = "flow", **kw: Any) -> TrainResult:
     """Simulate a training job (`plan`'s arguments) at `fidelity` and return the answer (`TrainResult.summary`:
     step_time_s, breakdown, mfu, traffic_bytes, links, job, run)."""
     return plan(model_name, fabric=fabric, **kw).run(fidelity)
 
 
-__all__ = ["train", "plan", "LayerTimes", "read_layer_times", "TrainPlan", "TrainResult", "TrainJob", "Parallel", "ModelSpec", "PRESETS", "DEVICES", "SCHEDULES", "DIMS",
+__all__ = ["train", "plan", "aicb_plan", "AicbPlan", "LayerTimes", "read_layer_times", "TrainPlan", "TrainResult",
+           "TrainJob", "Parallel", "ModelSpec", "PRESETS", "DEVICES", "SCHEDULES", "DIMS",
            "model", "read_model", "lower", "breakdown", "fabric_view"]

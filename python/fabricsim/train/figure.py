@@ -56,7 +56,7 @@ def figure(res, path: str | Path) -> Path:
     j = s["job"]
     ax.set_title(f"{j['model']} on {j['gpus']} GPUs, TP{j['tp']}×PP{j['pp']}×DP{j['dp']}"
                  f"{'×EP' + str(j['ep']) if j['ep'] > 1 else ''}{'×CP' + str(j['cp']) if j['cp'] > 1 else ''}: "
-                 f"step {s['step_time_s'] * 1e3:.1f} ms, MFU {s['mfu'] * 100:.1f}%")
+                 f"step {s['step_time_s'] * 1e3:.1f} ms" + ("" if s["mfu"] is None else f", MFU {s['mfu'] * 100:.1f}%"))
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=4, fontsize=8, frameon=False)
     # 2. The critical GPU's timeline: its compute steps and the collectives it is in.
     ax = axes[1]
