@@ -681,6 +681,24 @@ def chakra_speed() -> str:
     return table(["case", "measured", "target"], rows) + "\n\n" + when
 
 
+def synth_3d_speed() -> str:
+    """`fabricsim trace synth 3d` of GPT-3 175B on 1,024 ranks, a whole process (start-up and writing included)."""
+    from fabricsim.train.chakra import make_job, synthesize
+
+    args = dict(tp=8, pp=8, dp=16, global_batch=1536)
+    job = make_job("gpt3-175b", **args)
+    nodes = synthesize(job).nodes
+    with tempfile.TemporaryDirectory() as d:
+        wall, rss, _ = process([BIN / "fabricsim", "trace", "synth", "3d", "--model", "gpt3-175b",
+                                *[x for k, v in args.items() for x in (f"--{k.replace('_', '-')}", v)], "--out", d])
+        written = sum(f.stat().st_size for f in Path(d).iterdir())
+    when = stamp()
+    rows = [[f"GPT-3 175B, TP 8 × PP 8 × DP 16 ({job.par.world:,} ranks), global batch 1,536 ({job.micro_batches} "
+             f"micro-batches per pipeline), 1F1B: {nodes / 1e6:.1f} M nodes, {written / 1e9:.2f} GB written",
+             f"{wall:.1f} s, {rss:.0f} MB peak", "≤ 60 s" + (": **missed**" if wall > 60 else "")]]
+    return table(["`fabricsim trace synth 3d`, whole process", "measured", "target"], rows) + "\n\n" + when
+
+
 def fabrics_speed() -> str:
     """benchmarks/bench_fabrics.py's cases, each a whole process (median of 3)."""
     import bench_fabrics as bf
@@ -1004,6 +1022,7 @@ GENERATORS: dict[str, Generator] = {
     "cpo-time": Generator(cpo_time, deterministic=False, seconds=40, page=CPO),
     "frontdoor": Generator(frontdoor, deterministic=False, seconds=10, page=WORKLOADS),
     "chakra-speed": Generator(chakra_speed, deterministic=False, seconds=105, page=TRACE),
+    "synth-3d-speed": Generator(synth_3d_speed, deterministic=False, seconds=5, page=TRACE),
     "astra": Generator(astra, deterministic=True, seconds=1, page=TRACE),
     "bench-engine": Generator(bench_engine, deterministic=False, seconds=90, page=PERFORMANCE),
     "hybrid-error": Generator(hybrid_error, deterministic=False, seconds=40, page=HYBRID),

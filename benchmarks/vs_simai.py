@@ -19,11 +19,13 @@ Link delays are fabricsim's defaults (500 ns per network link, 300 ns per NVSwit
 The hand calculation (`hand`) predicts each part of fabricsim's answer from the workload file alone, and splits
 SimAI's from its reported totals:
 - compute: the rows' compute, identical in both (SimAI's `total comp`);
-- TP: SimAI = W + its efficiency ratios + its small-message table, where W = Σ ring bytes / NVLink (the same
-  bandwidth in both); fabricsim = W + NCCL's ring latency per collective (train.costs), in closed form;
+- TP: SimAI = W + its efficiency ratios + its small-message table, where W = Σ ring bytes / NVLink at SimAI's
+  rate; fabricsim = NCCL's own model of the algorithm and protocol it picks on the server (train.costs): its
+  latency, and the bytes at NCCL's planned NVLink share (20/25 of the link, × 0.92 with LL128), so W + NCCL's
+  bandwidth term + NCCL's latency;
 - EP: an all-to-all between servers; SimAI's busbw NIC·k/g·(N·g − 1)/((N − 1)·g) makes its bandwidth term
   (N − 1)/N · S / NIC, the load of fabricsim's busiest NIC under NCCL's PXN (enumerated here: `nic_load`), so
-  again fabricsim = that + NCCL's latency, SimAI = that / its all-to-all ratio;
+  fabricsim = that + NCCL's ring latency (flows run at the NIC's rate), SimAI = that / its all-to-all ratio;
 - DP: SimAI gives a data-parallel ring gps/tp NICs per rank and adds DP and DP_EP; fabricsim's ring (train.lower's
   `_ring`) leaves each server through one NIC, and DP and DP_EP run at once (different communicators), sharing
   the NICs both use: the busiest NIC's bytes / NIC, after the compute that overlaps them;
@@ -103,6 +105,16 @@ def _servers(ranks, gps: int = 8) -> int:
     return len({r // gps for r in ranks})
 
 
+def nccl_node(gpus: int, nv: float, nic: float):
+    """The comparison fabric's server as NCCL's model sees it (fabricsim.nccl), for train's closed forms."""
+    import tomllib
+
+    from fabricsim.collectives.fabrics import fabric_from_doc
+    from fabricsim.nccl import nccl_fabric
+
+    return nccl_fabric(fabric_from_doc(tomllib.loads(fabric_doc(gpus, nv, nic)), "simai"))
+
+
 def nic_load(f, gpus: int, group: str, kind: str, size: float, gps: int = 8) -> float:
     """Bytes the busiest NIC sends for one collective of `group` on every rank at once, NCCL's PXN routing (a
     message to another server leaves on the rail of its destination GPU): all-to-alls pair by pair (size/n each),
@@ -164,8 +176,11 @@ def _nic_keys(f, gpus: int, group: str, gps: int = 8) -> set:
 def hand(f, gpus: int, nv: float, nic: float) -> dict:
     """The prediction of fabricsim's answer and the split of SimAI's, from the file (see the module docstring).
     Times in seconds."""
+    from dataclasses import replace
+
+    from fabricsim.nccl.model import bandwidths, fastest, latency_us
     from fabricsim.train.aicb import MIN_FWD_BYTES, program
-    from fabricsim.train.costs import closed_form_ps, latency_ps, ring_bytes
+    from fabricsim.train.costs import NCCL_NAME, closed_form_ps, latency_ps, ring_bytes
 
     tp, ep, pp = f.tp, f.ep, f.pp
     DP = f.dp(gpus)
@@ -173,36 +188,47 @@ def hand(f, gpus: int, nv: float, nic: float) -> dict:
     tp_local = tp <= 8
     ep_local = tp * ep <= 8
     ep_nodes = max(1, tp * ep // 8)
-    out = {"compute": f.compute_ns() * 1e-9, "W_tp": 0.0, "lat_tp": 0.0, "small_tp": 0.0, "W_ep": 0.0, "lat_ep": 0.0,
-           "small_ep": 0.0}
+    node = nccl_node(gpus, nv, nic)
+    out = {"compute": f.compute_ns() * 1e-9, "choices": {}}
+    for g in ("tp", "ep"):
+        out.update({f"W_{g}": 0.0, f"bw_{g}": 0.0, f"lat_{g}": 0.0, f"small_{g}": 0.0})
     memo: dict = {}
     if tp > 8:
         raise NotImplementedError(f"{f.name}: TP across servers")
 
-    def cost(c, fwd: bool) -> tuple[str, float, float]:
-        """(group SimAI books it on, fabricsim's time, its latency part) of one blocking collective."""
+    def cost(c, fwd: bool) -> tuple[str, float, float, float]:
+        """(group, fabricsim's time, its latency part, the bandwidth term at SimAI's rates) of one blocking
+        collective: inside a server NCCL's model of the algorithm and protocol it picks (train.costs), between
+        servers NCCL's ring latency and the busiest NIC's bytes."""
         if c is None or c.group == "none" or c.size <= 0 or size_of[c.group] <= 1:
-            return "", 0.0, 0.0
+            return "", 0.0, 0.0, 0.0
         size = max(c.size, MIN_FWD_BYTES) if fwd else c.size
         n = size_of[c.group]
         key = (c.kind, c.group, size)
         if key in memo:
             return memo[key]
         if c.group == "tp" and tp_local or c.group == "ep" and ep_local:
-            t = closed_form_ps(c.kind, n, size, nv) * 1e-12
-            lat = latency_ps(c.kind, n) * 1e-12
+            t = closed_form_ps(c.kind, n, size, node) * 1e-12
+            one = replace(node, nodes=1, gpus=n, rails=n)
+            _, algo, proto = fastest(one, bandwidths(one), NCCL_NAME[c.kind], max(1, round(size)))
+            lat = latency_us(one, NCCL_NAME[c.kind], algo, proto) * 1e-6
+            w = ring_bytes(c.kind, n, size) / nv
+            out["choices"][f"{c.group} {c.kind} {size}"] = f"{algo}/{proto}"
         elif c.group == "ep" and c.kind == "all_to_all":
             lat = latency_ps(c.kind, n, ep_nodes) * 1e-12
-            t = lat + nic_load(f, gpus, "ep", c.kind, size) / nic
+            w = nic_load(f, gpus, "ep", c.kind, size) / nic
+            t = lat + w
         else:
             raise NotImplementedError(f"{f.name}: a blocking {c.kind} on {c.group} across servers")
-        memo[key] = (c.group, t, lat)
+        memo[key] = (c.group, t, lat, w)
         return memo[key]
 
-    # TP and EP: every unit runs every row once forward and once backward.
+    # TP and EP: every unit runs every row once forward and once backward. Split: W (SimAI's bandwidth term),
+    # NCCL's bandwidth model beyond it (bw), NCCL's latency (lat, and the whole time of a collective under 1 MiB,
+    # which SimAI charges from its table, small).
     for r in f.rows:
         for c, fwd in ((r.fwd, True), (r.ig, False)):
-            g, t, lat = cost(c, fwd)
+            g, t, lat, w = cost(c, fwd)
             if not g:
                 continue
             size = max(c.size, MIN_FWD_BYTES) if fwd else c.size
@@ -210,10 +236,11 @@ def hand(f, gpus: int, nv: float, nic: float) -> dict:
                 out[f"small_{g}"] += SMALL_TABLE_NS.get(size_of[g], 0) * 1e-9
                 out[f"lat_{g}"] += t
             else:
-                out[f"W_{g}"] += t - lat
+                out[f"W_{g}"] += w
+                out[f"bw_{g}"] += t - lat - w
                 out[f"lat_{g}"] += lat
-    out["tp"] = out["W_tp"] + out["lat_tp"]
-    out["ep"] = out["W_ep"] + out["lat_ep"]
+    out["tp"] = out["W_tp"] + out["bw_tp"] + out["lat_tp"]
+    out["ep"] = out["W_ep"] + out["bw_ep"] + out["lat_ep"]
     # DP and DP_EP: the weight-gradient collectives of the last pass (the rows that run once, backward), issued as
     # the pass reaches them, one chain per communicator; on a NIC both use, they share it.
     progs = {s: program(f, s) for s in range(pp)}
@@ -538,16 +565,17 @@ def tables(rows: list[dict]) -> str:
             f"{ms(s['ep'])} / {ms(o['ep'])}" if s["ep"] or o["ep"] else "—",
             f"{ms(s['DP'])} + {ms(s['DP_EP'])} / {ms(o['dp'])}" if s["dp"] or o["dp"] else "—",
             f"{ms(s['pipeline'])} / {ms(o['pipeline'])}" if r["pp"] > 1 else "—"]) + " |")
-    head2 = ["workload", "TP: + NCCL latency − SimAI's ratios and table", "EP: the same",
+    head2 = ["workload", "TP: + NCCL latency + NCCL's bandwidth − SimAI's ratios and table", "EP: the same",
              "DP: + one NIC per ring + NCCL latency − overlap", "pipeline: + 1F1B bubble + sends − SimAI's bubble",
              "SimAI + these = predicted", "fabricsim − predicted"]
     lines2 = ["| " + " | ".join(head2) + " |", "|" + "---|" * len(head2)]
     for r in rows:
         DIGITS[0] = 3 if r["simai"]["iteration"] < 0.01 else 1
         h, t, sp, s = r["hand"], r["terms"], r["simai_split"], r["simai"]
-        tp = f"+{ms(h['lat_tp'])} − {ms(sp['tp']['ratio'] + sp['tp']['small'])} = {signed_ms(t['tp'])}"
-        ep = (f"+{ms(h['lat_ep'])} − {ms(sp['ep']['ratio'] + sp['ep']['small'])} = {signed_ms(t['ep'])}"
-              if h["ep"] or s["ep"] else "—")
+        tp = (f"+{ms(h['lat_tp'])} {signed_ms(h['bw_tp'])} − {ms(sp['tp']['ratio'] + sp['tp']['small'])} = "
+              f"{signed_ms(t['tp'])}")
+        ep = (f"+{ms(h['lat_ep'])} {signed_ms(h['bw_ep'])} − {ms(sp['ep']['ratio'] + sp['ep']['small'])} = "
+              f"{signed_ms(t['ep'])}" if h["ep"] or s["ep"] else "—")
         nics = h["W1_dp"] - s["dp"]
         overlap = h["dp"] - h["W1_dp"] - h["lat_dp"]
         dp = (f"{signed_ms(nics)} +{ms(h['lat_dp'])} {signed_ms(overlap)} = {signed_ms(t['dp'])}"

@@ -130,28 +130,47 @@ def test_interleaved_pipeline_shrinks_the_bubble_v_times(tmp_path):
 def test_data_parallel_alone_exposes_the_last_buckets_all_reduce(tmp_path):
     """DP = 4 on one 100 Gb/s switch, one micro-batch, one gradient bucket (bucket_params ≥ the parameters): the
     ring all-reduce starts when the backward ends; each rank sends 2·(n − 1)/n · P · 4 bytes to its neighbour over
-    its own link, after NCCL's ring latency 8.4 µs + 2·(n − 1) × 9.6 µs (one GPU per server: every step crosses the
-    network), plus two 1 µs links. Step = t_f + t_b + that + the optimizer."""
+    its own link, after NCCL's ring latency 8.4 µs + 2·(n − 1) × 14 µs (Simple protocol; one GPU per server: every
+    step crosses the network), plus two 1 µs links. Step = t_f + t_b + that + the optimizer."""
     p = tmp_path / "ls.toml"
     p.write_text('[topology]\nkind = "leaf_spine"\nracks = 1\nhosts_per_rack = 4\nspines = 1\nhost_rate = "100Gbps"\n'
                  'fabric_rate = "100Gbps"\nhost_delay = "1us"\nfabric_delay = "1us"\n')
     r = train(WIDE, fabric=str(p), dp=4, bucket_params=10**12)
     tf = 8 * _layer_fwd_s(WIDE, 2048)
     params = 8 * (4 * 256 * 256 + 3 * 256 * (1 << 20)) + 2 * 256
-    t_ar = 8.4e-6 + 6 * 9.6e-6 + 2 * 3 / 4 * params * 4 * 8 / 100e9 + 2e-6
+    t_ar = 8.4e-6 + 6 * 14e-6 + 2 * 3 / 4 * params * 4 * 8 / 100e9 + 2e-6
     assert r.summary["breakdown"]["exposed_s"]["dp"] == pytest.approx(t_ar, abs=1e-6)
     assert r.step_time_s == pytest.approx(tf + 2 * tf + t_ar + _opt_s(params), abs=1e-6)
 
 
+def _nccl_ll_us(n: int, nbytes: int) -> float:
+    """NCCL's time for an all-gather or reduce-scatter of `nbytes` on n GPUs of one server, where its model picks
+    the LL protocol for a 1 MiB buffer (tuning.cc at 5067397c): latency 6.6 µs + (n − 1) × 0.6 µs; bandwidth LL's
+    cap, llMaxBw 141 GB/s of busbw on one Hopper node, as algbw 141 · n/(n − 1) (LL128: 14 + 1.9·(n − 1) µs at
+    0.92 × NVLink's planned 360 GB/s × n/(n − 1), and Simple: 8.4 + 3.4·(n − 1) µs at the full 360 · n/(n − 1), are
+    slower at this size for n = 2 and 8: 17.5 and 13.3 µs, 30.1 and 34.7 µs)."""
+    return 6.6 + (n - 1) * 0.6 + nbytes / (141e9 * n / (n - 1)) * 1e6
+
+
+def test_nccl_picks_ll_for_1mib_inside_a_server():
+    from fabricsim.nccl.fabric import NcclFabric
+    from fabricsim.train.costs import closed_form_ps
+
+    node = NcclFabric("h100", 1, 8, 8, 400e9, 3600e9, False, 8, 0.0)
+    for n in (2, 8):
+        for kind in ("all_gather", "reduce_scatter"):
+            assert closed_form_ps(kind, n, 1 << 20, node) * PS * 1e6 == pytest.approx(_nccl_ll_us(n, 1 << 20), rel=1e-6)
+
+
 def test_tensor_parallel_alone_adds_its_collectives_to_every_pass(tmp_path):
-    """TP = 8 inside one server (NVLink 3.6 Tb/s = 450 GB/s per GPU), 2 micro-batches. Per layer and direction,
-    sequence parallelism runs 2 all-gathers and 2 reduce-scatters of S = 2048 · 256 · 2 bytes, each NCCL's
-    8.4 µs + 7 × 3.4 µs latency and (7/8)·S / 450 GB/s: 4 · (32.2 µs + 7/8 · 1 MiB / 450 GB/s). The layer's compute
-    is split 8 ways. Step = m · 8 layers · (t_f + t_b + 2·t_tp) + the optimizer on 1/8 of the parameters."""
+    """TP = 8 inside one server, 2 micro-batches. Per layer and direction, sequence parallelism runs 2 all-gathers
+    and 2 reduce-scatters of S = 2048 · 256 · 2 bytes = 1 MiB, each as NCCL runs it (`_nccl_ll_us`). The layer's
+    compute is split 8 ways. Step = m · 8 layers · (t_f + t_b + 2·t_tp) + the optimizer on 1/8 of the
+    parameters."""
     m = 2
     r = train(WIDE, fabric=_rail(tmp_path, 1, 8), tp=8, global_batch=m)
     tf = _layer_fwd_s(WIDE, 2048, tp=8)
-    t_tp = 4 * (8.4e-6 + 7 * 3.4e-6 + 7 / 8 * 2048 * 256 * 2 / 450e9)
+    t_tp = 4 * _nccl_ll_us(8, 1 << 20) * 1e-6
     params = (8 * (4 * 256 * 256 + 3 * 256 * (1 << 20)) + 2 * 256) // 8
     b = r.summary["breakdown"]
     assert b["exposed_s"]["tp"] == pytest.approx(m * 8 * 2 * t_tp, rel=1e-6)
@@ -162,14 +181,14 @@ def test_tp2_pp2_dp2_step(tmp_path):
     """TP 2 × PP 2 × DP 2 on 4 servers of 2 GPUs (ranks t + 2·(d + 2·s): a TP pair per server, so TP is closed form
     on NVLink; PP and DP cross a 1 Pb/s fabric). With m = 4 micro-batches per pipeline (global batch 8):
     a pass is t_f + t_tp or t_b + t_tp, the pipeline (m + p − 1)·(t_f + t_b + 2·t_tp); then the one-bucket ring
-    all-reduce of 2 ranks on 2 servers, 8.4 + 2 × 9.6 µs of latency and 2·(2 − 1)/2 · P · 4 bytes at 1 Pb/s, then
+    all-reduce of 2 ranks on 2 servers, 8.4 + 2 × 14 µs of latency and 2·(2 − 1)/2 · P · 4 bytes at 1 Pb/s, then
     the optimizer. Four layers, two per stage; P = a GPU's half of its stage's parameters."""
     model = ModelSpec("wide4", layers=4, hidden=256, ffn=1 << 20, heads=8, kv_heads=8, vocab=1, seq_len=2048)
     r = train(model, fabric=_rail(tmp_path, 4, 2), tp=2, pp=2, dp=2, global_batch=8, bucket_params=10**12)
     tf = 2 * _layer_fwd_s(model, 2048, tp=2)
-    t_tp = 2 * 4 * (8.4e-6 + 1 * 3.4e-6 + 1 / 2 * 2048 * 256 * 2 / 450e9)
+    t_tp = 2 * 4 * _nccl_ll_us(2, 1 << 20) * 1e-6
     params = (2 * (4 * 256 * 256 + 3 * 256 * (1 << 20)) + 256) // 2
-    t_ar = 8.4e-6 + 2 * 9.6e-6 + params * 4 * 8 / 1e15
+    t_ar = 8.4e-6 + 2 * 14e-6 + params * 4 * 8 / 1e15
     expect = (4 + 2 - 1) * (3 * tf + 2 * t_tp) + t_ar + _opt_s(params)
     assert r.step_time_s == pytest.approx(expect, abs=2e-6)
     b = r.summary["breakdown"]
@@ -222,3 +241,21 @@ def test_a_model_file_names_its_bad_key(tmp_path):
     f.write_text("layers = 4\nhidden = 512\nffn = 2048\nheads = 7\nvocab = 100\n")
     with pytest.raises(Exception, match="hidden: 512 is not divisible by heads"):
         plan(str(f), fabric=_ideal(tmp_path, 2), dp=2)
+
+
+def test_measured_layer_times_replace_the_roofline(tmp_path):
+    """Two stages of four layers each, 4 micro-batches: a pass takes 4 × 1 ms forward or 4 × 2.5 ms backward, the
+    optimizer 3 ms (all from the file); the step is (m + p − 1) · (4 + 10) ms + 3 ms = 73 ms."""
+    f = tmp_path / "times.toml"
+    f.write_text("forward_us = 1000\nbackward_us = 2500\noptimizer_us = 3000\n")
+    r = train(WIDE, fabric=_ideal(tmp_path, 2), pp=2, global_batch=4, layer_times=str(f))
+    assert r.step_time_s == pytest.approx((4 + 2 - 1) * 14e-3 + 3e-3, abs=1e-6)
+    assert r.summary["job"]["compute"] == f"measured: {f}"
+
+
+def test_a_layer_times_file_names_its_bad_key(tmp_path, capsys):
+    f = tmp_path / "times.toml"
+    f.write_text("forward_us = 1000\nbackwards_us = 2\n")
+    assert main(["train", "--model", "gpt3-1.3b", "--fabric", _ideal(tmp_path, 2), "--dp", "2", "--layer-times",
+                 str(f)]) == 2
+    assert f"{f}: backwards_us: unknown key" in capsys.readouterr().err

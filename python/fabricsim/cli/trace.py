@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..collectives.fabrics import builtin_fabrics
+from ..devices import DEVICES
 from ..units import format_duration, format_size
 from ._common import (
     EXIT_INCOMPLETE,
@@ -25,6 +26,7 @@ from ._common import (
     simulate_seeds,
     stdout_console,
 )
+from .train import MODEL_HELP, ScheduleParam
 
 
 @click.group("trace")
@@ -228,7 +230,7 @@ def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
 
 
 @trace.command("synth")
-@click.argument("kind", type=click.Choice(["dp", "tp", "pp", "ep", "dp-tp"]))
+@click.argument("kind", type=click.Choice(["dp", "tp", "pp", "ep", "dp-tp", "3d"]))
 @click.option("--out", "out", default=None, metavar="DIR",
               help=f"{OUT_HELP}: DIR/NAME.{{rank}}.et (and DIR/NAME.comm_groups.json); `trace run DIR` reads it.")
 @click.option("--name", default="trace", show_default=True, metavar="NAME",
@@ -236,30 +238,60 @@ def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
 @deprecated_option("--prefix", lambda v: {"out": str(Path(v).parent), "name": Path(v).name},
                    lambda v: f"--out {Path(v).parent} --name {Path(v).name}")
 @click.option("--ranks", type=click.IntRange(min=2), default=8, show_default=True,
-              help="Ranks (dp, tp, ep), pipeline stages (pp).")
-@click.option("--tp", type=click.IntRange(min=2), default=2, show_default=True, help="dp-tp: tensor-parallel group size.")
+              help="Ranks (dp, tp, ep, dp-tp), pipeline stages (pp); 3d: if given, checked against tp × cp × ep × dp × pp.")
+@click.option("--tp", type=click.IntRange(min=1), default=None,
+              help="dp-tp: tensor-parallel group size (default 2); 3d: tensor-parallel degree (default 1).")
+@click.option("--model", "model_name", default=None, metavar="NAME|FILE", help=f"3d (required): {MODEL_HELP[0].lower()}{MODEL_HELP[1:]}")
+@click.option("--pp", type=click.IntRange(min=1), default=1, show_default=True, help="3d: pipeline stages.")
+@click.option("--dp", type=click.IntRange(min=1), default=1, show_default=True,
+              help="3d: data-parallel replicas (of the experts, with --ep: Megatron's data-parallel size is dp × ep).")
+@click.option("--ep", type=click.IntRange(min=1), default=1, show_default=True,
+              help="3d: expert-parallel degree (an MoE model's experts split over it).")
+@click.option("--cp", type=click.IntRange(min=1), default=1, show_default=True,
+              help="3d: context-parallel degree (the sequence split over it, ring attention).")
+@click.option("--global-batch", "global_batch", type=click.IntRange(min=1), default=None,
+              help="3d: sequences per step (default: micro-batch × dp × ep × pp).")
+@click.option("--schedule", type=ScheduleParam(), default="1f1b", show_default=True, metavar="1f1b|interleaved:V",
+              help="3d: pipeline schedule, Megatron-LM's 1F1B or interleaved 1F1B with V model chunks per stage.")
+@click.option("--zero", type=click.IntRange(0, 1), default=0, show_default=True,
+              help="3d: ZeRO stage: 0 all-reduces gradients; 1 (Megatron's distributed optimizer) reduce-scatters them "
+                   "and all-gathers the parameters after the optimizer.")
+@click.option("--no-sequence-parallel", "no_sp", is_flag=True,
+              help="3d: TP all-reduces activations instead of all-gather/reduce-scatter (sequence parallelism is on "
+                   "by default when tp > 1).")
 @click.option("--layers", type=click.IntRange(min=1), default=24, show_default=True)
 @click.option("--hidden", type=click.IntRange(min=1), default=4096, show_default=True, help="Hidden size h (elements).")
-@click.option("--seq-len", "seq_len", type=click.IntRange(min=1), default=2048, show_default=True, help="Sequence length s (tokens).")
+@click.option("--seq-len", "seq_len", type=click.IntRange(min=1), default=2048, show_default=True,
+              help="Sequence length s (tokens); 3d: default the model's.")
 @click.option("--micro-batch", "micro_batch", type=click.IntRange(min=1), default=1, show_default=True,
               help="Sequences per micro-batch b.")
 @click.option("--micro-batches", "micro_batches", type=click.IntRange(min=1), default=8, show_default=True, help="pp only.")
 @click.option("--bucket-layers", "bucket_layers", type=click.IntRange(min=1), default=1, show_default=True,
               help="dp, dp-tp: layers per gradient all-reduce bucket.")
 @click.option("--dtype-bytes", "dtype_bytes", type=click.IntRange(min=1), default=2, show_default=True)
-@click.option("--device", type=click.Choice(["h100", "a100"]), default="h100", show_default=True)
+@click.option("--device", type=click.Choice(list(DEVICES)), default="h100", show_default=True)
 @click.option("--efficiency", type=click.FloatRange(0, 1, min_open=True), default=0.5, show_default=True,
               help="Fraction of the device's peak FLOP/s and memory bandwidth reached (roofline durations).")
 @click.option("--forward-us", "forward_us", type=click.FloatRange(0, min_open=True), default=None,
               help="Calibrate: one layer's forward time for one micro-batch (µs); other nodes scale by FLOPs.")
-def synth(kind: str, out: str | None, name: str, ranks: int, tp: int, layers: int, hidden: int, seq_len: int, micro_batch: int,
-          micro_batches: int, bucket_layers: int, dtype_bytes: int, device: str, efficiency: float,
-          forward_us: float | None) -> None:
+@click.pass_context
+def synth(ctx: click.Context, kind: str, out: str | None, name: str, ranks: int, tp: int | None,
+          model_name: str | None, pp: int, dp: int, ep: int, cp: int, global_batch: int | None,
+          schedule: tuple[str, int], zero: int, no_sp: bool, layers: int, hidden: int, seq_len: int,
+          micro_batch: int, micro_batches: int, bucket_layers: int, dtype_bytes: int, device: str,
+          efficiency: float, forward_us: float | None) -> None:
     """Write the Chakra trace of one training step: data parallel (per-layer backward with bucketed gradient
     all-reduce overlapping it), tensor parallel (an all-reduce per layer and direction), pipeline parallel
     (1F1B, send/recv of activations and gradients), expert parallel (all-to-all dispatch and combine) or DP x TP.
     Sizes and FLOPs follow the formulas in fabricsim/chakra/synth.py (12·h² parameters per layer, 24·b·s·h² +
-    4·b·s²·h forward FLOPs)."""
+    4·b·s²·h forward FLOPs).
+
+    3d: a model preset or file in any layout TP x CP x EP x DP x PP (Megatron-LM's rank order tp-cp-ep-dp-pp,
+    1F1B or interleaved), the same job as `fabricsim train`: per rank and pass, per layer the attention and MLP
+    compute, TP all-gathers and reduce-scatters (or all-reduces), EP all-to-alls, CP key/value all-gathers; PP
+    send/recv; DP gradient buckets in each chunk's last backward; the optimizer (see
+    fabricsim/train/chakra.py). Example: fabricsim trace synth 3d --model gpt3-13b --tp 8 --pp 4 --dp 2
+    --global-batch 64 --out step"""
     from ..chakra import synth as sy
     from ..errors import UserError
 
@@ -270,26 +302,75 @@ def synth(kind: str, out: str | None, name: str, ranks: int, tp: int, layers: in
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise UserError(f"fabricsim trace synth: --out: {out} exists and is not a folder")
-    model = sy.Model(layers=layers, hidden=hidden, seq_len=seq_len, micro_batch=micro_batch, dtype_bytes=dtype_bytes,
-                     device=device, efficiency=efficiency, forward_us=forward_us)
-    groups = None
-    if kind == "dp":
-        traces = sy.data_parallel(model, ranks, bucket_layers)
-    elif kind == "tp":
-        traces = sy.tensor_parallel(model, ranks)
-    elif kind == "pp":
-        traces = sy.pipeline_parallel(model, ranks, micro_batches)
-    elif kind == "ep":
-        traces = sy.expert_parallel(model, ranks)
+    given = {p.name for p in ctx.command.params
+             if ctx.get_parameter_source(p.name) == click.core.ParameterSource.COMMANDLINE}
+    only = _SYNTH_3D if kind != "3d" else _SYNTH_LAYERS
+    wrong = [p.opts[0] for p in ctx.command.params if p.name in only and p.name in given]
+    if wrong:
+        raise UserError(f"fabricsim trace synth {kind}: {wrong[0]} is for "
+                        + ("3d" if kind != "3d" else "dp, tp, pp, ep and dp-tp (3d takes the model from --model)"))
+    if kind == "3d":
+        traces, groups, summary = _synth_3d(model_name, tp or 1, pp, dp, ep, cp, micro_batch, global_batch,
+                                            seq_len if "seq_len" in given else None, schedule, zero, not no_sp,
+                                            device, efficiency, ranks if "ranks" in given else None)
     else:
-        if ranks % tp:
-            raise UserError(f"--ranks {ranks} is not a multiple of --tp {tp}")
-        traces, groups = sy.data_tensor_parallel(model, ranks // tp, tp, bucket_layers)
+        traces, groups = _synth_layers(kind, ranks, 2 if tp is None else tp, layers, hidden, seq_len, micro_batch,
+                                       micro_batches, bucket_layers, dtype_bytes, device, efficiency, forward_us)
+        summary = f"{sum(len(t['id']) for t in traces):,} nodes"
     folder.mkdir(parents=True, exist_ok=True)
     path = sy.write(folder / name, traces, groups)
-    nodes = sum(len(t["id"]) for t in traces)
-    click.echo(f"wrote {len(traces)} ranks, {nodes:,} nodes: {path}.{{0..{len(traces) - 1}}}.et"
+    click.echo(f"wrote {len(traces)} ranks, {summary}: {path}.{{0..{len(traces) - 1}}}.et"
                + (f" and {path}.comm_groups.json" if groups else ""), err=True)
+
+
+_SYNTH_3D = ("model_name", "pp", "dp", "ep", "cp", "global_batch", "schedule", "zero", "no_sp")
+"""`trace synth` options only 3d takes."""
+_SYNTH_LAYERS = ("layers", "hidden", "micro_batches", "bucket_layers", "dtype_bytes", "forward_us")
+"""`trace synth` options only the layer-stack kinds (dp, tp, pp, ep, dp-tp) take."""
+
+
+def _synth_layers(kind: str, ranks: int, tp: int, layers: int, hidden: int, seq_len: int, micro_batch: int,
+                  micro_batches: int, bucket_layers: int, dtype_bytes: int, device: str, efficiency: float,
+                  forward_us: float | None) -> tuple[list, dict | None]:
+    """The traces (and communicators) of a stack of identical layers (`fabricsim.chakra.synth`)."""
+    from ..chakra import synth as sy
+    from ..errors import UserError
+
+    model = sy.Model(layers=layers, hidden=hidden, seq_len=seq_len, micro_batch=micro_batch, dtype_bytes=dtype_bytes,
+                     device=device, efficiency=efficiency, forward_us=forward_us)
+    if kind == "dp":
+        return sy.data_parallel(model, ranks, bucket_layers), None
+    if kind == "tp":
+        return sy.tensor_parallel(model, ranks), None
+    if kind == "pp":
+        return sy.pipeline_parallel(model, ranks, micro_batches), None
+    if kind == "ep":
+        return sy.expert_parallel(model, ranks), None
+    if tp < 2:
+        raise UserError(f"fabricsim trace synth dp-tp: --tp must be ≥ 2, got {tp}")
+    if ranks % tp:
+        raise UserError(f"--ranks {ranks} is not a multiple of --tp {tp}")
+    return sy.data_tensor_parallel(model, ranks // tp, tp, bucket_layers)
+
+
+def _synth_3d(model_name: str | None, tp: int, pp: int, dp: int, ep: int, cp: int, micro_batch: int,
+              global_batch: int | None, seq_len: int | None, schedule: tuple[str, int], zero: int,
+              sequence_parallel: bool, device: str, efficiency: float, ranks: int | None):
+    """The traces, communicators and a summary of a training job's layout (`fabricsim.train.chakra`)."""
+    from ..errors import UserError
+    from ..train.chakra import make_job, synthesize
+
+    if model_name is None:
+        raise UserError("fabricsim trace synth 3d: give the model: --model NAME|FILE")
+    kind, v = schedule
+    job = make_job(model_name, tp=tp, pp=pp, dp=dp, ep=ep, cp=cp, micro_batch=micro_batch, global_batch=global_batch,
+                   seq_len=seq_len, schedule=kind, vpp=v, zero=zero, device_name=device, efficiency=efficiency,
+                   sequence_parallel=sequence_parallel, ranks=ranks)
+    t = synthesize(job)
+    p = job.par
+    return t.traces, t.comm_groups, (
+        f"{job.model.name} TP {p.tp} × CP {p.cp} × EP {p.ep} × DP {p.dp} × PP {p.pp}, "
+        f"{kind}{'' if job.chunks == 1 else f' V={job.chunks}'}, {job.micro_batches} micro-batches, {t.nodes:,} nodes")
 
 
 @trace.command("rescale")

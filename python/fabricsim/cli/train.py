@@ -57,7 +57,7 @@ def _pos(name: str, default: int | None, help: str):
 
 
 AICB_FIXED = ("model_name", "micro_batch", "global_batch", "seq_len", "schedule", "zero", "device_name", "efficiency",
-              "no_sp", "cp")
+              "no_sp", "cp", "layer_times")
 """Options an AICB workload file decides (its rows give compute times and collectives): refused with --aicb."""
 AICB_HEADER = {"tp": ("model_parallel_NPU_group", lambda f, n: f.tp), "pp": ("pp", lambda f, n: f.pp),
                "ep": ("ep", lambda f, n: f.ep),
@@ -91,6 +91,10 @@ AICB_HEADER = {"tp": ("model_parallel_NPU_group", lambda f, n: f.tp), "pp": ("pp
               default="h100", show_default=True, help="GPU preset: peak dense BF16 FLOP/s and HBM bandwidth.")
 @click.option("--efficiency", type=click.FloatRange(0, 1, min_open=True), default=0.5, show_default=True,
               help="Fraction of the device's peak a kernel achieves (an assumption, not a measurement).")
+@click.option("--layer-times", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Measured compute times (TOML, microseconds per micro-batch on one GPU of this job: forward_us, "
+                   "backward_us, moe_forward_us, moe_backward_us, head_forward_us, head_backward_us, optimizer_us) "
+                   "instead of the roofline.")
 @click.option("--no-sequence-parallel", "no_sp", is_flag=True,
               help="TP all-reduces activations instead of reduce-scatter/all-gather (sequence parallelism is on by "
                    "default when tp > 1).")
@@ -113,7 +117,7 @@ AICB_HEADER = {"tp": ("model_parallel_NPU_group", lambda f, n: f.tp), "pp": ("pp
 @run_control
 def train(model_name: str, fabric, tp: int, pp: int, dp: int, ep: int, cp: int, micro_batch: int,
           global_batch: int | None, seq_len: int | None, schedule: tuple[str, int], zero: int, device_name: str,
-          efficiency: float, no_sp: bool, gpus: int | None, steps: int, fidelity: str, seed: int, top_links: int,
+          efficiency: float, layer_times: str | None, no_sp: bool, gpus: int | None, steps: int, fidelity: str, seed: int, top_links: int,
           as_json: bool, figure: str | None, perfetto: str | None, max_events: int | None, max_wall: float | None,
           partial: bool, quiet: bool, aicb: str | None) -> None:
     """One training step (or --steps N) of a model on a fabric, Megatron-LM style: how long it takes, and why.
@@ -155,7 +159,7 @@ def train(model_name: str, fabric, tp: int, pp: int, dp: int, ep: int, cp: int, 
         p = make_plan(model_name, fabric=fabric_name, tp=tp, pp=pp, dp=dp, ep=ep, cp=cp,
                       micro_batch=micro_batch, global_batch=global_batch, seq_len=seq_len, schedule=kind, vpp=v,
                       zero=zero, device_name=device_name, efficiency=efficiency, sequence_parallel=not no_sp,
-                      steps=steps, gpus=gpus, seed=seed, top_links=top_links)
+                      steps=steps, gpus=gpus, seed=seed, top_links=top_links, layer_times=layer_times)
         label = f"simulating {p.job.model.name} on {p.job.par.world} GPUs"
     rec = simulate(lambda **kw: p.run(fidelity, **kw).record, label, max_events=max_events, max_wall=max_wall,
                    partial=partial, quiet=quiet, show=lambda r: _show(p.result(r).summary, as_json))

@@ -187,6 +187,19 @@ def algorithms(f: NcclFabric, collective: str, algo: str) -> tuple[str, ...]:
     return (nvls,) if algo == "nvls" else (algo,)
 
 
+def fastest(f: NcclFabric, b: Bandwidths, collective: str, nbytes: int, algos: tuple[str, ...] | None = None,
+            ring_bus: float | None = None) -> tuple[float, str, str]:
+    """(time_us, algorithm, protocol) of the least time among `algos` (default: what `auto` stands for) and their
+    protocols, as NCCL picks them with its own model."""
+    best = (math.inf, "", "")
+    for a in algos if algos is not None else algorithms(f, collective, "auto"):
+        for p in _protocols(a):
+            t = time_us(f, b, collective, a, p, nbytes, ring_bus)
+            if t < best[0]:
+                best = (t, a, p)
+    return best
+
+
 def sizes(minbytes: int, maxbytes: int, stepfactor: int) -> list[int]:
     """nccl-tests' sizes: minbytes, x stepfactor, ... up to maxbytes."""
     out, s = [], minbytes
@@ -275,13 +288,7 @@ def nccl_tests(fabric: str | Path | Any, collective: str = "all_reduce", *, minb
     factor = busbw_factor(collective, f.ranks)
     for size in sizes(minbytes, maxbytes, stepfactor):
         nbytes = _rounded(collective, size, f.ranks)
-        best = (math.inf, "", "")
-        for a in algos:
-            for p in _protocols(a):
-                t = time_us(f, b, collective, a, p, nbytes, ring_bus)
-                if t < best[0]:
-                    best = (t, a, p)
-        t, a, p = best
+        t, a, p = fastest(f, b, collective, nbytes, algos, ring_bus)
         algbw = nbytes / (t * 1e-6) / 1e9
         res.rows.append({"size_bytes": nbytes, "count": nbytes // TYPE_BYTES, "time_us": t, "algbw_GBps": algbw,
                          "busbw_GBps": algbw * factor, "algo": a, "proto": p})

@@ -419,7 +419,7 @@ def lower_aicb(f: AicbFile, fabric: FabricView, scenario, gpus: int, steps: int 
     job = aicb_job(f, gpus, steps)
     par = job.par
     tp, ep, dp = par.tp, par.ep, par.dp
-    domain, bw = fabric.domain, fabric.nvlink_Bps
+    domain = fabric.domain
     units = [(0, e, d, s) for s in range(par.pp) for d in range(dp) for e in range(ep)]
     uid = {u: par.unit(*u) for u in units}
     size_of = {"tp": tp, "ep": ep, "dp": dp * ep, "dp_ep": dp}
@@ -474,7 +474,7 @@ def lower_aicb(f: AicbFile, fabric: FabricView, scenario, gpus: int, steps: int 
                 n = size_of[c.group]
                 local, nodes = geo[GROUPS.index(c.group)]
                 if local and c.group in ("tp", "ep"):
-                    seg.closed_ps[c.group] += closed_form_ps(c.kind, n, size, bw)
+                    seg.closed_ps[c.group] += closed_form_ps(c.kind, n, size, fabric.node)
                     seg.closed_bytes[c.group] += ring_bytes(c.kind, n, size)
                 else:
                     pattern = "pairs" if c.kind == "all_to_all" else "ring"

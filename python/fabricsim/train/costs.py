@@ -7,14 +7,13 @@ keys), backward twice the forward. Bytes: the GPU's share of the chunk's weights
 gradients written backward) and its activations in and out.
 
 Collectives in closed form (a dimension whose group stays inside one server's NVLink domain: NVLink is a
-non-blocking switch, so these never meet the fabric's other traffic), NCCL's ring with the Simple protocol:
-- time = latency + bytes on the ring / NVLink bandwidth per direction, where a rank's ring bytes are
-  2·(n − 1)/n · S for an all-reduce and (n − 1)/n · S for an all-gather, a reduce-scatter or an all-to-all of
-  an S-byte buffer;
-- latency = NCCL's model: 8.4 µs + 3.4 µs per ring step inside a server and 9.6 µs per step between servers
-  (NVIDIA/nccl src/graph/tuning.cc at 01afd20: baseLat Ring/Simple, hwLat NVLink and NET Ring/Simple); a ring
-  all-reduce takes 2·(n − 1) steps, all-gather and reduce-scatter n − 1.
-The same ring bytes, per edge, size the flows of a dimension that crosses the fabric (see `lower`).
+non-blocking switch, so these never meet the fabric's other traffic) take the time NCCL's own model gives for the
+algorithm and protocol it would pick (`fabricsim.nccl`: ring, tree or NVLS where the fabric says its NVSwitch
+reduces, each with LL, LL128 or Simple; latency + bytes / bandwidth, NCCL's constants from tuning.cc) on a node of
+the group's n GPUs. Collectives that cross the fabric are flows (see `lower`), each starting after NCCL's ring
+latency with the Simple protocol: 8.4 µs + 3.4 µs per step inside a server + 14 µs per step between servers
+(`latency_ps`); a ring all-reduce takes 2·(n − 1) steps, all-gather and reduce-scatter n − 1. A rank's ring bytes
+for an S-byte buffer are 2·(n − 1)/n · S for an all-reduce, (n − 1)/n · S for the others (`ring_bytes`).
 
 Per layer and direction (forward, or backward), with S = (T / cp) · h · 2 bytes of activations:
 - TP: two all-reduces of S (attention and MLP outputs), or with sequence parallelism two all-gathers and two
@@ -26,19 +25,25 @@ Per layer and direction (forward, or backward), with S = (T / cp) · h · 2 byte
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
+from ..nccl import constants as K
+from ..nccl.fabric import NcclFabric
+from ..nccl.model import bandwidths, fastest
 from .job import TrainJob
 
 PS = 10**12
-RING_BASE_PS = 8_400_000
+RING_BASE_PS = round(K.BASE_LATENCY_US["ring"][2] * 1e6)
 """NCCL's base latency of a ring collective with the Simple protocol (8.4 µs)."""
-STEP_NVLINK_PS = 3_400_000
+STEP_NVLINK_PS = round(K.HW_LATENCY_US["nvlink"]["ring"][2] * 1e6)
 """NCCL's latency per ring step over NVLink, Simple protocol (3.4 µs)."""
-STEP_NET_PS = 9_600_000
-"""NCCL's latency per ring step through the network, Simple protocol (9.6 µs)."""
+STEP_NET_PS = round(K.HW_LATENCY_US["net"]["ring"][2] * 1e6)
+"""NCCL's latency per ring step through the network, Simple protocol (14 µs)."""
 ACT_BYTES = 2
 """BF16 activations."""
+NCCL_NAME = {"all_reduce": "all_reduce", "all_gather": "all_gather", "reduce_scatter": "reduce_scatter",
+             "all_to_all": "alltoall"}
 
 
 def ring_steps(kind: str, n: int) -> int:
@@ -51,7 +56,7 @@ def ring_bytes(kind: str, n: int, size: float) -> float:
 
 
 def latency_ps(kind: str, n: int, nodes: int = 1) -> int:
-    """NCCL's ring latency for `n` ranks over `nodes` servers (see the module docstring)."""
+    """NCCL's ring latency (Simple protocol) for `n` ranks over `nodes` servers (see the module docstring)."""
     if n <= 1:
         return 0
     steps = ring_steps(kind, n)
@@ -59,11 +64,14 @@ def latency_ps(kind: str, n: int, nodes: int = 1) -> int:
     return RING_BASE_PS + (steps - inter) * STEP_NVLINK_PS + inter * STEP_NET_PS
 
 
-def closed_form_ps(kind: str, n: int, size: float, bw_Bps: float) -> int:
-    """A collective of n ranks inside one NVLink domain: latency + ring bytes / bandwidth."""
-    if n <= 1 or size <= 0:
+def closed_form_ps(kind: str, n: int, size: float, node: NcclFabric | None) -> int:
+    """A collective of n ranks inside one NVLink domain (`node`: the server as NCCL sees it): the time of NCCL's
+    fastest algorithm and protocol for an `size`-byte buffer on n of its GPUs."""
+    if n <= 1 or size <= 0 or node is None:
         return 0
-    return latency_ps(kind, n) + round(ring_bytes(kind, n, size) / bw_Bps * PS)
+    f = replace(node, nodes=1, gpus=n, rails=n)
+    t_us, _, _ = fastest(f, bandwidths(f), NCCL_NAME[kind], max(1, round(size)))
+    return round(t_us * 1e6)
 
 
 @dataclass(frozen=True)
@@ -118,6 +126,10 @@ def chunk_cost(job: TrainJob, vs: int) -> ChunkCost:
     dev, eff = job.device, job.efficiency
     fwd_s = max(flops / (dev.peak_flops * eff), (weights + 2 * per * act) / (dev.mem_bw * eff))
     bwd_s = max(2 * flops / (dev.peak_flops * eff), (2 * weights + 2 * per * act) / (dev.mem_bw * eff))
+    lt = job.layer_times
+    if lt is not None:  # measured: the file's per-layer times replace the roofline
+        fwd_s = (dense * lt.forward_us + moe * lt.moe_forward_us + (lt.head_forward_us if head else 0.0)) * 1e-6
+        bwd_s = (dense * lt.backward_us + moe * lt.moe_backward_us + (lt.head_backward_us if head else 0.0)) * 1e-6
     s = tokens * m.hidden * ACT_BYTES
     tp_bytes = per * 4 * (tp - 1) / tp * s if tp > 1 else 0.0
     tp_ops = per * 4 if tp > 1 else 0
@@ -127,7 +139,18 @@ def chunk_cost(job: TrainJob, vs: int) -> ChunkCost:
                      ep_buffer, cp_bytes, per * attn / flops if flops else 0.0, dense_params, expert_params)
 
 
+def buckets(params: int, group: int, bucket_params: int | None) -> int:
+    """Gradient buckets of `params` parameters reduced over `group` ranks: ceil(params / bucket), bucket =
+    `bucket_params` or Megatron-core's max(40M, 1M × group) (its DistributedDataParallel default); 0 without a
+    group."""
+    size = bucket_params if bucket_params else max(40_000_000, 1_000_000 * group)
+    return max(1, math.ceil(params / size)) if params > 0 and group > 1 else 0
+
+
 def optimizer_ps(job: TrainJob, params: int) -> int:
     """Mixed-precision Adam over `params` local parameters: 28 bytes of memory traffic each (see
-    fabricsim.chakra.synth.OPTIMIZER_BYTES_PER_PARAM), at the device's memory bandwidth × efficiency."""
+    fabricsim.chakra.synth.OPTIMIZER_BYTES_PER_PARAM), at the device's memory bandwidth × efficiency; or the layer
+    times file's `optimizer_us`."""
+    if job.layer_times is not None and job.layer_times.optimizer_us is not None:
+        return max(1, round(job.layer_times.optimizer_us * 1e6))
     return max(1, round(params * 28 / (job.device.mem_bw * job.efficiency) * PS))

@@ -26,6 +26,55 @@ from .models import ModelSpec
 SCHEDULES = ("1f1b", "interleaved")
 
 
+@dataclass(frozen=True)
+class LayerTimes:
+    """Measured compute times of one micro-batch on one GPU of this job (already split by its TP, CP and EP), in
+    microseconds: a dense layer's forward and backward, an MoE layer's, the output layer's (on the last stage), and
+    the optimizer step (None: the roofline's). Read from a TOML file by `read_layer_times`."""
+
+    forward_us: float
+    backward_us: float
+    moe_forward_us: float
+    moe_backward_us: float
+    head_forward_us: float = 0.0
+    head_backward_us: float = 0.0
+    optimizer_us: float | None = None
+    source: str = ""
+
+
+LAYER_TIME_KEYS = ("forward_us", "backward_us", "moe_forward_us", "moe_backward_us", "head_forward_us",
+                   "head_backward_us", "optimizer_us")
+
+
+def read_layer_times(path: str) -> LayerTimes:
+    """A layer times TOML: `forward_us` (required), `backward_us` (default 2 × forward), `moe_forward_us` and
+    `moe_backward_us` (default the dense ones), `head_forward_us` (0), `head_backward_us` (2 × head forward),
+    `optimizer_us`. UserError naming the file and key on anything else."""
+    import tomllib
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        doc = tomllib.loads(p.read_text())
+    except OSError as e:
+        raise UserError(f"{p}: cannot read the layer times: {e.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise UserError(f"{p}: not a TOML file: {e}") from None
+    for k, v in doc.items():
+        if k not in LAYER_TIME_KEYS:
+            raise UserError(f"{p}: {k}: unknown key (keys: {', '.join(LAYER_TIME_KEYS)})")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1e12:
+            raise UserError(f"{p}: {k}: expected a duration in microseconds ≥ 0, got {v!r}")
+    if "forward_us" not in doc:
+        raise UserError(f"{p}: forward_us: missing (a dense layer's forward time in microseconds)")
+    f = float(doc["forward_us"])
+    b = float(doc.get("backward_us", 2 * f))
+    hf = float(doc.get("head_forward_us", 0.0))
+    return LayerTimes(f, b, float(doc.get("moe_forward_us", f)), float(doc.get("moe_backward_us", b)), hf,
+                      float(doc.get("head_backward_us", 2 * hf)),
+                      None if "optimizer_us" not in doc else float(doc["optimizer_us"]), str(p))
+
+
 class Coord(NamedTuple):
     t: int
     c: int
@@ -91,6 +140,8 @@ class TrainJob:
     param_bytes: int = 2
     bucket_params: int | None = None
     steps: int = 1
+    layer_times: LayerTimes | None = None
+    """Measured compute times (`read_layer_times`), replacing the roofline; None: the roofline."""
 
     @property
     def seq_len(self) -> int:

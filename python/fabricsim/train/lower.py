@@ -38,14 +38,15 @@ import numpy as np
 
 from ..workload import Workload
 from .costs import (
-    PS,
     ChunkCost,
+    buckets,
     chunk_cost,
     closed_form_ps,
     latency_ps,
     optimizer_ps,
     ring_bytes,
 )
+from ..nccl.fabric import NcclFabric
 from .job import TrainJob
 from .schedule import schedule
 
@@ -65,6 +66,8 @@ class FabricView:
     hosts: list[str]
     domain: int
     nvlink_Bps: float
+    node: NcclFabric | None = None
+    """A server as NCCL sees it (GPUs, NVLink, NVSwitch reduction), for the closed forms; None without NVLink."""
 
 
 @dataclass
@@ -187,7 +190,6 @@ def lower(job: TrainJob, fabric: FabricView, scenario) -> Lowered:
     mbs = job.micro_batches
     host_of = list(range(par.world))  # rank r runs on the fabric's r-th host
     domain = fabric.domain
-    bw = fabric.nvlink_Bps
 
     def server(rank: int) -> int:
         return host_of[rank] // domain if domain > 1 else host_of[rank]
@@ -215,25 +217,27 @@ def lower(job: TrainJob, fabric: FabricView, scenario) -> Lowered:
     cp_local = par.cp > 1 and in_domain([par.rank(0, *u) for u in cp_group(0, 0, 0)])
     sp = job.sequence_parallel and par.tp > 1
 
+    node = fabric.node
+    act = job.micro_batch * job.seq_len / par.cp * m.hidden * 2  # one micro-batch's activations, bytes
+
     def tp_closed_ps(cost: ChunkCost) -> int:
+        """Per layer and direction: 2 all-gathers + 2 reduce-scatters (sequence parallelism) or 2 all-reduces of
+        the activations, each as NCCL would run it on the server."""
         if par.tp == 1:
             return 0
         if sp:
-            lat = cost.layers * 2 * (latency_ps("all_gather", par.tp) + latency_ps("reduce_scatter", par.tp))
+            per_layer = 2 * (closed_form_ps("all_gather", par.tp, act, node)
+                             + closed_form_ps("reduce_scatter", par.tp, act, node))
         else:
-            lat = cost.layers * 2 * latency_ps("all_reduce", par.tp)
-        return lat + round(cost.tp_bytes / bw * PS)
+            per_layer = 2 * closed_form_ps("all_reduce", par.tp, act, node)
+        return cost.layers * per_layer
 
     def ep_closed_ps(cost: ChunkCost) -> int:
-        return cost.moe_layers * 2 * closed_form_ps("all_to_all", par.ep, cost.ep_buffer, bw)
+        return cost.moe_layers * 2 * closed_form_ps("all_to_all", par.ep, cost.ep_buffer, node)
 
     dense_group = par.dp * par.ep * par.cp
     expert_group = par.dp * par.cp
     bucket = job.bucket_params
-
-    def buckets(params: int, group: int) -> int:
-        size = bucket if bucket else max(40_000_000, 1_000_000 * group)
-        return max(1, math.ceil(params / size)) if params > 0 and group > 1 else 0
 
     passes: dict[tuple, _Pass] = {}
     ready: dict[tuple, list[int]] = {}  # (unit, chunk, 'dense'|'expert', bucket) -> [segment end ref]
@@ -262,8 +266,8 @@ def lower(job: TrainJob, fabric: FabricView, scenario) -> Lowered:
                 cp_mult = 2 if ps.backward else 1
                 # Segments: the last backward of a chunk is cut where its gradient buckets become ready.
                 if k == last_bwd[ps.chunk]:
-                    nd = buckets(cost.params, dense_group)
-                    ne = buckets(cost.expert_params, expert_group)
+                    nd = buckets(cost.params, dense_group, bucket)
+                    ne = buckets(cost.expert_params, expert_group, bucket)
                     cuts = sorted({(j + 1) / nd for j in range(nd)} | {(j + 1) / ne for j in range(ne)} | {1.0})
                 else:
                     nd = ne = 0
@@ -288,7 +292,8 @@ def lower(job: TrainJob, fabric: FabricView, scenario) -> Lowered:
                         tail = b.step(rep, round(ep_closed_ps(cost) * frac), [tail], uid[u], "ep")
                         closed["ep"] += cost.moe_layers * 2 * (par.ep - 1) / par.ep * cost.ep_buffer * frac * par.tp
                     if par.cp > 1 and cp_local:
-                        cp_ps = closed_form_ps("all_gather", par.cp, cost.cp_bytes_fwd * cp_mult * par.cp / (par.cp - 1), bw)
+                        cp_ps = closed_form_ps("all_gather", par.cp, cost.cp_bytes_fwd * cp_mult * par.cp / (par.cp - 1),
+                                               node)
                         hidden = round(dur * frac * cost.attention_share)
                         tail = b.step(rep, max(0, round(cp_ps * frac) - hidden), [tail], uid[u], "cp")
                         closed["cp"] += cost.cp_bytes_fwd * cp_mult * frac * par.tp
@@ -398,7 +403,7 @@ def lower(job: TrainJob, fabric: FabricView, scenario) -> Lowered:
                         ("dense", cost.params, lambda u: [w for w in units if w[3] == u[3]]),
                         ("expert", cost.expert_params, lambda u: [w for w in units if w[3] == u[3] and w[1] == u[1]])):
                     n = dense_group if which == "dense" else expert_group
-                    nb = buckets(params, n)
+                    nb = buckets(params, n, bucket)
                     if nb == 0:
                         continue
                     done_groups = set()
