@@ -173,6 +173,12 @@ def _nic_keys(f, gpus: int, group: str, gps: int = 8) -> set:
     return keys
 
 
+class OutsideHandCalculation(ValueError):
+    """A workload of a shape the hand calculation was not derived for (TP across servers, a blocking collective
+    across servers, weight-gradient collectives outside the last pass). None of SimAI's stored workloads has one;
+    the script refuses such a file rather than guess."""
+
+
 def hand(f, gpus: int, nv: float, nic: float) -> dict:
     """The prediction of fabricsim's answer and the split of SimAI's, from the file (see the module docstring).
     Times in seconds."""
@@ -194,7 +200,7 @@ def hand(f, gpus: int, nv: float, nic: float) -> dict:
         out.update({f"W_{g}": 0.0, f"bw_{g}": 0.0, f"lat_{g}": 0.0, f"small_{g}": 0.0})
     memo: dict = {}
     if tp > 8:
-        raise NotImplementedError(f"{f.name}: TP across servers")
+        raise OutsideHandCalculation(f"{f.name}: TP across servers")
 
     def cost(c, fwd: bool) -> tuple[str, float, float, float]:
         """(group, fabricsim's time, its latency part, the bandwidth term at SimAI's rates) of one blocking
@@ -219,7 +225,7 @@ def hand(f, gpus: int, nv: float, nic: float) -> dict:
             w = nic_load(f, gpus, "ep", c.kind, size) / nic
             t = lat + w
         else:
-            raise NotImplementedError(f"{f.name}: a blocking {c.kind} on {c.group} across servers")
+            raise OutsideHandCalculation(f"{f.name}: a blocking {c.kind} on {c.group} across servers")
         memo[key] = (c.group, t, lat, w)
         return memo[key]
 
@@ -247,7 +253,7 @@ def hand(f, gpus: int, nv: float, nic: float) -> dict:
     last = progs[0][-1]
     for q in progs[0][:-1]:
         if q.backward and any(f.rows[i].wg is not None and f.rows[i].wg.size > 0 for i in q.rows):
-            raise NotImplementedError(f"{f.name}: weight-gradient collectives outside the last pass")
+            raise OutsideHandCalculation(f"{f.name}: weight-gradient collectives outside the last pass")
     chains: dict[str, list] = {"dp": [], "dp_ep": []}
     out["lat_dp"] = out["W1_dp"] = 0.0
     tau = 0.0

@@ -50,16 +50,12 @@ def read_layer_times(path: str) -> LayerTimes:
     """A layer times TOML: `forward_us` (required), `backward_us` (default 2 × forward), `moe_forward_us` and
     `moe_backward_us` (default the dense ones), `head_forward_us` (0), `head_backward_us` (2 × head forward),
     `optimizer_us`. UserError naming the file and key on anything else."""
-    import tomllib
     from pathlib import Path
 
+    from .models import read_toml
+
     p = Path(path)
-    try:
-        doc = tomllib.loads(p.read_text())
-    except OSError as e:
-        raise UserError(f"{p}: cannot read the layer times: {e.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise UserError(f"{p}: not a TOML file: {e}") from None
+    doc = read_toml(p, "layer times file")
     for k, v in doc.items():
         if k not in LAYER_TIME_KEYS:
             raise UserError(f"{p}: {k}: unknown key (keys: {', '.join(LAYER_TIME_KEYS)})")

@@ -472,13 +472,7 @@ def lower(job: TrainJob, fabric: FabricView, scenario) -> Lowered:
         wl.messages(b.col("src", np.int64), b.col("dst", np.int64), b.col("size", np.uint64), packet_size=4096,
                     delay_ps=b.col("delay", np.uint64),
                     after=Deps(np.asarray(b.m_dep_counts, dtype=np.uint32), np.asarray(b.m_dep_flat, dtype=np.uint32)))
-    unit_ends = []
-    for ends in end_refs:
-        per_unit = []
-        for u in units:
-            refs = ends[u]
-            per_unit.append([r for r in refs])
-        unit_ends.append(per_unit)
+    unit_ends = [[ends[u] for u in units] for ends in end_refs]
     return Lowered(wl, job, fabric, np.asarray(b.s_unit, dtype=np.int64), np.asarray(b.s_kind, dtype=np.uint8),
                    b.col("dim", np.uint8), b.col("su", np.int64), b.col("du", np.int64), b.col("size", np.float64),
                    b.col("coll", np.int64), b.col("delay", np.int64), closed, unit_ends)

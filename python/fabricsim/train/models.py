@@ -171,18 +171,23 @@ _INT_KEYS = ("layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq_len",
 _REQUIRED = ("layers", "hidden", "ffn", "heads", "vocab")
 
 
+def read_toml(p: Path, what: str) -> dict:
+    """The TOML document at `p`; UserError naming the file (and `what` it should be) if it cannot be read."""
+    try:
+        return tomllib.loads(p.read_text())
+    except OSError as e:
+        raise UserError(f"{p}: cannot read the {what}: {e.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise UserError(f"{p}: not a TOML {what}: {e}") from None
+
+
 def read_model(path: str | Path) -> ModelSpec:
     """A custom model from a TOML file: `layers`, `hidden`, `ffn`, `heads`, `vocab` (required), `kv_heads`
     (default heads), `seq_len` (2048), `head_dim` (hidden / heads), `swiglu` (true), `experts`, `top_k`,
     `expert_ffn` (default ffn), `shared_experts`, `dense_layers` (0), `name`. UserError naming the file and the
     key on anything else."""
     p = Path(path)
-    try:
-        doc = tomllib.loads(p.read_text())
-    except OSError as e:
-        raise UserError(f"{p}: cannot read the model file: {e.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise UserError(f"{p}: not a TOML model file: {e}") from None
+    doc = read_toml(p, "model file")
     known = set(_INT_KEYS) | {"swiglu", "name"}
     for k in doc:
         if k not in known:
