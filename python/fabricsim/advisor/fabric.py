@@ -5,6 +5,13 @@ may share a server while it has free NICs). Servers have user-facing ids: 1..S i
 fabrics and any fabric file whose [fabric] table says `servers = "numbers"`, the host names otherwise. A *rack* is the set of servers attached to
 the same first-hop switches; a *pod* is the set of racks whose switches share the same next-level switches
 (one pod on a two-level leaf-spine, one per pod on a 3-tier fat-tree).
+
+GPU fabrics (`rail_optimized`): every GPU is a host of the network, but a *server* is a GPU server, its
+gpus_per_server GPUs on one NVSwitch (one NVLink domain), named `su{u}.s{s}`; its "NICs" 0..G-1 are its GPUs
+(GPU g drives the NIC on rail g), so a node takes one GPU (`interfaces` = 1) and a server holds
+gpus_per_server nodes. A *rack* is a scalable unit's rail leaves (the switches every server of the SU attaches
+to) and a *pod* is the scalable unit: rack = pod = SU u. A GPU fabric that names no `switch_model` gets lossless
+`input_buffered` switches, as `fabricsim train` assumes (training fabrics are InfiniBand or RoCE with PFC).
 """
 
 from __future__ import annotations
@@ -38,6 +45,9 @@ class Fabric:
     presets: Mapping[str, list[list[int]]] = field(default_factory=dict)
     """Named placements of this fabric (server-id lists per collective) that the search offers as candidates: its
     data file's [fabric.placements] (`collectives.fabrics`)."""
+    gpus: list[list[str]] | None = None
+    """On a GPU fabric (`rail_optimized`): per server, its GPUs' host names, GPU g its NIC g (see the module);
+    None when the network's hosts are the servers."""
     prepared: Prepared = field(init=False)
 
     def __post_init__(self) -> None:
@@ -64,7 +74,20 @@ class Fabric:
         return self.index[key]
 
     def endpoint(self, host: int, nic: int) -> tuple[str, int]:
+        """The network endpoint (host name, port) of NIC `nic` of server `host`: on a GPU fabric its GPU `nic`."""
+        if self.gpus is not None:
+            return (self.gpus[host][nic], 0)
         return (self.hosts[host], nic)
+
+    @property
+    def network_hosts(self) -> set[str]:
+        """The names of the network's hosts: the servers, or on a GPU fabric their GPUs."""
+        return {g for s in self.gpus for g in s} if self.gpus is not None else set(self.hosts)
+
+    def hierarchy(self) -> dict[str, int]:
+        """Counts for a summary: GPUs (0 when the hosts are the servers), servers, racks, pods."""
+        return {"gpus": sum(map(len, self.gpus)) if self.gpus is not None else 0, "servers": self.n,
+                "racks": len(self.racks), "pods": int(self.pod.max()) + 1}
 
     def all_free(self) -> list[list[int]]:
         """Every NIC free: per host, its NICs in hand-out order."""
@@ -99,7 +122,14 @@ def from_doc(doc: dict, name: str, ids: str = "names", nic_order: tuple[int, ...
              presets: Mapping[str, list[list[int]]] | None = None) -> Fabric:
     """A Fabric from a scenario document (fabric tables only), with its named placements `presets` (server ids).
     O(nodes + links)."""
+    topo = doc.get("topology")
+    if isinstance(topo, dict) and topo.get("kind") == "rail_optimized" and "switch_model" not in topo:
+        # Training traffic runs on lossless fabrics (InfiniBand credits, RoCE's PFC): as `fabricsim train`, a GPU
+        # fabric that names no switch model gets credit-based lossless switches, so packet runs lose no packet.
+        doc = {**doc, "topology": {**topo, "switch_model": "input_buffered"}}
     sc = scenario_from_dict(doc, name)
+    if getattr(sc.topology, "kind", None) == "rail_optimized":
+        return _gpu_fabric(sc, name, ids, nic_order, presets)
     net = sc.topology.network()
     kinds = {nd.name: nd.kind for nd in net.nodes}
     hosts = [nd.name for nd in net.nodes if nd.kind == "host"]
@@ -129,6 +159,25 @@ def from_doc(doc: dict, name: str, ids: str = "names", nic_order: tuple[int, ...
         pod[r] = pod_key.setdefault(above, len(pod_key))
     sid = list(range(1, len(hosts) + 1)) if ids == "numbers" else hosts
     return Fabric(name, sc, hosts, sid, nics, order, rack, pod, nic_switch, dict(presets or {}))
+
+
+def _gpu_fabric(sc: Scenario, name: str, ids: str, nic_order: tuple[int, ...] | None,
+                presets: Mapping[str, list[list[int]]] | None) -> Fabric:
+    """A rail-optimized fabric's GPU servers (see the module): server `su{u}.s{s}` holds GPUs `su{u}.s{s}.g{g}`
+    (`topology.rail_optimized.rail_gpus`'s order), its NIC g on rail leaf `su{u}.rail{g}`; rack and pod = SU u.
+    O(GPUs)."""
+    t = sc.topology
+    g_per = int(t.gpus_per_server)
+    servers = [(u, s) for u in range(int(t.sus)) for s in range(int(t.servers_per_su))]
+    hosts = [f"su{u}.s{s}" for u, s in servers]
+    gpus = [[f"{h}.g{g}" for g in range(g_per)] for h in hosts]
+    nics = np.full(len(hosts), g_per, dtype=np.int64)
+    order = [tuple(nic_order) if nic_order and len(nic_order) == g_per else tuple(range(g_per))] * len(hosts)
+    su = np.asarray([u for u, _ in servers], dtype=np.int64)
+    nic_switch = {(i, g): f"su{u}.rail{g}" for i, (u, _) in enumerate(servers) for g in range(g_per)}
+    sid = list(range(1, len(hosts) + 1)) if ids == "numbers" else hosts
+    return Fabric(name, sc, hosts, sid, nics, order, su, np.arange(int(t.sus), dtype=np.int64), nic_switch,
+                  dict(presets or {}), gpus)
 
 
 @dataclass

@@ -152,7 +152,7 @@ class Scorer:
             wl, m1 = self.workload(nodes, reps)
             rec = self.fabric.prepared.run(wl, seed, fidelity)
             done = rec.columns["flows.complete_ps"][:m1]
-            if (done < 0).any():
+            if not rec.complete or (done < 0).any():
                 raise ScenarioError(self.fabric.name, "placement", f"the job did not complete ({rec.incomplete_reason()})")
             t = int(done.max()) if done.size else 0
             if self.job.trace is not None and len(rec.columns["compute.end_ps"]):

@@ -83,13 +83,16 @@ def candidates(fabric: Fabric, n: int, free: Sequence[Sequence[int]], interfaces
     - `preset NAME`: the fabric's named placements of n nodes (`Fabric.presets`, its data file's
       [fabric.placements]), unless `presets` is False;
     - `pack` (first fit in server order) and `pack best-fit` (the racks with the fewest free servers that hold
-      the job, fullest first), one node per server, and `pack xK` with K nodes per server;
+      the job, fullest first), one node per server, and `pack xK` with K nodes per server; on a GPU fabric
+      (`Fabric.gpus`) the pack family fills each server's GPUs first, and `spread servers` puts one node per
+      server;
     - `pack emptiest racks` / `pack untouched servers` / `spread R emptiest`: the same, racks with the fewest
       busy NICs first (least interference with background jobs);
     - `spread R` (round robin over the R racks with the most free servers, R = 2, 3, 4, powers of two, and
       min(racks, n));
     - `chic LEVEL` (Chic-sched-like constraint relaxation: the tightest single server, rack, then pod that holds
-      all n nodes, relaxing one level at a time; one node per server first within it).
+      all n nodes, relaxing one level at a time; one node per server first within it, on a GPU fabric its
+      servers' GPUs filled first).
     O(candidates × hosts)."""
     per = per_server or int(slots(fabric, free, interfaces).max(initial=0)) or 1
     cap = room(fabric, free, interfaces, per, taken)
@@ -110,6 +113,10 @@ def candidates(fabric: Fabric, n: int, free: Sequence[Sequence[int]], interfaces
                 need = np.bincount(hosts, minlength=fabric.n)
                 if (need <= np.minimum(cap, per)).all():
                     add(f"preset {name}", hosts)
+    # Pack: on a GPU fabric, fill a server's GPUs (one NVLink domain), then the next server of its SU; elsewhere
+    # one node per server on the fewest servers' racks (study 000's packing: fewest racks, not shared NICs).
+    gpu = fabric.gpus is not None
+    unit, uper = (cap, per) if gpu else (one, 1)
     # Chic-sched-like: the lowest level whose tightest domain holds all nodes.
     for h in sorted(range(fabric.n), key=lambda h: (cap[h], h)):
         if min(int(cap[h]), per) >= n:
@@ -120,22 +127,24 @@ def candidates(fabric: Fabric, n: int, free: Sequence[Sequence[int]], interfaces
         fit = sorted((r, i) for r, i in space if r >= n)
         if fit:
             d = domains[fit[0][1]]
-            add(f"chic {level}", _fill(d, one, n, 1) or _fill(d, cap, n, per))
+            add(f"chic {level}", _fill(d, cap, n, per) if gpu else _fill(d, one, n, 1) or _fill(d, cap, n, per))
     order = np.arange(fabric.n)
-    add("pack", _fill(order, one, n, 1))
-    free_per_rack = np.asarray([int(one[r].sum()) for r in fabric.racks])
+    add("pack", _fill(order, unit, n, uper))
+    if gpu:
+        add("spread servers", _fill(order, one, n, 1))
+    free_per_rack = np.asarray([int(np.minimum(unit[r], uper).sum()) for r in fabric.racks])
     by_fullness = sorted(range(len(fabric.racks)), key=lambda r: (free_per_rack[r], r))
     tight = [r for r in by_fullness if free_per_rack[r] >= n]
     if tight:
-        add("pack best-fit", _fill(fabric.racks[tight[0]], one, n, 1))
+        add("pack best-fit", _fill(fabric.racks[tight[0]], unit, n, uper))
     most = sorted(range(len(fabric.racks)), key=lambda r: (-free_per_rack[r], r))
-    add("pack fewest racks", _fill(np.concatenate([fabric.racks[r] for r in most]), one, n, 1))
+    add("pack fewest racks", _fill(np.concatenate([fabric.racks[r] for r in most]), unit, n, uper))
     # Racks by how little of them is taken (busy NICs or background nodes), emptiest first: least interference.
     busy_nics = np.asarray([int(fabric.nics[r].sum()) - sum(len(free[h]) for h in r) for r in fabric.racks])
     clean = sorted(range(len(fabric.racks)), key=lambda r: (busy_nics[r], -free_per_rack[r], r))
     untouched = [h for r in clean for h in fabric.racks[r] if len(free[h]) == fabric.nics[h]]
-    add("pack emptiest racks", _fill(np.concatenate([fabric.racks[r] for r in clean]), one, n, 1))
-    add("pack untouched servers", _fill(untouched, one, n, 1))
+    add("pack emptiest racks", _fill(np.concatenate([fabric.racks[r] for r in clean]), unit, n, uper))
+    add("pack untouched servers", _fill(untouched, unit, n, uper))
     for k in range(2, per + 1):
         add(f"pack x{k}", _fill(order, cap, n, k))
         fits = [r for r in by_fullness if int(np.minimum(cap[fabric.racks[r]], k).sum()) >= n]
@@ -170,9 +179,15 @@ class Placement:
     flow_ms: float | None = None
     racks: int = 0
 
+    @property
+    def server_count(self) -> int:
+        """Distinct servers the placement uses."""
+        return len(set(self.hosts))
+
     def to_dict(self) -> dict[str, Any]:
         return {"servers": self.servers, "completion_ms": round(self.completion_ms, 6), "ci95_ms": round(self.ci95_ms, 6),
                 "fidelity": self.fidelity, "origin": self.origin, "racks": self.racks,
+                "server_count": self.server_count,
                 "nics": [[[h, k] for h, k in node] for node in self.endpoints],
                 **({"flow_ms": round(self.flow_ms, 6)} if self.flow_ms is not None else {})}
 
@@ -365,7 +380,7 @@ def _bottlenecks(fabric: Fabric, ev: Evaluation, shared: Evaluation | None, k: i
         ports.setdefault(ln.a, []).append((ln.b, ln.rate))
         ports.setdefault(ln.b, []).append((ln.a, ln.rate))
     t = float(ev.times[0])
-    hosts = set(fabric.hosts)
+    hosts = fabric.network_hosts
     rows = []
     for (node, port), b in ev.link_bytes.items():
         a = names[node]
@@ -385,8 +400,13 @@ def _why(fabric: Fabric, ranked: list[Placement], bottlenecks: list[dict], backg
     what limits it (its NICs, or a shared link), and by how much it beats the runner-up."""
     best = ranked[0]
     shared = len(best.hosts) - len(set(best.hosts))
-    where = (f"its {len(best.hosts)} nodes sit in {best.racks} rack{'s' if best.racks > 1 else ''}"
-             + (f" ({shared} sharing a server)" if shared else ""))
+    if fabric.gpus is not None:  # a GPU fabric: nodes are GPUs, servers NVLink domains, racks an SU's rail leaves
+        k = len(set(best.hosts))
+        where = (f"its {len(best.hosts)} GPUs sit on {k} server{'s' if k > 1 else ''} in {best.racks} "
+                 f"rack{'s' if best.racks > 1 else ''} (scalable units)")
+    else:
+        where = (f"its {len(best.hosts)} nodes sit in {best.racks} rack{'s' if best.racks > 1 else ''}"
+                 + (f" ({shared} sharing a server)" if shared else ""))
     total = sum(hops.values())
     local = f", {100 * hops.get(min(hops), 0) / total:.0f}% of its packets stay under one switch" if total else ""
     link = bottlenecks[0] if bottlenecks else None

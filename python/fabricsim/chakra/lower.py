@@ -127,11 +127,15 @@ def placement_endpoints(scenario, n: int, placement: str | Sequence = "pack",
 
 def _spread(scenario, hosts: list[str]) -> list[str]:
     """Hosts interleaved across their edge switches (a host's edge switch: the switch its first link reaches),
-    switches in order of first appearance, hosts within one in fabric order. O(hosts + links)."""
+    switches in order of first appearance, hosts within one in fabric order. On a GPU fabric (`rail_optimized`,
+    where a GPU's first link reaches its own NIC) across its servers instead: GPU `su{u}.s{s}.g{g}` is grouped by
+    its server `su{u}.s{s}`, so consecutive ranks sit on distinct servers. O(hosts + links)."""
     net = scenario.topology.network()
     kinds = {nd.name: nd.kind for nd in net.nodes}
     edge: dict[str, str] = {}
-    for ln in net.links:
+    if getattr(scenario.topology, "kind", None) == "rail_optimized":
+        edge = {h: h.rsplit(".g", 1)[0] for h in hosts}
+    for ln in [] if edge else net.links:
         for h, o in ((ln.a, ln.b), (ln.b, ln.a)):
             if kinds.get(h) == "host" and kinds.get(o) == "switch":
                 edge.setdefault(h, o)

@@ -93,8 +93,9 @@ class _Progress:
 @size_option("10MiB", "Message size S per interface (as `fabricsim collective --size`)")
 @deprecated_option("--msg-mb", lambda v: {"size": round(v * MIB)}, lambda v: f"--size {v:g}MiB", type=float)
 @click.option("--interfaces", type=int, default=1, show_default=True, help="NICs per node.")
-@click.option("--per-server", type=int, default=1, show_default=True,
-              help="Nodes of a job per server at most (a server runs one job at a time).")
+@click.option("--per-server", type=int, default=None,
+              help="Nodes of a job per server at most (a server runs one job at a time) [default: 1; on a GPU fabric "
+                   "(rail_optimized), where a node is a GPU, the server's GPUs / --interfaces].")
 @click.option("--packet-bytes", type=int, default=1024, show_default=True)
 @click.option("--load", type=float, default=None, metavar="RHO",
               help="Offered load (default 0.7): arrivals at RHO x servers / the jobs' mean server-seconds alone, "
@@ -158,6 +159,7 @@ def cluster(fabric, policies, jobs, sizes, iterations, pattern, size, interfaces
                          arrival_rate=arrival_rate, sharing=sharing, seed=seed, fidelity=fidelity)
     try:
         fab = load_fabric(base)
+        base = base.resolved(fab)
         for p in chosen:
             replace(base, policy=p).check(fab)
         solo = SoloCache(fab, base.pattern, base.msg_bytes, base.interfaces, base.packet, fidelity=base.fidelity)
@@ -212,13 +214,25 @@ def _summary(base, fab, chosen, seed_list, frame, runs, results, wall_s, written
         per[row["policy"]] = {k: {"mean": num(row[k]), "ci95": num(row.get(f"{k}_ci95"))}
                               for k in row if k not in ("policy", "runs") and not k.endswith("_ci95")}
         per[row["policy"]]["runs"] = row["runs"]
-    return {"fabric": fab.name, "servers": fab.n, "racks": len(fab.racks), "jobs": base.jobs, "sizes": base.sizes,
+    counts = fab.hierarchy()
+    return {"fabric": fab.name, "servers": fab.n, "racks": len(fab.racks), "pods": counts["pods"],
+            **({"gpus": counts["gpus"]} if counts["gpus"] else {}), "jobs": base.jobs, "sizes": base.sizes,
             "iterations": base.iterations, "pattern": base.pattern, "msg_mb": base.msg_mb, "interfaces": base.interfaces,
             "per_server": base.per_server, "sharing": base.sharing, "load": base.load, "fidelity": base.fidelity,
             "arrival_rate": {str(r.config.seed): r.arrival_rate for r in results if r.config.policy == chosen[0]},
             "seeds": seed_list, "policies": per,
             "runs": [{k: num(v) for k, v in row.items()} for row in runs.to_dict("records")],
             "solo_runs": int(runs["solo_runs"].sum()), "wall_s": round(wall_s, 3), "outputs": written}
+
+
+def _counts(out: dict) -> str:
+    """The fabric's hierarchy in words: GPUs (on a GPU fabric, where a node is a GPU), servers, racks, pods."""
+    def n(k: int, what: str) -> str:
+        return f"{k:,} {what}{'' if k == 1 else 's'}"
+
+    gpu = f"{n(out['gpus'], 'GPU')} on " if out.get("gpus") else ""
+    pods = f", {n(out['pods'], 'scalable unit' if out.get('gpus') else 'pod')}" if out.get("gpus") or out["pods"] > 1 else ""
+    return f"{gpu}{n(out['servers'], 'server')}, {n(out['racks'], 'rack')}{pods}"
 
 
 def _print(out: dict, frame) -> None:
@@ -229,7 +243,7 @@ def _print(out: dict, frame) -> None:
     n = len(out["seeds"])
     load = f"load {out['load']:g}" if out["load"] is not None else "arrival rate given"
     head = (f"{out['jobs']} jobs of {out['sizes']} nodes x {out['iterations']} {out['pattern']} ({out['msg_mb']:g} MiB) on "
-            f"{out['fabric']} ({out['servers']} servers, {out['racks']} racks), {load}, sharing {out['sharing']}; "
+            f"{out['fabric']} ({_counts(out)}), {load}, sharing {out['sharing']}; "
             + (f"mean ± 95% CI over seeds {out['seeds'][0]}..{out['seeds'][-1]}" if n > 1 else f"seed {out['seeds'][0]}"))
     con = stdout_console(120)
     con.print(head, highlight=False, soft_wrap=True)

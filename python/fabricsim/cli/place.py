@@ -82,6 +82,10 @@ def place(nodes, fabric, interfaces, pattern, size, trace, busy, top, confirm_wi
     hybrid fidelity (or --confirm-with packet) over R seeds. It prints the ranking (completion time in ms, mean ± 95% CI), the winner's
     busiest links and one sentence on why it wins. Progress goes to stderr.
 
+    On a GPU fabric (rail_optimized) a node is one GPU, a server is a GPU server (gpus_per_server GPUs on one
+    NVSwitch; ids su{U}.s{S}, its NICs 0..G-1 its GPUs), a rack is a scalable unit's rail leaves and a pod the
+    scalable unit; pack fills a server's GPUs, then the next server of its SU, and spread puts one GPU per server.
+
     \b
     Examples:
       fabricsim place --nodes 8
@@ -104,11 +108,12 @@ def place(nodes, fabric, interfaces, pattern, size, trace, busy, top, confirm_wi
     first = res.placements[0]
     click.echo(f"{res.job}, {len(first.servers)} nodes on {res.fabric}: {res.evaluations:,} engine runs in "
                f"{res.wall_s:.1f} s. Best first:")
-    width = max(len(_servers(p.servers)) for p in res.placements)
-    click.echo(f"  {'#':>2}  {'completion (ms)':>20}  {'fidelity':8}  {'racks':>5}  {'servers':{width}}  found by")
+    width = max(len("server of each node"), *(len(_servers(p.servers)) for p in res.placements))
+    click.echo(f"  {'#':>2}  {'completion (ms)':>20}  {'fidelity':8}  {'racks':>5}  {'servers':>7}  "
+               f"{'server of each node':{width}}  found by")
     for i, p in enumerate(res.placements, 1):
         ci = f" ± {p.ci95_ms:.3f}" if p.fidelity != "flow" and seeds > 1 or p.ci95_ms else ""
-        click.echo(f"  {i:>2}  {p.completion_ms:>11.3f}{ci:>9}  {p.fidelity:8}  {p.racks:>5}  "
+        click.echo(f"  {i:>2}  {p.completion_ms:>11.3f}{ci:>9}  {p.fidelity:8}  {p.racks:>5}  {p.server_count:>7}  "
                    f"{_servers(p.servers):{width}}  {p.origin}")
     if res.bottlenecks:
         links = "; ".join(f"{b['link']} {100 * b['utilization']:.0f}%" for b in res.bottlenecks)

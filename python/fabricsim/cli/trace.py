@@ -64,7 +64,7 @@ def info(prefix: str, as_json: bool) -> None:
 @fabric_option(builtin_fabrics(), what="Required: the trace's ranks are placed on its hosts.")
 @deprecated_option("--scenario", lambda v: {"fabric": Fabric(v, path=v)}, lambda v: f"--fabric {v}")
 @click.option("--placement", default="pack", show_default=True,
-              help="pack (rank i on the i-th host, NIC 0), spread (round-robin over the edge switches), nics:K (K ranks per host, NICs 0..K-1), preset:NAME "
+              help="pack (rank i on the i-th host, NIC 0), spread (round-robin over the edge switches; on a GPU fabric over its servers), nics:K (K ranks per host, NICs 0..K-1), preset:NAME "
                    "(one of the fabric's named placements, its [fabric.placements], e.g. preset:8n_4r on vela), or a "
                    "comma-separated host list (host or host:nic).")
 @click.option("--algorithm", default=None, help="Collective algorithm: ring (default for every type, as ASTRA-sim; an all-to-all ring "
@@ -121,7 +121,7 @@ def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups:
     else:  # the whole file: a scenario's own traffic runs beside the trace
         doc = read_document(fabric.path)
         sc = scenario_from_dict({k: v for k, v in doc.items() if k != FABRIC_KEY}, fabric.path)
-    place = placement if placement in ("pack",) or placement.startswith(("nics:", "preset:")) else [
+    place = placement if placement in ("pack", "spread") or placement.startswith(("nics:", "preset:")) else [
         (p.split(":")[0], int(p.split(":")[1])) if ":" in p else p for p in placement.split(",")]
     alg: str | dict | None = algorithm
     if algorithm and "=" in algorithm:

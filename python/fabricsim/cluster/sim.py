@@ -76,7 +76,9 @@ class ClusterConfig:
     pattern: str = "ring-all-reduce"
     msg_mb: float = 10.0
     interfaces: int = 1
-    per_server: int = 1
+    per_server: int | None = None
+    """Nodes of a job per server at most; None: 1, or on a GPU fabric (`rail_optimized`, a node is a GPU) every GPU
+    of the server (gpus_per_server // interfaces), so a job fills whole servers (`resolved`)."""
     packet: int = 1024
     load: float | None = 0.7
     arrival_rate: float | None = None
@@ -92,9 +94,22 @@ class ClusterConfig:
 
         self.pattern = pattern_name(self.pattern)  # a deprecated name (all-reduce) warns and gets its new one
 
+    def resolved(self, fabric: Fabric) -> "ClusterConfig":
+        """This config with its defaults that depend on the fabric filled in: `per_server` (see the field)."""
+        from dataclasses import replace
+
+        if self.per_server is not None:
+            return self
+        gpus = fabric.gpus is not None and isinstance(self.interfaces, int) and self.interfaces >= 1
+        return replace(self, per_server=max(1, int(fabric.nics.min()) // self.interfaces) if gpus else 1)
+
     def check(self, fabric: Fabric) -> None:
         """Raise ScenarioError naming the option for anything impossible on `fabric`."""
         from ..collectives.patterns import PATTERNS
+
+        if self.per_server is None:
+            self.resolved(fabric).check(fabric)
+            return
 
         if self.policy not in POLICIES:
             raise ScenarioError(SOURCE, "policy", f"unknown policy {self.policy!r} (one of {', '.join(POLICIES)}, or all)")
@@ -347,6 +362,7 @@ def simulate(config: ClusterConfig, *, fabric: Fabric | None = None, solo: SoloC
 
     t0 = time.perf_counter()
     fabric = fabric or load_fabric(config)
+    config = config.resolved(fabric)
     config.check(fabric)
     if solo is None:
         solo = SoloCache(fabric, config.pattern, config.msg_bytes, config.interfaces, config.packet,
