@@ -101,3 +101,65 @@ def test_trace_run_spread_puts_ranks_on_distinct_servers(tmp_path, capsys):
         assert main(["trace", "run", str(trace), "--fabric", fabric, "--placement", placement, "--json"]) == 0
         res = json.loads(capsys.readouterr().out)
         assert [r["host"] for r in res["ranks"]] == hosts and res["completion_time_s"] > 0
+
+
+def test_design_sizes_the_dgx_superpod_reference(capsys):
+    # NVIDIA DGX SuperPOD (H100) reference, by hand: 1,024 GPUs / 8 per DGX = 128 servers = 4 SUs of 32; 8 rails,
+    # so 8 rail leaves per SU, 32 leaves. A QM9700 leaf has 64 ports: 32 down (one per server of its SU) and 32
+    # up at 1:1; 32 x 32 = 1,024 uplinks over 64-port spines: 16 spines, 2 links from each leaf to each, every
+    # spine port used (32 leaves x 2 = 64). Bisection: half the 1,024 NICs x 400 Gb/s = 204.8 Tb/s.
+    assert main(["design", "--gpus", "1024", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (d["servers"], d["sus"], d["servers_per_su"], d["rails"], d["leaves"], d["leaves_per_su"], d["spines"]) == \
+        (128, 4, 32, 8, 32, 8, 16)
+    assert (d["leaf_down_ports"], d["leaf_up_ports"], d["links_per_leaf_spine_pair"]) == (32, 32, 2)
+    assert d["leaf_radix_use"] == 1.0 and d["spine_radix_use"] == 1.0 and d["bisection_tbps"] == 204.8
+    # 3:1 at the leaves: ceil(32 / 3) = 11 uplinks per leaf, 32 x 11 = 352 over 64 ports: 6 spines at least, but 11
+    # is prime, so 11 spines of one link each (32 of 64 ports); bisection = 352 uplinks x 400 / 2 = 70.4 Tb/s.
+    assert main(["design", "--gpus", "1024", "--oversubscription", "3", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (d["leaf_up_ports"], d["spines"], d["spine_radix_used"], d["bisection_tbps"]) == (11, 11, 32, 70.4)
+
+
+@pytest.mark.parametrize("over, kind", [(1, "rail_optimized"), (2, "custom")])
+def test_design_writes_a_scenario_that_validates_and_runs(tmp_path, capsys, over, kind):
+    # 64 GPUs in SUs of 4 servers: 8 servers, 2 SUs, 16 rail leaves of 4 down ports (4 up at 1:1, 2 at 2:1).
+    # The family builds non-blocking leaves only, so 2:1 is written as a custom topology with the family's names.
+    # The hierarchical all-reduce of S = 4 MiB cannot beat its bandwidth bound: NVLink reduce-scatter and
+    # all-gather, 2 x 7/8 x S x 8 / 3,600 Gb/s = 16.3 us, and a ring per rail over 8 servers on S/8,
+    # 2 x 7/8 x S/8 x 8 / 400 Gb/s = 18.4 us: 34.7 us.
+    path = tmp_path / "rail.toml"
+    assert main(["design", "--gpus", "64", "--su-servers", "4", "--oversubscription", str(over), "--write", str(path),
+                 "--collective-size", "4MiB", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (d["servers"], d["sus"], d["leaves"], d["leaf_up_ports"], d["written"]) == (8, 2, 16, 4 // over, str(path))
+    assert main(["validate", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["topology", str(path), "--json"]) == 0
+    topo = json.loads(capsys.readouterr().out)
+    # Switches: 64 NICs + 8 NVSwitches + 16 leaves + the spines.
+    assert (topo["kind"], topo["hosts"], topo["switches"]) == (kind, 64, 64 + 8 + 16 + d["spines"])
+    assert main(["run", str(path), "--json"]) == 0
+    run = json.loads(capsys.readouterr().out)
+    bound = 2 * 7 / 8 * 4 * MIB * 8 / 3600e9 + 2 * 7 / 8 * 4 * MIB / 8 * 8 / 400e9
+    assert run["complete"] and bound < run["completion_time_s"] < 3 * bound
+    # place reads the written fabric's GPU servers either way: 8 servers, 2 racks.
+    from fabricsim.advisor.api import load_fabric
+
+    assert load_fabric(str(path)).hierarchy() == {"gpus": 64, "servers": 8, "racks": 2, "pods": 2}
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--gpus", "1024", "--su-servers", "40"], "--su-servers: a rail leaf needs 40 server ports + 40 uplinks"),
+    (["--gpus", "4096"], "a third tier"),
+    (["--gpus", "64", "--rails", "3"], "--rails: a server's 8 NICs"),
+    (["--gpus", "64", "--oversubscription", "nan"], "--oversubscription"),
+    (["--gpus", "0"], "--gpus: must be a whole number >= 1"),
+    (["--gpus", "64", "--leaf-tbps", "12.8"], "--leaf-tbps is for the two-level calculator"),
+    (["--gpus", "64", "--nics-per-gpu", "2", "--write", "x.toml"], "--write: the simulator models one NIC per GPU"),
+    (["baseline", "--write", "x.toml"], "--write needs --gpus"),
+])
+def test_design_refuses_an_impossible_cluster_in_one_line(capsys, args, words):
+    assert main(["design", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err

@@ -10,7 +10,8 @@ GPU fabrics (`rail_optimized`): every GPU is a host of the network, but a *serve
 gpus_per_server GPUs on one NVSwitch (one NVLink domain), named `su{u}.s{s}`; its "NICs" 0..G-1 are its GPUs
 (GPU g drives the NIC on rail g), so a node takes one GPU (`interfaces` = 1) and a server holds
 gpus_per_server nodes. A *rack* is a scalable unit's rail leaves (the switches every server of the SU attaches
-to) and a *pod* is the scalable unit: rack = pod = SU u. A GPU fabric that names no `switch_model` gets lossless
+to) and a *pod* is the scalable unit: rack = pod = SU u. A fabric whose hosts are named as that family names its
+GPUs, with its NVSwitches (`fabricsim design --gpus --write` writes an oversubscribed cluster so) is one too. A GPU fabric that names no `switch_model` gets lossless
 `input_buffered` switches, as `fabricsim train` assumes (training fabrics are InfiniBand or RoCE with PFC).
 """
 
@@ -129,10 +130,14 @@ def from_doc(doc: dict, name: str, ids: str = "names", nic_order: tuple[int, ...
         doc = {**doc, "topology": {**topo, "switch_model": "input_buffered"}}
     sc = scenario_from_dict(doc, name)
     if getattr(sc.topology, "kind", None) == "rail_optimized":
-        return _gpu_fabric(sc, name, ids, nic_order, presets)
+        t = sc.topology
+        return _gpu_fabric(sc, name, (int(t.sus), int(t.servers_per_su), int(t.gpus_per_server)), ids, nic_order, presets)
     net = sc.topology.network()
     kinds = {nd.name: nd.kind for nd in net.nodes}
     hosts = [nd.name for nd in net.nodes if nd.kind == "host"]
+    grid = _gpu_grid(hosts, kinds)
+    if grid is not None:
+        return _gpu_fabric(sc, name, grid, ids, nic_order, presets)
     if not hosts:
         raise ScenarioError(name, "topology", "has no hosts to place nodes on")
     hidx = {h: i for i, h in enumerate(hosts)}
@@ -161,14 +166,32 @@ def from_doc(doc: dict, name: str, ids: str = "names", nic_order: tuple[int, ...
     return Fabric(name, sc, hosts, sid, nics, order, rack, pod, nic_switch, dict(presets or {}))
 
 
-def _gpu_fabric(sc: Scenario, name: str, ids: str, nic_order: tuple[int, ...] | None,
+def _gpu_grid(hosts: list[str], kinds: dict[str, str]) -> tuple[int, int, int] | None:
+    """(sus, servers_per_su, gpus_per_server) when a fabric's hosts are GPUs named as the rail_optimized family
+    names them (`su{u}.s{s}.g{g}`, every one of the grid, in its order) with the servers' NVSwitches
+    `su{u}.s{s}.nvs`, as `fabricsim design --gpus --write` writes an oversubscribed cluster; else None. O(hosts)."""
+    import re
+
+    pat = re.compile(r"su(\d+)\.s(\d+)\.g(\d+)")
+    got = [pat.fullmatch(h) for h in hosts]
+    if not hosts or not all(got):
+        return None
+    dims = tuple(max(int(m.group(i)) for m in got) + 1 for i in (1, 2, 3))
+    from ..topology.rail_optimized import rail_gpus
+
+    if hosts != rail_gpus(*dims) or any(kinds.get(f"su{u}.s{v}.nvs") != "switch"
+                                        for u in range(dims[0]) for v in range(dims[1])):
+        return None
+    return dims  # type: ignore[return-value]
+
+
+def _gpu_fabric(sc: Scenario, name: str, grid: tuple[int, int, int], ids: str, nic_order: tuple[int, ...] | None,
                 presets: Mapping[str, list[list[int]]] | None) -> Fabric:
-    """A rail-optimized fabric's GPU servers (see the module): server `su{u}.s{s}` holds GPUs `su{u}.s{s}.g{g}`
-    (`topology.rail_optimized.rail_gpus`'s order), its NIC g on rail leaf `su{u}.rail{g}`; rack and pod = SU u.
-    O(GPUs)."""
-    t = sc.topology
-    g_per = int(t.gpus_per_server)
-    servers = [(u, s) for u in range(int(t.sus)) for s in range(int(t.servers_per_su))]
+    """A rail-optimized fabric's GPU servers (see the module) of `grid` = (sus, servers_per_su, gpus_per_server):
+    server `su{u}.s{s}` holds GPUs `su{u}.s{s}.g{g}` (`topology.rail_optimized.rail_gpus`'s order), its NIC g on
+    rail leaf `su{u}.rail{g}`; rack and pod = SU u. O(GPUs)."""
+    sus, s_per, g_per = grid
+    servers = [(u, s) for u in range(sus) for s in range(s_per)]
     hosts = [f"su{u}.s{s}" for u, s in servers]
     gpus = [[f"{h}.g{g}" for g in range(g_per)] for h in hosts]
     nics = np.full(len(hosts), g_per, dtype=np.int64)
@@ -176,7 +199,7 @@ def _gpu_fabric(sc: Scenario, name: str, ids: str, nic_order: tuple[int, ...] | 
     su = np.asarray([u for u, _ in servers], dtype=np.int64)
     nic_switch = {(i, g): f"su{u}.rail{g}" for i, (u, _) in enumerate(servers) for g in range(g_per)}
     sid = list(range(1, len(hosts) + 1)) if ids == "numbers" else hosts
-    return Fabric(name, sc, hosts, sid, nics, order, su, np.arange(int(t.sus), dtype=np.int64), nic_switch,
+    return Fabric(name, sc, hosts, sid, nics, order, su, np.arange(sus, dtype=np.int64), nic_switch,
                   dict(presets or {}), gpus)
 
 

@@ -7,6 +7,8 @@ import click
 from ..errors import ScenarioError, UserError
 from ._common import (
     OUT_HELP,
+    SIZE,
+    SIZE_HELP,
     deprecated_option,
     echo_json,
     out_file,
@@ -57,9 +59,27 @@ def _design(source: str, overrides: dict):
               help="Which links are optical: leaf-spine only (AOCs, copper to servers) or all (co-packaged).")
 @click.option("--pj-per-bit", type=float, default=None, help="Optics energy per bit per transceiver (power figures).")
 @click.option("--cost-per-port", type=float, default=None, help="Cost of one optical transceiver (cost figures).")
+@click.option("--gpus", type=int, default=None, metavar="N",
+              help="Size a rail-optimized GPU cluster of N GPUs instead (DGX SuperPOD style; see below).")
+@click.option("--gpus-per-server", type=int, default=8, show_default=True, help="With --gpus: GPUs per server (one NVLink domain).")
+@click.option("--nics-per-gpu", type=int, default=1, show_default=True, help="With --gpus: NICs per GPU.")
+@click.option("--rails", type=int, default=None, help="With --gpus: rails per server [default: one per NIC].")
+@click.option("--su-servers", type=int, default=32, show_default=True,
+              help="With --gpus: servers per scalable unit (one rail leaf per rail per SU).")
+@click.option("--spines", type=int, default=None,
+              help="With --gpus: spine switches [default: the fewest that take every leaf uplink, evenly].")
+@click.option("--radix", type=int, default=64, show_default=True,
+              help="With --gpus: ports per leaf and spine switch (QM9700: 64 x 400G).")
+@click.option("--write", "write_path", default=None, metavar="SCENARIO.toml",
+              help="With --gpus: write a runnable scenario of the cluster (lossless switches) with a hierarchical "
+                   "all-reduce over every GPU, for `fabricsim validate`, `run`, `place --fabric`, `topology`.")
+@click.option("--collective-size", type=SIZE, default="64MiB", show_default=True, metavar="SIZE",
+              help=f"With --write: the all-reduce's buffer per GPU, {SIZE_HELP}.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def design(design, compare, as_json, **fields) -> None:
-    """Two-level leaf-spine network calculator (study 003, co-packaged optics).
+def design(design, compare, as_json, gpus, gpus_per_server, nics_per_gpu, rails, su_servers, spines, radix,
+           write_path, collective_size, **fields) -> None:
+    """Two-level leaf-spine network calculator (study 003, co-packaged optics), or with --gpus a rail-optimized
+    GPU cluster calculator.
 
     DESIGN is a preset (baseline: 25.6 Tb/s spines, 6.4 Tb/s leaves, 100G, 3:1, 48 servers per leaf pair, 128
     groups; motion: 51.2 Tb/s switches of 128 × 400G, 3:1, 96 servers per leaf pair, 64 groups) or a JSON/TOML
@@ -69,12 +89,26 @@ def design(design, compare, as_json, **fields) -> None:
     Reports switches per layer and in total, bisection bandwidth (half the leaf-spine capacity), servers,
     endpoints, servers per first-level group, max switch hops, and optics power and cost when given.
 
+    With --gpus N: servers of --gpus-per-server GPUs (one NVSwitch) and --nics-per-gpu NICs split over --rails;
+    scalable units (SUs) of --su-servers servers, one rail leaf per rail per SU; leaves of --radix ports with
+    ⌈down / --oversubscription⌉ uplinks spread evenly over the spines. Reports servers, SUs, leaves, spines, the
+    ports each switch uses of its radix, links and bisection (the narrower of half the NICs and half the leaf
+    uplinks), in Gb/s of --port-gbps (default 400). --write writes the cluster as a scenario.
+
     \b
     Examples:
       fabricsim design baseline
       fabricsim design --compare baseline motion
       fabricsim design motion --endpoints 8192 --pj-per-bit 1 --cost-per-port 500 --json
+      fabricsim design --gpus 1024                      # NVIDIA DGX SuperPOD: 4 SUs, 32 leaves, 16 spines
+      fabricsim design --gpus 64 --su-servers 4 --write rail64.toml && fabricsim run rail64.toml
     """
+    if gpus is not None:
+        _rail_design(gpus, gpus_per_server, nics_per_gpu, rails, su_servers, spines, radix, write_path,
+                     collective_size, design, compare, as_json, fields)
+        return
+    if write_path is not None:
+        raise UserError("fabricsim design: --write needs --gpus N (it writes a rail-optimized GPU cluster)")
     overrides = {k: v for k, v in fields.items() if v is not None}
     if compare:
         from ..cpo import compare as cmp
@@ -113,6 +147,56 @@ def design(design, compare, as_json, **fields) -> None:
         if k != "name":
             t.add_row(k, _fmt(v))
     Console().print(t)
+
+
+def _rail_design(gpus, gpus_per_server, nics_per_gpu, rails, su_servers, spines, radix, write_path, collective_size,
+                 design, compare, as_json, fields) -> None:
+    """`fabricsim design --gpus N`: size the rail-optimized cluster, print it, and write its scenario if asked."""
+    from ..cpo.rail import RailDesign, RailSpec, write
+
+    other = [f"--{k.replace('_', '-')}" for k, v in fields.items() if v is not None
+             and k not in ("oversubscription", "port_gbps")]
+    if design or compare or other:
+        what = "DESIGN" if design else "--compare" if compare else other[0]
+        raise UserError(f"fabricsim design: {what} is for the two-level calculator, not with --gpus")
+    spec = RailSpec(gpus=gpus, gpus_per_server=gpus_per_server, nics_per_gpu=nics_per_gpu, rails=rails,
+                    su_servers=su_servers, spines=spines, radix=radix,
+                    oversubscription=1.0 if fields.get("oversubscription") is None else fields["oversubscription"],
+                    port_gbps=400.0 if fields.get("port_gbps") is None else fields["port_gbps"])
+    try:
+        d = RailDesign(spec)
+        written = str(write(d, write_path, f"{collective_size}B")) if write_path else None
+    except ScenarioError as e:
+        raise UserError(str(e)) from None
+    out = {**d.to_json(), **({"written": written} if written else {})}
+    if as_json:
+        echo_json(out)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    title = (f"rail-optimized cluster: {d.gpus:,} GPUs" + (f" (asked {gpus:,}, rounded up to whole SUs)" if d.rounded_up else "")
+             + f" on {d.servers:,} servers in {d.sus} SU(s)")
+    t = Table(title=title, title_justify="left", show_header=False)
+    t.add_column("quantity")
+    t.add_column("value", justify="right")
+    rows = [("servers x GPUs (NVLink domains)", f"{d.servers:,} x {spec.gpus_per_server}"),
+            ("NICs per server, rails", f"{d.nics_per_server}, {d.rails}"),
+            ("scalable units x servers", f"{d.sus} x {d.servers_per_su}"),
+            ("rail leaves (per SU)", f"{d.leaves:,} ({d.rails})"),
+            ("spines", f"{d.spines:,}"),
+            ("leaf ports: down + up / radix", f"{d.leaf_down} + {d.leaf_up} / {spec.radix} ({100 * (d.leaf_down + d.leaf_up) / spec.radix:.0f}%)"),
+            ("spine ports used / radix", f"{d.spine_ports} / {spec.radix} ({100 * d.spine_ports / spec.radix:.0f}%)"),
+            ("leaf oversubscription", f"{d.leaf_down / d.leaf_up:.3g}:1"),
+            ("NIC-leaf, leaf-spine links", f"{d.nics:,}, {d.uplinks:,} of {spec.port_gbps:g} Gb/s"),
+            ("bisection (non-blocking)", f"{d.bisection_tbps:,.4g} Tb/s ({d.full_bisection_tbps:,.4g})")]
+    for k, v in rows:
+        t.add_row(k, v)
+    Console().print(t)
+    if written:
+        click.echo(f"wrote {written}: `fabricsim run {written}` simulates a hierarchical all-reduce over every GPU"
+                   + ("" if d.writable_as_family() else " (a custom topology: the rail_optimized family is non-blocking)"),
+                   err=True)
 
 
 @click.group("locality")
