@@ -132,14 +132,16 @@ class Prepared:
             self._rest[fidelity] = json.dumps(rest)[1:]
         return f'{{"seed": {int(seed)}, ' + self._rest[fidelity]
 
-    def run(self, workload: "Workload", seed: int, fidelity: str = "flow", *, max_wall_s: float | None = None) -> RunRecord:
-        """`run(scenario, seed, fidelity, workload)` with the cached header."""
+    def run(self, workload: "Workload", seed: int, fidelity: str = "flow", *, max_wall_s: float | None = None,
+            progress: ProgressFn | None = None) -> RunRecord:
+        """`run(scenario, seed, fidelity, workload)` with the cached header; `progress` as `run`'s (an exception it
+        raises stops the run and propagates: how a run in a worker thread, where Ctrl-C never arrives, is stopped)."""
         from .record import RunRecord
 
         fid = _fidelity(self.scenario, fidelity)
         try:
             scalars, columns = _core.run(self._head(seed, fid), _columns(self.scenario, workload), fid,
-                                         max_wall_s=max_wall_s)
+                                         max_wall_s=max_wall_s, progress=progress)
         except SpecError as e:
             raise _said(self.scenario, e) from None
         rec = RunRecord(scalars, columns)

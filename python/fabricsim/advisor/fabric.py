@@ -213,6 +213,32 @@ class Background:
     nodes: list[list[tuple[int, int]]]
 
 
+def _read_csv(src: str) -> list[dict[str, str]]:
+    """The rows of the CSV file `src` as dicts: UTF-8 (a BOM allowed) or UTF-16 with its BOM. ScenarioError
+    naming the file (and the row) if it cannot be read, is not text, or holds a NUL byte."""
+    import codecs
+
+    try:
+        with open(src, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise ScenarioError(src, "busy", f"cannot read: {e.strerror or e}") from None
+    utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    try:
+        text = data.decode("utf-16" if utf16 else "utf-8-sig")
+    except UnicodeDecodeError as e:
+        row = data[:e.start].count(b"\n") + 1
+        raise ScenarioError(f"{src}: row {row}", "busy", f"is not {'UTF-16' if utf16 else 'UTF-8'} text (byte "
+                            f"0x{data[e.start]:02x} at offset {e.start}): save the CSV as UTF-8 text") from None
+    if "\0" in text:
+        row = text[:text.index("\0")].count("\n") + 1
+        raise ScenarioError(f"{src}: row {row}", "busy", "holds a NUL byte: a CSV is text (a binary file?)")
+    try:
+        return list(csv.DictReader(text.splitlines(keepends=True)))
+    except csv.Error as e:
+        raise ScenarioError(src, "busy", f"is not a readable CSV: {e}") from None
+
+
 def read_busy(fabric: Fabric, path: str | Path | list[dict]) -> tuple[list[list[int]], list[Background]]:
     """Parse BUSY.csv (or the same rows as dicts): columns `server` (required), `nic` (blank: the whole server; with `job`: the server's next
     free NIC), `job` (rows with the same job name are the nodes of a background job, in rank order), `pattern`
@@ -222,11 +248,7 @@ def read_busy(fabric: Fabric, path: str | Path | list[dict]) -> tuple[list[list[
 
     if isinstance(path, (str, Path)):
         src = str(path)
-        try:
-            with open(path, newline="") as f:
-                rows = list(csv.DictReader(f))
-        except OSError as e:
-            raise ScenarioError(src, "busy", f"cannot read: {e.strerror or e}") from None
+        rows = _read_csv(src)
     else:
         src, rows = "busy", [{k: "" if v is None else str(v) for k, v in r.items()} for r in path]
     if rows and "server" not in rows[0]:

@@ -317,6 +317,18 @@ class SizeParam(click.ParamType):
 SIZE = SizeParam()
 
 
+class FiniteFloat(click.FloatRange):
+    """A FloatRange that also refuses nan and ±inf (click's range checks pass nan, and inf overflows later)."""
+
+    def convert(self, value, param, ctx) -> float:
+        import math
+
+        v = super().convert(value, param, ctx)
+        if not math.isfinite(v):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return v
+
+
 def size_option(default: str, what: str, more: str = "") -> Callable:
     """The `--size` option: `what` (e.g. "Message size S per interface"), its units, `more`, and the default as
     written (e.g. "10MiB"); the value is an int of bytes."""

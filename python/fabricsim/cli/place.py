@@ -11,6 +11,7 @@ from ..collectives.patterns import PATTERNS, RENAMED_PATTERNS
 from ._common import (
     PATTERN_RENAMED_WHY,
     Fabric,
+    FiniteFloat,
     RenamedChoice,
     check_figure_path,
     deprecated_option,
@@ -41,7 +42,7 @@ its one-line description; `default_fabric()` is the one whose file says `default
               default="shift-all-reduce", show_default=True)
 @size_option("10MiB", "Message size S per interface, as `fabricsim collective --size`")
 @deprecated_option("--msg-mb", lambda v: {"size": round(v * MIB)}, lambda v: f"--size {v:g}MiB",
-                   type=click.FloatRange(min=0, min_open=True))
+                   type=FiniteFloat(min=0, min_open=True))
 @click.option("--trace", default=None, metavar="PREFIX|DIR",
               help="A Chakra trace (PREFIX.{rank}.et, or a folder of one, as `trace synth --out DIR` writes) instead "
                    "of --pattern: its ranks are the nodes.")
@@ -63,7 +64,7 @@ its one-line description; `default_fabric()` is the one whose file says `default
               help="At most M nodes per server, background jobs' nodes included [default: as many as its free NICs allow].")
 @click.option("--evals", "max_evals", type=click.IntRange(min=1), default=None, metavar="N",
               help="Distinct placements the search scores [default: 300 up to 100 servers, else 60].")
-@click.option("--budget", "budget_s", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+@click.option("--budget", "budget_s", type=FiniteFloat(min=0), default=None, metavar="SECONDS",
               help="Also stop the local search after this long (the result then depends on the machine's speed).")
 @click.option("--no-confirm", is_flag=True, help="Rank by the flow engine only (no confirming runs).")
 @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
