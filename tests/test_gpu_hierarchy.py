@@ -35,13 +35,16 @@ def test_servers_racks_and_pods_are_counted_from_the_fabric_parameters(tmp_path)
     assert fab.hosts[6] == "su1.s2" and fab.endpoint(6, 3) == ("su1.s2.g3", 0)
 
 
-def test_place_puts_a_16_gpu_all_reduce_on_two_servers(tmp_path, capsys):
-    # The acceptance case: 16 GPUs of 8-GPU servers. On 2 servers 7 of each GPU's 15 partners are on its own
-    # NVLink (3,600 Gb/s) and each NIC carries 8 messages of the All-to-All half; on more servers more of them
-    # cross 400 Gb/s rails, so the advisor keeps the job on 2 servers (of one SU: 1 rack, or 2 at most).
+@pytest.mark.parametrize("pattern", ["shift-all-reduce", "ring-all-reduce"])
+def test_place_puts_a_16_gpu_all_reduce_on_two_servers(tmp_path, capsys, pattern):
+    # The acceptance case: 16 GPUs of 8-GPU servers. Shift all-reduce (place's default): on 2 servers 7 of each
+    # GPU's 15 partners are on its own NVLink (3,600 Gb/s) and each NIC carries 8 messages of the All-to-All half;
+    # on more servers more of them cross 400 Gb/s rails, so the advisor keeps the job on 2 servers (of one SU:
+    # 1 rack, or 2 at most). Ring: every ring hop that leaves a server crosses one 400 Gb/s rail link, the bound
+    # 2 x 15/16 x 2 MiB x 8 / 400 Gb/s = 78.6 us on 2 or 4 servers alike; the tie goes to fewer servers.
     fabric = rail_fabric(tmp_path, 2, 4, 2)
     assert main(["place", "--fabric", fabric, "--nodes", "16", "--size", "2MiB", "--seeds", "1", "--evals", "40",
-                 "--json"]) == 0
+                 "--pattern", pattern, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     best = out["placements"][0]
     assert best["server_count"] == 2 and best["racks"] in (1, 2)

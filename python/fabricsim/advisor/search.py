@@ -117,6 +117,8 @@ def candidates(fabric: Fabric, n: int, free: Sequence[Sequence[int]], interfaces
     # one node per server on the fewest servers' racks (study 000's packing: fewest racks, not shared NICs).
     gpu = fabric.gpus is not None
     unit, uper = (cap, per) if gpu else (one, 1)
+    if gpu:  # named "pack" before the chic relaxation finds the same servers
+        add("pack", _fill(np.arange(fabric.n), cap, n, per))
     # Chic-sched-like: the lowest level whose tightest domain holds all nodes.
     for h in sorted(range(fabric.n), key=lambda h: (cap[h], h)):
         if min(int(cap[h]), per) >= n:
@@ -344,9 +346,16 @@ def place(fabric: Fabric, nodes: int, job: JobSpec | None = None, *, free: Seque
             break
     rest = chosen[top:] if confirm else []
     chosen = chosen[:top] if confirm else chosen
-    for h, _ in compare:
+    for _, h in compare:
         if tuple(h) not in chosen:
             chosen.append(tuple(h))
+    # On a GPU fabric pack (a server's GPUs filled in rank order, NCCL's layout) is confirmed too: the flow engine,
+    # which models no per-packet latency, can prefer a same-shape reordering that the packet engine finds slower.
+    packed = _fill(np.arange(fabric.n), search.cap, nodes, per) if fabric.gpus is not None and confirm else None
+    packed = tuple(packed) if packed is not None else None
+    if packed is not None and packed not in chosen:
+        chosen.append(packed)
+        rest = [h for h in rest if h != packed]
     # The confirmed placements with their hybrid- or packet-fidelity times, then the rest (flow engine only) after them.
     shown = chosen + rest
     nodes_of = [assign_nics(fabric, h, free, job.interfaces) for h in shown]

@@ -93,7 +93,7 @@ class _Progress:
               help="all-to-all, all-gather, shift-all-reduce (study 000's), ring-all-reduce or reduce-scatter.")
 @size_option("10MiB", "Message size S per interface (as `fabricsim collective --size`)")
 @deprecated_option("--msg-mb", lambda v: {"size": round(v * MIB)}, lambda v: f"--size {v:g}MiB",
-                   type=FiniteFloat(min=0, min_open=True))
+                   type=FiniteFloat())
 @click.option("--interfaces", type=int, default=1, show_default=True, help="NICs per node.")
 @click.option("--per-server", type=int, default=None,
               help="Nodes of a job per server at most (a server runs one job at a time) [default: 1; on a GPU fabric "
