@@ -154,7 +154,7 @@ class ClusterConfig:
 
     def capacity(self, fabric: Fabric) -> int:
         """Nodes the whole fabric can hold: servers x per_server."""
-        return fabric.n * self.per_server
+        return fabric.n * self.resolved(fabric).per_server
 
 
 def load_fabric(config: ClusterConfig) -> Fabric:
