@@ -95,10 +95,10 @@ class RunProgress:
 
 
 def simulate(run: Callable[..., Any], label: str, *, max_events: int | None, max_wall: float | None,
-             partial: bool, quiet: bool, show: Callable[[Any], None]) -> Any:
+             partial: bool, quiet: bool, show: Callable[[Any], None], note: str = "") -> Any:
     """Call `run(max_events=, max_wall_s=, progress=)` with a progress bar and return the record. A run that
-    Ctrl-C or a limit stopped prints one line on stderr (and, with `partial`, the record so far through `show`)
-    and exits with 130 (Ctrl-C) or 3 (a limit)."""
+    Ctrl-C or a limit stopped prints one line on stderr (`note` added to it; and, with `partial`, the record so
+    far through `show`) and exits with 130 (Ctrl-C) or 3 (a limit)."""
     from ..errors import RunInterrupted
 
     bar = RunProgress(label, enabled=not quiet)
@@ -108,7 +108,7 @@ def simulate(run: Callable[..., Any], label: str, *, max_events: int | None, max
         bar.close()
         if partial:
             show(e.record)
-        click.echo(f"fabricsim: {e}{'' if partial else ' (--partial prints the record so far)'}", err=True)
+        click.echo(f"fabricsim: {e}{note}{'' if partial else ' (--partial prints the record so far)'}", err=True)
         raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
     bar.close()
     if rec.halted is not None:
@@ -116,7 +116,7 @@ def simulate(run: Callable[..., Any], label: str, *, max_events: int | None, max
         if partial:
             show(rec)
         click.echo(f"fabricsim: stopped by {limit} at simulated time {rec.end_time_s:.6g} s after {rec.events:,} "
-                   f"events; the run is incomplete{'' if partial else ' (--partial prints the record so far)'}",
+                   f"events{note}; the run is incomplete{'' if partial else ' (--partial prints the record so far)'}",
                    err=True)
         raise click.exceptions.Exit(EXIT_INCOMPLETE)
     return rec
@@ -125,12 +125,21 @@ def simulate(run: Callable[..., Any], label: str, *, max_events: int | None, max
 def simulate_seeds(run_one: Callable[..., Any], seeds: list[int], label: str, *, max_events: int | None,
                    max_wall: float | None, partial: bool, quiet: bool, show: Callable[[list], None]) -> list:
     """`simulate` once per seed: `run_one(seed, max_events=, max_wall_s=, progress=)` for each of `seeds`, the
-    records in order. A run stopped by a limit or Ctrl-C shows the records so far and it (`show(records)`, with
-    --partial) and exits as `simulate` does."""
+    records in order, the progress bar labelled "LABEL, seed S (i/K)". A run stopped by Ctrl-C or a limit keeps
+    the finished seeds' results: `show(records)` prints them (with --partial, the stopped run's record so far
+    too), then it exits as `simulate` does."""
     recs: list = []
-    for s in seeds:
-        recs.append(simulate(lambda s=s, **kw: run_one(s, **kw), f"{label}, seed {s}", max_events=max_events,
-                             max_wall=max_wall, partial=partial, quiet=quiet, show=lambda r: show(recs + [r])))
+    for i, s in enumerate(seeds, 1):
+        kept = f" in seed {s} ({i} of {len(seeds)})" + (
+            f"; the {len(recs)} finished seed{'s are' if len(recs) > 1 else ' is'} shown" if recs else "")
+        try:
+            recs.append(simulate(lambda s=s, **kw: run_one(s, **kw), f"{label}, seed {s} ({i}/{len(seeds)})",
+                                 max_events=max_events, max_wall=max_wall, partial=partial, quiet=quiet,
+                                 show=lambda r: show(recs + [r]), note=kept))
+        except click.exceptions.Exit:
+            if recs and not partial:
+                show(recs)
+            raise
     return recs
 
 

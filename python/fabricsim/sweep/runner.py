@@ -96,7 +96,7 @@ class SweepResult:
         values stay ints (`intify`).
 
         Vectorised (one pandas group-by over every run and metric), so 10,000 stored runs summarize in well under
-        a second: the statistics are those of `stats.ci95`, to the last bits of a sum's rounding."""
+        a second; the statistics are `stats.ci95`'s (a mean may differ from it in the last bit of a sum)."""
         with Store(self.store_dir) as s:
             runs = s.metrics(self.hashes)
         return points_summary(self.params, [self.points[h] for h in runs], list(runs.values()),
