@@ -328,20 +328,11 @@ def figure(runs: list[Compared], summaries: list[dict[str, Any]], title: str = "
 
 # ---- the page ----------------------------------------------------------------------------------------------------
 
-ERROR_SENTINEL = """<pre id='js-errors' hidden></pre><script>
-window.fabricsimErrors = [];
-window.addEventListener('error', e => { window.fabricsimErrors.push(String(e.message || e));
-  const p = document.getElementById('js-errors'); p.hidden = false; p.textContent = window.fabricsimErrors.join('\\n'); });
-</script>"""
-"""First thing in a page's body: every script error the page raises is written into the DOM (#js-errors), where a
-headless browser's --dump-dom shows it (the browser tests assert it stays empty)."""
-
-
 def page(summaries: list[dict[str, Any]], table_rows: list[tuple[str, list[str]]], png: bytes | None,
          version: str) -> str:
     """The self-contained HTML page: headline, the table, the figure (embedded PNG) and the definitions. A script
     fills #n-runs-rendered from the embedded data once the page has loaded (the browser test reads it)."""
-    from .html import CSS, _scroll
+    from .html import CSS, ERROR_SENTINEL, _scroll
 
     n_msgs = sum(s["messages"] for s in summaries)
     data = json.dumps({"files": len(summaries), "runs": sum(s["runs"] for s in summaries), "messages": n_msgs})
