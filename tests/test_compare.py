@@ -98,7 +98,7 @@ def test_the_table_shows_the_same_numbers(capsys, records):
     assert rows["FCT p99"] == [format_duration(a["p99"] * 1e12), format_duration(b["p99"] * 1e12)]
     assert rows["slowdown p50"] == [f"{a['slow_p50']:.3f}", f"{b['slow_p50']:.3f}"]
     assert rows["ECN marks"] == [f"{a['ecn']:,.0f}", "0"]
-    assert rows["completion time (mean ± 95% CI)"][0] == (f"{format_duration(a['mean'] * 1e12)} ± "
+    assert rows["completion time (mean, 95% CI)"][0] == (f"{format_duration(a['mean'] * 1e12)} ± "
                                                          f"{format_duration(a['half'] * 1e12)}")
     # without --fabric: no slowdown, and a line saying what gives it
     code, out, _ = call(capsys, str(records["hpcc"]))

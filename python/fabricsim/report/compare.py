@@ -11,11 +11,12 @@ Definitions (every number in the table, the figure and `--json`):
   included) at the path's bottleneck rate, plus the path's base latency: ideal = tx_bytes·8 / bottleneck rate +
   Σ link propagation delays + Σ switch latencies, on the fewest-hops path between its hosts (parallel links
   counted at their fastest). The base latency is one way (half the base RTT) because an FCT here ends when the
-  last byte arrives, with no acknowledgement to wait for. Its slowdown is FCT / ideal FCT (≥ 1 up to the
-  per-hop store-and-forward of one packet, which the ideal leaves out). It needs the fabric (`fabric=`): a run
+  last byte arrives, with no acknowledgement to wait for. Its slowdown is FCT / ideal FCT (≥ 1: the ideal
+  leaves out even the per-hop store-and-forward of one packet). It needs the fabric (`fabric=`): a run
   record names its flows' hosts but not the links' rates.
-- Completion time: mean ± 95% CI (Student t) over the file's runs that completed; pauses, marks, CNPs and paused
-  time: mean over the file's runs; peak queue: the deepest egress queue of any of its runs (bytes, its name).
+- Completion time: the mean and the half-width of its 95% CI (Student t) over the file's runs that completed;
+  pauses, marks, CNPs and paused time: mean over the file's runs; peak queue: the deepest egress queue of any of
+  its runs (bytes, its name).
 """
 
 from __future__ import annotations
@@ -242,7 +243,7 @@ def rows(summaries: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
         return [fmt(s[key][p]) if s[key] is not None else "–" for s in summaries]
 
     out = [("runs (seeds)", [f"{s['runs']} ({', '.join(map(str, s['seeds']))})" for s in summaries]),
-           ("completion time (mean ± 95% CI)", [ct(s) for s in summaries]),
+           ("completion time (mean, 95% CI)", [ct(s) for s in summaries]),
            ("messages completed", [f"{s['completed']:,} of {s['messages']:,}" for s in summaries])]
     for p in ("p50", "p99", "max"):
         out.append((f"FCT {p}", dist("fct_s", p, _t)))
@@ -267,7 +268,7 @@ def _cdf(ax, x: np.ndarray, label: str) -> None:
 
 
 def figure(runs: list[Compared], summaries: list[dict[str, Any]], title: str = ""):
-    """Six panels: completion time (mean ± 95% CI), FCT CDF, slowdown CDF, PFC pauses, ECN marks and CNPs, and
+    """Six panels: completion time (mean, 95% CI), FCT CDF, slowdown CDF, PFC pauses, ECN marks and CNPs, and
     the peak queue. Returns the matplotlib Figure."""
     from .figures import WIDTH_IN, clipped_err, plt
 
@@ -281,7 +282,7 @@ def figure(runs: list[Compared], summaries: list[dict[str, Any]], title: str = "
     halves = [s["completion_time_s"]["ci95"] or 0.0 for s in summaries]
     ax.bar(x, np.array(means) * 1e3, yerr=clipped_err(np.array(means) * 1e3, np.array(halves) * 1e3), color=colors,
            capsize=4)
-    ax.set(title="completion time (mean ± 95% CI)", ylabel="ms", xticks=x, xticklabels=labels)
+    ax.set(title="completion time (mean, 95% CI)", ylabel="ms", xticks=x, xticklabels=labels)
 
     ax = axs[0, 1]
     for r in runs:
@@ -352,7 +353,8 @@ def page(summaries: list[dict[str, Any]], table_rows: list[tuple[str, list[str]]
             f"(rendered: <span id='n-runs-rendered'>…</span> runs)</p>"
             f"<ul>{files}</ul>{table}"
             f"<p class='muted'>Slowdown = FCT / ideal FCT, ideal = {html.escape(IDEAL_FCT)}. Percentiles are "
-            "nearest-rank. Completion: mean ± 95% CI (Student t) over the runs that completed.</p>"
+            "nearest-rank. Completion: the mean and the half-width of its 95% CI (Student t) over the runs that "
+            "completed.</p>"
             f"{img}<script type='application/json' id='compare-data'>{html.escape(data, quote=False)}</script>"
             "<script>window.addEventListener('load', () => { const d = JSON.parse("
             "document.getElementById('compare-data').textContent);"
