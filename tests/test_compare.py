@@ -138,3 +138,53 @@ def test_bad_input_is_one_line_and_exit_2(capsys, records, tmp_path):
     for args, start in cases:
         code, out, err = call(capsys, *args)
         assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith(start), (args, err)
+
+
+def test_a_sweep_store_gives_a_column_per_point(capsys, tmp_path):
+    """A sweep of the RoCE incast over rdma.cc = dcqcn, hpcc (seeds 1, 2): one column per point, its numbers the
+    stored metrics' (completion mean over the two seeds, the CI by hand, ECN marks' mean), and no FCT."""
+    import sqlite3
+    from contextlib import closing
+
+    sweep = tmp_path / "cc.toml"
+    sweep.write_text(f'name = "cc"\nbase = {json.dumps(str(ROCE))}\nseeds = 2\n[grid]\n"rdma.cc" = ["dcqcn", "hpcc"]\n')
+    assert main(["sweep", str(sweep), "--store", str(tmp_path / "st"), "--workers", "0", "--json"]) == 0
+    capsys.readouterr()
+    code, out, err = call(capsys, str(tmp_path / "st"), "--json")
+    assert code == 0, err
+    cols = json.loads(out)["runs"]
+    assert [c["label"] for c in cols] == ["cc[rdma.cc = dcqcn]", "cc[rdma.cc = hpcc]"]
+    with closing(sqlite3.connect(tmp_path / "st" / "results.sqlite")) as con:
+        stored = con.execute("SELECT params, seed, metrics FROM runs ORDER BY rowid").fetchall()
+    for c, cc in zip(cols, ("dcqcn", "hpcc")):
+        ms = [json.loads(m) for p, _, m in stored if json.loads(p)["rdma.cc"] == cc]
+        a, b = (m["completion_time_s"] for m in ms)
+        assert c["runs"] == 2 and c["seeds"] == [1, 2] and c["fct_s"] is None and c["messages"] is None
+        assert math.isclose(c["completion_time_s"]["mean"], (a + b) / 2, rel_tol=1e-12)
+        assert math.isclose(c["completion_time_s"]["ci95"], 12.706204736174694 * abs(a - b) / 2, rel_tol=1e-9)
+        assert c["ecn_marks"] == sum(m["ecn_marks"] for m in ms) / 2
+        assert c["peak_queue_bytes"] == max(m["peak_queue_bytes"] for m in ms)
+    # beside a run record, in one table
+    rec = tmp_path / "one.json"
+    assert main(["run", str(ROCE), "--json", "-q"]) == 0
+    rec.write_text(capsys.readouterr().out)
+    code, out, _ = call(capsys, str(rec), str(tmp_path / "st" / "results.sqlite"), "--json")
+    assert code == 0 and [c["label"] for c in json.loads(out)["runs"]] == ["one", *[c["label"] for c in cols]]
+    code, out, _ = call(capsys, str(rec), str(tmp_path / "st"))
+    assert code == 0 and "messages completed" in out
+
+
+def test_more_columns_than_shown_are_counted(capsys, tmp_path):
+    """A store of 14 points (the testing echo task): the table shows MAX_COLUMNS = 12 and says 2 more; --json has 14."""
+    from fabricsim.report.compare import MAX_COLUMNS
+
+    sweep = tmp_path / "many.toml"
+    sweep.write_text('name = "many"\ntask = "fabricsim.sweep.testing:echo"\nbase = {}\n[grid]\nx = '
+                     f"{list(range(14))}\n")
+    assert main(["sweep", str(sweep), "--store", str(tmp_path / "st"), "--workers", "0", "--json"]) == 0
+    capsys.readouterr()
+    code, out, _ = call(capsys, str(tmp_path / "st"))
+    assert code == 0 and MAX_COLUMNS == 12
+    assert "... 2 more columns not shown (of 14; --json has every one)" in out.splitlines()
+    code, out, _ = call(capsys, str(tmp_path / "st"), "--json")
+    assert len(json.loads(out)["runs"]) == 14

@@ -11,7 +11,7 @@ from ._common import check_figure_path, echo_json, fabric_option, stdout_console
 
 
 @click.command("compare")
-@click.argument("files", nargs=-1, metavar="A.json B.json …")
+@click.argument("files", nargs=-1, metavar="A.json B.json … | STORE")
 @fabric_option(builtin_fabrics(), what="The fabric the runs used: its links' rates and delays give each message's "
                                        "ideal FCT, and so the slowdown (without it, no slowdown).")
 @click.option("--figure", metavar="FILE.png", default=None,
@@ -25,7 +25,8 @@ def compare(files: tuple[str, ...], fabric, figure: str | None, html_path: str |
     the peak queue, one column per file.
 
     Each file is the JSON of `fabricsim run --json` (one run) or of `run --seeds K --json` (K runs, pooled:
-    completion time as mean ± 95% CI, Student t). A message's FCT is complete_s - start_s; its slowdown is FCT /
+    completion time as mean ± 95% CI, Student t), or a sweep store (its folder or results.sqlite: one column per
+    point, its seeds pooled; a store keeps run-level metrics, so those columns have no FCT or slowdown). A message's FCT is complete_s - start_s; its slowdown is FCT /
     ideal FCT, the ideal being its bytes on the wire at the path's bottleneck rate plus the path's one-way base
     latency (link delays and switch latencies on the fewest-hops path; needs --fabric). Percentiles are
     nearest-rank. Example:
@@ -49,12 +50,16 @@ def compare(files: tuple[str, ...], fabric, figure: str | None, html_path: str |
         runs, summaries = cmp.compare(list(files), None if fabric is None else (fabric.name or fabric.path))
     except cmp.CompareError as e:
         raise UserError(f"fabricsim compare: {e}") from None
-    table = cmp.rows(summaries)
+    shown, hidden = summaries[:cmp.MAX_COLUMNS], len(summaries) - cmp.MAX_COLUMNS
+    table = cmp.rows(shown)
+    more = (f"... {hidden:,} more column{'s' if hidden != 1 else ''} not shown (of {len(summaries):,}; --json has "
+            "every one)") if hidden > 0 else ""
     png = None
     if figure is not None or html_path is not None:
         import io
 
-        fig = cmp.figure(runs, summaries, title="fabricsim compare: " + " vs ".join(s["label"] for s in summaries))
+        fig = cmp.figure(runs[:cmp.MAX_COLUMNS], shown,
+                         title="fabricsim compare: " + " vs ".join(s["label"] for s in shown))
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=110)
         png = buf.getvalue()
@@ -70,17 +75,17 @@ def compare(files: tuple[str, ...], fabric, figure: str | None, html_path: str |
     if html_path is not None:
         try:
             with open(html_path, "w", encoding="utf-8") as f:
-                f.write(cmp.page(summaries, table, png, __version__))
+                f.write(cmp.page(shown, table, png, __version__, more))
         except OSError as e:
             raise UserError(f"fabricsim compare: --html: cannot write '{html_path}': {e.strerror or e}") from None
         click.echo(f"wrote {html_path}", err=True)
     if as_json:
         echo_json({"ideal_fct": cmp.IDEAL_FCT, "percentiles": "nearest-rank", "runs": summaries})
         return
-    _print(table, summaries)
+    _print(table, shown, more)
 
 
-def _print(table, summaries) -> None:
+def _print(table, summaries, more: str) -> None:
     from rich.table import Table
 
     from ..report.compare import IDEAL_FCT
@@ -93,5 +98,7 @@ def _print(table, summaries) -> None:
         t.add_row(q, *cells)
     con = stdout_console(140)
     con.print(t)
+    if more:
+        con.print(more, markup=False)
     con.print(f"slowdown = FCT / ideal FCT; ideal = {IDEAL_FCT}" if any(s["slowdown"] for s in summaries)
               else "slowdown: give --fabric (the fabric the runs used) for each message's ideal FCT", markup=False)

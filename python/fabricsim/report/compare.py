@@ -1,6 +1,8 @@
 """Runs side by side (`fabricsim compare`): completion time, flow completion times (FCT) and their CDF, slowdown,
 PFC pauses, ECN marks, CNPs and queue depth, from the JSON records `fabricsim run --json` writes (one run) or
-`fabricsim run --seeds K --json` writes (K runs, pooled).
+`fabricsim run --seeds K --json` writes (K runs, pooled), and from sweep stores (a store folder or its
+results.sqlite: one column per sweep point, its seeds pooled; a store keeps run-level metrics, not flows, so
+its columns have no FCT or slowdown).
 
 Definitions (every number in the table, the figure and `--json`):
 
@@ -37,6 +39,8 @@ IDEAL_FCT = ("tx_bytes·8 / bottleneck rate + one-way base latency (Σ link dela
              "fewest-hops path")
 """The ideal FCT in one line (the table's footnote, the --json `ideal_fct`)."""
 PERCENTILES = (50, 99)
+MAX_COLUMNS = 12
+"""The table, the figure and the page show the first this many files or sweep points; `--json` has them all."""
 ROCE_KEYS = ("pfc_pauses", "pfc_paused_s", "ecn_marks", "cnps")
 
 
@@ -59,6 +63,8 @@ class Compared:
     records: list[dict[str, Any]]
     fct_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     slowdown: np.ndarray | None = None
+    stored: list[tuple[int, str, dict[str, Any]]] | None = None
+    """A sweep point's stored runs instead of records: (seed, status, metrics) each."""
 
 
 def _is_record(d: Any) -> bool:
@@ -94,6 +100,40 @@ def labels_for(paths: list[str]) -> list[str]:
     """Short labels: the file names without .json, made unique with their folder when two share a name."""
     stems = [Path(p).stem for p in paths]
     return [s if stems.count(s) == 1 else f"{Path(p).parent.name}/{s}" for s, p in zip(stems, paths)]
+
+
+def is_store(path: str | Path) -> bool:
+    """Whether `path` is a sweep store: a folder holding results.sqlite, or an SQLite database file."""
+    p = Path(path)
+    if p.is_dir():
+        return (p / "results.sqlite").is_file()
+    try:
+        with open(p, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+def store_points(path: str | Path) -> list[Compared]:
+    """One Compared per point of every sweep in the store at `path` (store order), its measured runs (ok and
+    incomplete) pooled; CompareError naming the store if it is not one or holds no measured run."""
+    from ..sweep.store import MEASURED, Store, StoreError
+
+    try:
+        with Store(path) as st:
+            got = st.db.execute("SELECT sweep, point_key, params, seed, status, metrics FROM runs WHERE status IN "
+                                f"({','.join('?' * len(MEASURED))}) ORDER BY rowid", MEASURED).fetchall()
+    except StoreError as e:
+        raise CompareError(path, e.reason) from None
+    if not got:
+        raise CompareError(path, "a sweep store without a measured run (ok or incomplete)")
+    points: dict[tuple[str, str], Compared] = {}
+    for sweep, key, params, seed, status, metrics in got:
+        if (sweep, key) not in points:
+            label = ", ".join(f"{k} = {v}" for k, v in json.loads(params).items())
+            points[(sweep, key)] = Compared(f"{sweep}[{label}]" if label else sweep, str(path), [], stored=[])
+        points[(sweep, key)].stored.append((seed, status, json.loads(metrics) if metrics else {}))
+    return list(points.values())
 
 
 # ---- FCT and the ideal FCT ---------------------------------------------------------------------------------------
@@ -179,9 +219,13 @@ def _dist(x: np.ndarray | None) -> dict[str, float | None] | None:
 
 def load(paths: list[str], fabric: str | None = None) -> list[Compared]:
     """Read every file (CompareError on the first bad one) and compute its FCTs (and slowdowns, with `fabric`)."""
-    runs = [Compared(label, str(p), read_runs(p)) for label, p in zip(labels_for([str(p) for p in paths]), paths)]
+    runs: list[Compared] = []
+    for label, p in zip(labels_for([str(p) for p in paths]), paths):
+        runs += store_points(p) if is_store(p) else [Compared(label, str(p), read_runs(p))]
     ideal = IdealFct(network_of(fabric)) if fabric is not None else None
     for r in runs:
+        if r.stored is not None:
+            continue
         parts = [fcts(rec) for rec in r.records]
         r.fct_s = np.concatenate([x for x, _ in parts]) if parts else np.zeros(0)
         if ideal is not None:
@@ -189,10 +233,34 @@ def load(paths: list[str], fabric: str | None = None) -> list[Compared]:
     return runs
 
 
-def summarize(r: Compared) -> dict[str, Any]:
-    """One file's numbers (the module docstring defines each)."""
+def _summarize_point(r: Compared) -> dict[str, Any]:
+    """A sweep point's numbers, from its stored metrics (no flows: no FCT, slowdown or message counts)."""
     from ..sweep.stats import ci95
 
+    ms = [m for _, _, m in r.stored]
+    mean, _, half, n = ci95(m.get("completion_time_s") for _, st, m in r.stored if st == "ok")
+    roce = [m for m in ms if "pfc_pauses" in m]
+    peaks = [(m["peak_queue_bytes"], m["peak_queue_packets"]) for m in roce]
+    out: dict[str, Any] = {
+        "label": r.label, "file": r.path, "runs": len(ms), "seeds": [seed for seed, _, _ in r.stored],
+        "complete_runs": sum(st == "ok" for _, st, _ in r.stored),
+        "completion_time_s": {"mean": mean if n else None, "ci95": half if n >= 2 else None, "n": n},
+        "messages": None, "completed": None, "fct_s": None, "slowdown": None,
+        "dropped_packets": float(np.mean([m.get("dropped_packets", 0) for m in ms])),
+        "peak_queue_bytes": max(peaks)[0] if peaks else None, "peak_queue_packets": max(peaks)[1] if peaks else None,
+        "peak_queue": None, "roce": bool(roce),
+    }
+    for k in ROCE_KEYS:
+        out[k] = float(np.mean([m[k] for m in roce])) if roce else None
+    return out
+
+
+def summarize(r: Compared) -> dict[str, Any]:
+    """One file's (or sweep point's) numbers (the module docstring defines each)."""
+    from ..sweep.stats import ci95
+
+    if r.stored is not None:
+        return _summarize_point(r)
     recs = r.records
     mean, _, half, n = ci95(rec["completion_time_s"] for rec in recs if rec.get("complete", True))
     queues = [(q["peak_bytes"], q["peak_packets"], q["name"]) for rec in recs for q in rec["queues"]]
@@ -244,7 +312,8 @@ def rows(summaries: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
 
     out = [("runs (seeds)", [f"{s['runs']} ({', '.join(map(str, s['seeds']))})" for s in summaries]),
            ("completion time (mean, 95% CI)", [ct(s) for s in summaries]),
-           ("messages completed", [f"{s['completed']:,} of {s['messages']:,}" for s in summaries])]
+           ("messages completed", ["–" if s["messages"] is None else f"{s['completed']:,} of {s['messages']:,}"
+                                   for s in summaries])]
     for p in ("p50", "p99", "max"):
         out.append((f"FCT {p}", dist("fct_s", p, _t)))
     for p in ("p50", "p99", "max"):
@@ -253,8 +322,9 @@ def rows(summaries: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
             ("PFC paused time (all ports)", [_t(s["pfc_paused_s"]) for s in summaries]),
             ("ECN marks", [_n(s["ecn_marks"]) for s in summaries]),
             ("CNPs", [_n(s["cnps"]) for s in summaries]),
-            ("peak queue", [f"{format_size(s['peak_queue_bytes'])} ({s['peak_queue_packets']:,} pkts, "
-                            f"{s['peak_queue'] or '–'})" for s in summaries]),
+            ("peak queue", ["–" if s["peak_queue_bytes"] is None else
+                            f"{format_size(s['peak_queue_bytes'])} ({s['peak_queue_packets']:,} pkts"
+                            + (f", {s['peak_queue']})" if s["peak_queue"] else ")") for s in summaries]),
             ("dropped packets", [_n(s["dropped_packets"]) for s in summaries])]
     return out
 
@@ -318,7 +388,7 @@ def figure(runs: list[Compared], summaries: list[dict[str, Any]], title: str = "
     ax.legend(fontsize="small")
 
     ax = axs[1, 2]
-    ax.bar(x, [s["peak_queue_bytes"] / 1e3 for s in summaries], color=colors)
+    ax.bar(x, [(s["peak_queue_bytes"] or 0) / 1e3 for s in summaries], color=colors)
     ax.set(title="peak queue depth (deepest egress queue)", ylabel="KB", xticks=x, xticklabels=labels)
     for a in axs.flat:
         a.grid(axis="y", alpha=0.3)
@@ -330,12 +400,12 @@ def figure(runs: list[Compared], summaries: list[dict[str, Any]], title: str = "
 # ---- the page ----------------------------------------------------------------------------------------------------
 
 def page(summaries: list[dict[str, Any]], table_rows: list[tuple[str, list[str]]], png: bytes | None,
-         version: str) -> str:
+         version: str, more: str = "") -> str:
     """The self-contained HTML page: headline, the table, the figure (embedded PNG) and the definitions. A script
     fills #n-runs-rendered from the embedded data once the page has loaded (the browser test reads it)."""
     from .html import CSS, ERROR_SENTINEL, _scroll
 
-    n_msgs = sum(s["messages"] for s in summaries)
+    n_msgs = sum(s["messages"] or 0 for s in summaries)
     data = json.dumps({"files": len(summaries), "runs": sum(s["runs"] for s in summaries), "messages": n_msgs})
     head = "".join(f"<th>{html.escape(s['label'])}</th>" for s in summaries)
     body = "".join(f"<tr><td class='l'>{html.escape(q)}</td>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
@@ -351,7 +421,7 @@ def page(summaries: list[dict[str, Any]], table_rows: list[tuple[str, list[str]]
             f"<p class='score' id='headline'><b id='n-files'>{len(summaries)}</b> files, "
             f"<b id='n-runs'>{sum(s['runs'] for s in summaries)}</b> runs, {n_msgs:,} messages compared "
             f"(rendered: <span id='n-runs-rendered'>…</span> runs)</p>"
-            f"<ul>{files}</ul>{table}"
+            f"<ul>{files}</ul>{table}" + (f"<p class='muted'>{html.escape(more)}</p>" if more else "") +
             f"<p class='muted'>Slowdown = FCT / ideal FCT, ideal = {html.escape(IDEAL_FCT)}. Percentiles are "
             "nearest-rank. Completion: the mean and the half-width of its 95% CI (Student t) over the runs that "
             "completed.</p>"
