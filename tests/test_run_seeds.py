@@ -123,3 +123,29 @@ def test_ctrl_c_keeps_the_finished_seeds(capsys, monkeypatch, partial):
     assert math.isclose(doc["completion_time_s"]["mean"], sum(times) / len(times), rel_tol=1e-12)
     assert err.count("\n") == 1 and "in seed 3 (3 of 4)" in err
     assert "the 2 finished seeds are shown" in err and ("--partial prints" in err) == (not partial)
+
+
+def test_one_progress_bar_across_the_seeds(monkeypatch):
+    """The bar appears once the seeds together have taken 2 s (PROGRESS_AFTER_S), not each run alone, and names
+    the seed it is on. Clock: seed 1 starts at t = 0 and reports 1.5 s (no bar); seed 2 starts at t = 1.6 and
+    reports 0.5 s: 2.1 s in all, so the bar shows, labelled with seed 2; seed 3 relabels it."""
+    import time
+
+    from fabricsim.cli._common import PROGRESS_AFTER_S, SeedsProgress
+
+    clock = iter([0.0, 1.6, 3.0])
+    monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
+    bar = SeedsProgress("simulating x.toml")
+    bar.enabled = True  # as on a terminal
+    assert PROGRESS_AFTER_S == 2.0
+    bar.seed(7, 1, 3)
+    bar(500, 1000, 10, 0, 0, 1.5)
+    assert bar.bar is None
+    bar.seed(8, 2, 3)
+    bar(500, 1000, 10, 0, 0, 0.5)
+    try:
+        assert bar.bar is not None and bar.bar.tasks[0].description == "simulating x.toml, seed 8 (2/3)"
+        bar.seed(9, 3, 3)
+        assert bar.bar.tasks[0].description == "simulating x.toml, seed 9 (3/3)"
+    finally:
+        bar.close()
