@@ -9,7 +9,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 FABRICSIM_SHARED ?= $(abspath $(firstword $(wildcard ../shared) $(wildcard $(dir $(abspath $(shell git config --get remote.origin.url 2>/dev/null)))shared)))
 export FABRICSIM_SHARED
 
-.PHONY: setup build run test test-rust test-python check-install bench validate docs clean
+.PHONY: setup build run test test-rust test-python browser check-install bench validate docs clean
 
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +30,25 @@ run: setup
 	$(VENV)/bin/fabricsim reproduce all --quick --out fabricsim-outputs
 	$(VENV)/bin/fabricsim report --out fabricsim-outputs
 
-## test: every test (cargo, then pytest)
-test: setup test-rust test-python
+## test: every test (cargo, then pytest); the browser tests need Chromium (see browser)
+test: setup browser test-rust test-python
+
+## browser: headless Chromium for the browser tests (tests/test_browser.py, tests/test_report_render.py): nothing
+## if one is on PATH; else installed with apt-get (Debian's chromium) when apt-get exists and we are root; else one
+## line says why the browser tests will skip. Never fails the build: without a browser those tests skip.
+BROWSERS := chromium chromium-browser google-chrome chrome
+browser:
+	@if (for b in $(BROWSERS); do command -v $$b >/dev/null 2>&1 && exit 0; done; exit 1); then :; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+		echo "browser tests will skip: no Chromium on PATH and no apt-get to install it (install chromium or google-chrome)"; \
+	elif [ "$$(id -u)" != 0 ]; then \
+		echo "browser tests will skip: no Chromium on PATH, and apt-get needs root (sudo apt-get install chromium)"; \
+	else \
+		echo "installing chromium with apt-get for the browser tests"; \
+		{ DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } >/dev/null 2>&1 \
+		|| echo "browser tests will skip: apt-get install chromium failed (run it by hand to see why)"; \
+	fi
 
 ## test-rust: formatting (rustfmt.toml) and clippy with warnings as errors, then the cargo tests
 test-rust:

@@ -70,7 +70,7 @@ SIMULATING = {
 SIZED = {"collective", "place", "cluster", "fors evaluate", "locality simulate"}
 """Commands that take a message size. Not here: nccl-tests, which takes a range of sizes with nccl-tests' own
 -b/--minbytes, -e/--maxbytes (its K, M, G are powers of 1024, as in nccl-tests)."""
-FABRIC_FILE = {"collective", "place", "cluster", "trace run", "nccl-tests", "train"}
+FABRIC_FILE = {"collective", "place", "cluster", "trace run", "nccl-tests", "train", "compare"}
 """Commands whose --fabric takes a fabric file (or a built-in name)."""
 FABRIC_NAME = {"ina"}
 """Commands whose --fabric picks one of their built-in fabrics only."""
@@ -173,6 +173,10 @@ def files(tmp_path_factory):
     (d / "sweep.toml").write_text(SWEEP)
     assert main(["trace", "synth", "dp", "--ranks", "2", "--layers", "1", "--hidden", "64", "--seq-len", "16",
                  "--out", str(d / "step")]) == 0
+    import fabricsim
+    from fabricsim.spec import load_scenario
+
+    (d / "rec.json").write_text(fabricsim.run(load_scenario(str(d / "two.toml"))).to_json())  # for compare
     return d
 
 
@@ -198,6 +202,7 @@ JSON_CALLS = {
     "place": (["--nodes", "2", "--no-confirm", "--evals", "5"], ["--nodes", "25", "--per-server", "1"]),
     "cluster": (QUICK_CLUSTER, ["--policy", "best", "-q"]),
     "topology": ([LS16], ["{d}/missing.toml"]),
+    "compare": (["{d}/rec.json", "{d}/rec.json", "--fabric", "{d}/two.toml"], ["{d}/two.toml"]),
     "train": (["--model", "gpt3-1.3b", "--fabric", LS16, "--dp", "16", "--seq-len", "256"],
               ["--model", "gpt3-1.3b", "--fabric", LS16, "--dp", "15"]),
     "nccl-tests": (["--fabric", "h100_ib_2x8", "-b", "1M", "-e", "1M"], ["--fabric", "h100_ib_2x8", "-b", "0"]),

@@ -94,29 +94,60 @@ class RunProgress:
             self.bar = None
 
 
+class SeedsProgress(RunProgress):
+    """One progress bar across the seeds of a `--seeds K` run: labelled "LABEL, seed S (i/K)", shown once the
+    seeds so far have taken PROGRESS_AFTER_S (not each run alone), each run's own progress inside it."""
+
+    def __init__(self, label: str, enabled: bool = True):
+        super().__init__(label, enabled)
+        self.base = label
+        self.t0: float | None = None
+        self.before_s = 0.0
+
+    def seed(self, seed: int, i: int, k: int) -> None:
+        """Seed `seed`, the i-th of k, starts now."""
+        import time
+
+        self.label = f"{self.base}, seed {seed} ({i}/{k})"
+        now = time.perf_counter()
+        self.t0 = now if self.t0 is None else self.t0
+        self.before_s = now - self.t0
+        if self.bar is not None:
+            self.bar.update(self.task, description=self.label)
+            self.bar.refresh()
+
+    def __call__(self, now_ps: int, stop_ps: int | None, events: int, msgs_done: int, msgs_total: int,
+                 wall_s: float) -> None:
+        super().__call__(now_ps, stop_ps, events, msgs_done, msgs_total, self.before_s + wall_s)
+
+
 def simulate(run: Callable[..., Any], label: str, *, max_events: int | None, max_wall: float | None,
-             partial: bool, quiet: bool, show: Callable[[Any], None]) -> Any:
+             partial: bool, quiet: bool, show: Callable[[Any], None], note: str = "",
+             bar: RunProgress | None = None) -> Any:
     """Call `run(max_events=, max_wall_s=, progress=)` with a progress bar and return the record. A run that
-    Ctrl-C or a limit stopped prints one line on stderr (and, with `partial`, the record so far through `show`)
-    and exits with 130 (Ctrl-C) or 3 (a limit)."""
+    Ctrl-C or a limit stopped prints one line on stderr (`note` added to it; and, with `partial`, the record so
+    far through `show`) and exits with 130 (Ctrl-C) or 3 (a limit). `bar`: a progress bar the caller owns (and
+    closes), else one of its own."""
     from ..errors import RunInterrupted
 
-    bar = RunProgress(label, enabled=not quiet)
+    own = bar is None
+    bar = RunProgress(label, enabled=not quiet) if bar is None else bar
     try:
         rec = run(max_events=max_events, max_wall_s=max_wall, progress=bar)
     except RunInterrupted as e:
         bar.close()
         if partial:
             show(e.record)
-        click.echo(f"fabricsim: {e}{'' if partial else ' (--partial prints the record so far)'}", err=True)
+        click.echo(f"fabricsim: {e}{note}{'' if partial else ' (--partial prints the record so far)'}", err=True)
         raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
-    bar.close()
+    if own or rec.halted is not None:
+        bar.close()
     if rec.halted is not None:
         limit = f"--max-events {max_events:,}" if rec.halted == "max_events" else f"--max-wall {max_wall:g} s"
         if partial:
             show(rec)
         click.echo(f"fabricsim: stopped by {limit} at simulated time {rec.end_time_s:.6g} s after {rec.events:,} "
-                   f"events; the run is incomplete{'' if partial else ' (--partial prints the record so far)'}",
+                   f"events{note}; the run is incomplete{'' if partial else ' (--partial prints the record so far)'}",
                    err=True)
         raise click.exceptions.Exit(EXIT_INCOMPLETE)
     return rec
@@ -125,12 +156,26 @@ def simulate(run: Callable[..., Any], label: str, *, max_events: int | None, max
 def simulate_seeds(run_one: Callable[..., Any], seeds: list[int], label: str, *, max_events: int | None,
                    max_wall: float | None, partial: bool, quiet: bool, show: Callable[[list], None]) -> list:
     """`simulate` once per seed: `run_one(seed, max_events=, max_wall_s=, progress=)` for each of `seeds`, the
-    records in order. A run stopped by a limit or Ctrl-C shows the records so far and it (`show(records)`, with
-    --partial) and exits as `simulate` does."""
+    records in order, under one progress bar across the seeds (SeedsProgress: "LABEL, seed S (i/K)"). A run
+    stopped by Ctrl-C or a limit keeps the finished seeds' results: `show(records)` prints them (with --partial,
+    the stopped run's record so far too), then it exits as `simulate` does."""
     recs: list = []
-    for s in seeds:
-        recs.append(simulate(lambda s=s, **kw: run_one(s, **kw), f"{label}, seed {s}", max_events=max_events,
-                             max_wall=max_wall, partial=partial, quiet=quiet, show=lambda r: show(recs + [r])))
+    bar = SeedsProgress(label, enabled=not quiet)
+    try:
+        for i, s in enumerate(seeds, 1):
+            kept = f" in seed {s} ({i} of {len(seeds)})" + (
+                f"; the {len(recs)} finished seed{'s are' if len(recs) > 1 else ' is'} shown" if recs else "")
+            bar.seed(s, i, len(seeds))
+            try:
+                recs.append(simulate(lambda s=s, **kw: run_one(s, **kw), bar.label, max_events=max_events,
+                                     max_wall=max_wall, partial=partial, quiet=quiet,
+                                     show=lambda r: show(recs + [r]), note=kept, bar=bar))
+            except click.exceptions.Exit:
+                if recs and not partial:
+                    show(recs)
+                raise
+    finally:
+        bar.close()
     return recs
 
 

@@ -14,7 +14,8 @@ from ._common import (EXIT_INCOMPLETE, FIDELITY, check_figure_path, echo_json, i
 @click.argument("scenario", metavar="SCENARIO.toml")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed (the first, S).")
 @seeds_option("Runs K, seeds S..S+K-1 (S = --seed, else the scenario's): one line per run and the completion "
-              "time's mean ± 95% CI; with --json one object with every run's record. Default: one run.")
+              "time's mean ± 95% CI (Student t over the complete runs); with --json one object with every run's "
+              "record in `runs`. Ctrl-C keeps the finished seeds (printed, exit 130). Default: one run.")
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (the run record) on stdout.")
 @click.option("--figure", metavar="FILE.png", default=None,

@@ -14,7 +14,9 @@ EXIT_RUNS_FAILED = 1
 @click.command("sweep")
 @click.argument("spec_file", metavar="SWEEP.toml")
 @click.option("--store", "store_dir", default=None, metavar="DIR",
-              help="Results folder (SQLite, WAL); default: ./fabricsim-outputs/<sweep name> (in the current folder).")
+              help="Results folder (DIR/results.sqlite: SQLite, WAL), created if needed, or an earlier sweep's "
+                   "results.sqlite itself (resumed and appended to; any other file is refused); default: "
+                   "./fabricsim-outputs/<sweep name> (in the current folder).")
 @click.option("--workers", type=click.IntRange(min=0), default=None,
               help="Local worker processes (default: one per core; 0 = run in this process).")
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
@@ -48,7 +50,8 @@ def sweep(spec_file, store_dir, workers, scheduler, seed, seeds, retries, export
     """
     from pathlib import Path
 
-    from ..sweep import SchedulerUnreachable, Store, SweepFailed, load_sweep, run_sweep
+    from ..sweep import SchedulerUnreachable, Store, StoreError, SweepFailed, load_sweep, run_sweep
+    from ..sweep.store import store_path
 
     if export_path and Path(export_path).suffix not in (".csv", ".parquet"):
         raise UserError(f"fabricsim sweep: --export: '{export_path}' must end in .csv or .parquet")
@@ -65,8 +68,8 @@ def sweep(spec_file, store_dir, workers, scheduler, seed, seeds, retries, export
     except SweepFailed as e:
         click.echo(f"fabricsim sweep: {e}", err=True)
         raise click.exceptions.Exit(EXIT_USER_ERROR if not e.result.failed else EXIT_RUNS_FAILED) from None
-    except SchedulerUnreachable as e:
-        click.echo(f"fabricsim sweep: {e}", err=True)
+    except (SchedulerUnreachable, StoreError) as e:
+        click.echo(f"fabricsim sweep: {'--store: ' if isinstance(e, StoreError) else ''}{e}", err=True)
         raise click.exceptions.Exit(EXIT_USER_ERROR) from None
     if export_path:
         with Store(store_dir) as st:
@@ -82,7 +85,7 @@ def sweep(spec_file, store_dir, workers, scheduler, seed, seeds, retries, export
         click.echo(f"{spec.name}: {res.total} runs ({res.skipped} already stored, {res.ran} ran): {res.ok} ok, "
                    f"{len(res.incomplete)} incomplete, {len(res.invalid)} invalid, {len(res.failed)} failed "
                    f"in {res.wall_s:.1f} s on {res.executor}")
-        click.echo(f"results stored in {(Path(store_dir) / 'results.sqlite').resolve()}")
+        click.echo(f"results stored in {store_path(store_dir).resolve()}")
     _exit_status(res)
 
 
@@ -115,14 +118,19 @@ def _run_label(task) -> str:
     return f"{_point_label(task.params)}, seed {task.seed}"
 
 
+TABLE_POINTS = 25
+"""The per-point table shows the first this many points (grid order); a line says how many more there are."""
+
+
 def _print_points(summary: dict) -> None:
-    """The per-point table: one row per point and metric, mean ± 95% CI (Student t over seeds) and n."""
+    """The per-point table: one row per point and metric, mean ± 95% CI (Student t over seeds) and n, for the first
+    TABLE_POINTS points (a line after it counts the others: --json or --export has every one)."""
     from rich.table import Table
 
     t = Table(title=f"{summary['sweep']}: mean ± 95% CI over seeds (Student t)", title_justify="left")
     for col, just in (("point", "left"), ("metric", "left"), ("mean", "right"), ("± 95% CI", "right"), ("n", "right")):
         t.add_column(col, justify=just)
-    for p in summary["points"]:
+    for p in summary["points"][:TABLE_POINTS]:
         label = _point_label(p["params"])
         if p["incomplete"]:
             label += " (incomplete)" if p["incomplete"] == p["n"] else f" ({p['incomplete']} of {p['n']} incomplete)"
@@ -131,7 +139,12 @@ def _print_points(summary: dict) -> None:
                       str(st["n"]), end_section=i == len(p["metrics"]) - 1)
         if not p["metrics"]:
             t.add_row(label, "(no ok run)", "-", "-", "0", end_section=True)
-    stdout_console(120).print(t)
+    con = stdout_console(120)
+    con.print(t)
+    more = len(summary["points"]) - TABLE_POINTS
+    if more > 0:
+        con.print(f"... {more:,} more point{'s' if more != 1 else ''} not shown (of {len(summary['points']):,}; "
+                  "--json prints every point, --export FILE.csv every run)", markup=False)
 
 
 def _num(v) -> str:

@@ -89,7 +89,8 @@ def info(prefix: str, as_json: bool) -> None:
               help="Write a Chrome-trace JSON to open in ui.perfetto.dev (a process per rank, the critical path as a track).")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the fabric's seed (the first, S).")
 @seeds_option("Runs K, seeds S..S+K-1 (S = --seed, else the fabric's): one line per run and the completion time's "
-              "mean ± 95% CI; with --json one object with every run's in `runs`. Default: one run.")
+              "mean ± 95% CI (Student t over the complete runs); with --json one object with every run's in `runs`. "
+              "Ctrl-C keeps the finished seeds (printed, exit 130). Default: one run.")
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object: completion_time_s, ranks, collectives, events, wall_s, complete.")

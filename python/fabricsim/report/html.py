@@ -67,6 +67,15 @@ pre.totals{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.88em;bac
 """
 
 
+ERROR_SENTINEL = """<pre id='js-errors' hidden></pre><script>
+window.fabricsimErrors = [];
+window.addEventListener('error', e => { window.fabricsimErrors.push(String(e.message || e));
+  const p = document.getElementById('js-errors'); p.hidden = false; p.textContent = window.fabricsimErrors.join('\\n'); });
+</script>"""
+"""First thing in a page's body: every script error the page raises is written into the DOM (#js-errors), where a
+headless browser's --dump-dom shows it (the browser tests assert it stays empty)."""
+
+
 # --- Markdown ---------------------------------------------------------------------------------------------------
 _INLINE = re.compile(r"`([^`\n]+)`|\*\*(.+?)\*\*|\[([^\]\n]+)\]\(([^)\s]+)\)")
 _SAFE_URL = re.compile(r"^(https?://|#|mailto:|[^:]*$)", re.IGNORECASE)
@@ -330,7 +339,7 @@ def render(reports: list[StudyReport], version: str, hrefs: dict[str, str] | Non
     passed = sum(c.passed for r in reports for c in r.comparisons)
     parts = [f"<!doctype html><html lang='en'><meta charset='utf-8'>"
              "<meta name='viewport' content='width=device-width,initial-scale=1'>"
-             f"<title>fabricsim reproduction report</title><style>{CSS}</style><body>",
+             f"<title>fabricsim reproduction report</title><style>{CSS}</style><body>{ERROR_SENTINEL}",
              f"<h1>fabricsim reproduction report</h1><p class='meta'>fabricsim {html.escape(version)}, "
              f"generated {_dt.datetime.now().isoformat(timespec='seconds')}; {len(reports)} studies.</p>"]
     quick = [r for r in reports if r.quick]
@@ -339,7 +348,7 @@ def render(reports: list[StudyReport], version: str, hrefs: dict[str, str] | Non
             html.escape(r.study) for r in quick)
         parts.append(f"<div class='banner'>{QUICK_BANNER} <span>(Run with --quick: {which}. Numbers that need the "
                      "full seeds or durations may miss for that reason alone.)</span></div>")
-    score = (f"<p class='score'><b>{passed} of {total}</b> reference numbers (the papers', or ns-3's, closed forms, …: "
+    score = (f"<p class='score' id='headline'><b>{passed} of {total}</b> reference numbers (the papers', or ns-3's, closed forms, …: "
              "each table's reference column says which) reproduced within the stated tolerance")
     score += f"; <span class='miss'>{total - passed} missed</span>." if total > passed else "."
     roles = [c.role for r in reports for c in r.unscored]

@@ -3,7 +3,7 @@
 from .executors import CONNECT_TIMEOUT_S, SchedulerUnreachable
 from .runner import SweepFailed, SweepResult, intify, run_sweep
 from .spec import RunTask, SweepSpec, expand, load_sweep
-from .store import Store
+from .store import Store, StoreError
 
 __all__ = ["SweepSpec", "load_sweep", "expand", "RunTask", "run_sweep", "SweepResult", "SweepFailed", "Store",
-           "intify", "SchedulerUnreachable", "CONNECT_TIMEOUT_S"]
+           "StoreError", "intify", "SchedulerUnreachable", "CONNECT_TIMEOUT_S"]

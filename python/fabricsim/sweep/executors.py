@@ -93,7 +93,8 @@ class InlineExecutor(Executor):
 
 
 class LocalExecutor(Executor):
-    """A pool of `workers` local processes (default: one per core), started with forkserver."""
+    """A pool of `workers` local processes (default: one per core), started with forkserver. The workers and the
+    forkserver die with this process, even by SIGKILL (`lifeline`)."""
 
     name = "local"
 
@@ -101,8 +102,12 @@ class LocalExecutor(Executor):
         self.workers = workers or os.cpu_count() or 1
 
     def _pool(self) -> ProcessPoolExecutor:
+        from . import lifeline
+
         ctx = multiprocessing.get_context("forkserver")
-        return ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
+        ctx.set_forkserver_preload(lifeline.FORKSERVER_PRELOAD)  # takes effect when the forkserver starts
+        return ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=lifeline.worker_init,
+                                   initargs=(os.getpid(),))
 
     def run(self, tasks: list[RunTask], retries: int) -> Iterator[tuple[RunTask, Outcome]]:
         attempts = {t.hash: 0 for t in tasks}

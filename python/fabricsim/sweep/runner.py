@@ -93,33 +93,61 @@ class SweepResult:
         seed) and n, from the stored runs with metrics (ok and incomplete). Returns {"metrics": [names, first-seen
         order], "points": [{"params", "n", "incomplete", "metrics": {name: {"mean", "ci95", "n"}}}, ...]} with
         points in grid order; "incomplete" counts the point's incomplete runs among its n. Means of integral
-        values stay ints (`intify`)."""
-        from .stats import ci95
+        values stay ints (`intify`).
 
+        Vectorised (one pandas group-by over every run and metric), so 10,000 stored runs summarize in well under
+        a second; the statistics are `stats.ci95`'s (a mean may differ from it in the last bit of a sum)."""
         with Store(self.store_dir) as s:
             runs = s.metrics(self.hashes)
-        values: dict[str, dict[str, list[float]]] = {k: {} for k in self.params}
-        seeds: dict[str, int] = {k: 0 for k in self.params}
-        unfinished: dict[str, int] = {k: 0 for k in self.params}
-        for t, _ in self.incomplete:
-            unfinished[t.point_key] += 1
-        names: dict[str, None] = {}
-        for h, metrics in runs.items():
-            key = self.points[h]
-            seeds[key] += 1
-            for m, v in metrics.items():
-                if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    names.setdefault(m)
-                    values[key].setdefault(m, []).append(float(v))
-        points = []
-        for key, params in self.params.items():
-            stats = {}
-            for m in names:
-                mean, _, half, n = ci95(values[key].get(m, []))
-                if n:
-                    stats[m] = {"mean": intify(mean), "ci95": None if n < 2 else half, "n": n}
-            points.append({"params": params, "n": seeds[key], "incomplete": unfinished[key], "metrics": stats})
-        return {"metrics": list(names), "points": points}
+        return points_summary(self.params, [self.points[h] for h in runs], list(runs.values()),
+                              [t.point_key for t, _ in self.incomplete])
+
+
+def _numeric(col) -> "Any":
+    """A metric column as floats: ints and floats (not bools) kept, anything else (text, None, bools) NaN."""
+    import numpy as np
+    import pandas as pd
+
+    if pd.api.types.is_bool_dtype(col.dtype):
+        return pd.Series(np.nan, index=col.index)
+    if pd.api.types.is_numeric_dtype(col.dtype):
+        return col.astype(float)
+    keep = col.map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
+    return col.where(keep).astype(float)
+
+
+def points_summary(params: dict[str, dict[str, Any]], keys: list[str], metrics: list[dict[str, Any]],
+                   incomplete_keys: list[str]) -> dict[str, Any]:
+    """`SweepResult.point_summary` from its parts: the points' parameters (point key -> params, grid order), the
+    point key and metrics of every stored run (storage order) and the point key of every incomplete run."""
+    import numpy as np
+    import pandas as pd
+
+    from ..stats import t975
+
+    frame = pd.DataFrame.from_records(metrics) if metrics else pd.DataFrame()
+    cols = {c: _numeric(frame[c]) for c in frame.columns}
+    # first-seen order: by the first run with a number for the metric, then by its place in the runs' dicts
+    first = {c: int(np.argmax(v.notna().to_numpy())) for c, v in cols.items() if v.notna().any()}
+    names = sorted(first, key=lambda c: (first[c], frame.columns.get_loc(c)))
+    seeds = pd.Series(keys, dtype=object).value_counts().to_dict() if keys else {}
+    unfinished = pd.Series(incomplete_keys, dtype=object).value_counts().to_dict() if incomplete_keys else {}
+    stats: dict[str, dict[str, dict[str, Any]]] = {k: {} for k in params}
+    if names:
+        values = pd.DataFrame({c: cols[c] for c in names})
+        values["point"] = keys
+        g = values.groupby("point", sort=False)
+        n, mean, std = g.count(), g.mean(), g.std(ddof=1)
+        t = n.map(lambda k: t975(k - 1) if k >= 2 else np.nan)
+        half = (t * std / np.sqrt(n)).to_numpy().tolist()
+        n_l, mean_l = n.to_numpy().tolist(), mean.to_numpy().tolist()
+        for i, key in enumerate(n.index.tolist()):
+            if key in stats:
+                stats[key] = {m: {"mean": intify(mean_l[i][j]), "ci95": None if n_l[i][j] < 2 else half[i][j],
+                                  "n": n_l[i][j]} for j, m in enumerate(names) if n_l[i][j]}
+    points = [{"params": p, "n": int(seeds.get(key, 0)), "incomplete": int(unfinished.get(key, 0)),
+               "metrics": stats[key]} for key, p in params.items()]
+    return {"metrics": names, "points": points}
 
 
 def intify(x: float) -> int | float:

@@ -2,6 +2,10 @@
 
 Invariant: a run's hash is its primary key, so re-running a sweep skips what is stored and a run can never
 be stored twice. A process killed at any instant leaves every committed row intact (WAL, synchronous=FULL).
+
+A store is a folder (created if needed) holding results.sqlite, or that database file itself: an existing store is
+resumed and appended to. Anything else (a file that is not an SQLite database, a database without the `runs`
+table of a sweep store, a folder whose results.sqlite is not one) is refused with a StoreError naming the path.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from ..errors import FabricsimError
 from .spec import RunTask
 
 SCHEMA = """
@@ -36,22 +41,96 @@ MEASURED = ("ok", "incomplete")
 message never delivered after a drop; a deterministic outcome, stored like an ok run, with its reason)."""
 
 
+STORE_FILE = "results.sqlite"
+"""The database file in a store folder."""
+COLUMNS = ("hash", "sweep", "point_key", "params", "seed", "status", "metrics", "error", "wall_s", "version",
+           "finished_at")
+"""The columns of the `runs` table, in order: what an existing database must have to be a sweep store."""
+
+
+class StoreError(FabricsimError, ValueError):
+    """A sweep store path that cannot be used: a file that is not a sweep store, a folder that cannot be made or
+    a database that cannot be opened. The message is one line naming the path and what is wrong."""
+
+    def __init__(self, path: str | Path, reason: str):
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"sweep store {self.path}: {reason}")
+
+
+def _is_sqlite(path: Path) -> bool:
+    """Whether the file starts with SQLite's 16-byte header ("SQLite format 3\\0"); an empty file counts (SQLite
+    makes a database of it)."""
+    with open(path, "rb") as f:
+        head = f.read(16)
+    return head == b"" or head == b"SQLite format 3\x00"
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    """The sweep database at `path` (a new one if absent), its schema in place; StoreError if `path` is a file of
+    another kind, an SQLite database without a sweep's `runs` table, or cannot be opened."""
+    existed = path.exists()
+    try:
+        if existed and not _is_sqlite(path):
+            raise StoreError(path, "not a sweep store (the file is not an SQLite database); give a folder, or "
+                                   "the results.sqlite of an earlier sweep")
+        db = sqlite3.connect(path, timeout=60)
+        try:
+            if existed:
+                tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                cols = tuple(r[1] for r in db.execute("PRAGMA table_info(runs)"))
+                if tables and cols != COLUMNS:
+                    what = "has no 'runs' table" if "runs" not in tables else "its 'runs' table has other columns"
+                    raise StoreError(path, f"not a sweep store (an SQLite database that {what}); give a folder, "
+                                           "or the results.sqlite of an earlier sweep")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.executescript(SCHEMA)
+            db.commit()
+        except BaseException:
+            db.close()
+            raise
+    except sqlite3.Error as e:
+        raise StoreError(path, f"cannot open it as a sweep store ({type(e).__name__}: {e})") from None
+    except OSError as e:
+        raise StoreError(path, f"cannot read it: {e.strerror or e}") from None
+    return db
+
+
+def store_path(location: str | Path) -> Path:
+    """The database file of a store location: `location` itself when it is an existing file (the results.sqlite of
+    an earlier sweep, or a file that `Store` will refuse), else `location`/results.sqlite."""
+    p = Path(location)
+    return p if p.is_file() else p / STORE_FILE
+
+
+def _first_file(folder: Path) -> Path:
+    """The first ancestor of `folder` (itself included) that exists and is not a folder: what stops mkdir."""
+    for p in (folder, *folder.parents):
+        if p.exists() and not p.is_dir():
+            return p
+    return folder
+
+
 def _statuses(status: str | tuple[str, ...] | None) -> tuple[str, ...]:
     return () if status is None else (status,) if isinstance(status, str) else tuple(status)
 
 
 class Store:
-    """The results of one or more sweeps in `folder/results.sqlite`."""
+    """The results of one or more sweeps in `folder/results.sqlite` (or in a store's database file given itself).
+    Raises StoreError for a path that is not a sweep store (see the module)."""
 
     def __init__(self, folder: str | Path):
-        self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.path = self.folder / "results.sqlite"
-        self.db = sqlite3.connect(self.path, timeout=60)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
-        self.db.executescript(SCHEMA)
-        self.db.commit()
+        self.path = store_path(folder)
+        self.folder = self.path.parent
+        if not self.path.exists():
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                raise StoreError(folder, f"cannot make the folder: {_first_file(self.folder)} is a file") from None
+            except OSError as e:
+                raise StoreError(folder, f"cannot make the folder: {e.strerror or e}") from None
+        self.db = _open(self.path)
 
     def close(self) -> None:
         self.db.close()

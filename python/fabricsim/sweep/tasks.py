@@ -21,8 +21,24 @@ from ..errors import ScenarioError
 from .spec import RunTask
 
 
+ROCE_METRICS = ("pfc_pauses", "pfc_paused_s", "ecn_marks", "cnps", "peak_queue_bytes", "peak_queue_packets")
+"""What a RoCE run ([pfc], [ecn] or transport = "rdma") adds to `standard_metrics`: PAUSE frames sent, paused time
+summed over ports (s), ECN marks, CNPs, and the deepest egress queue's peak (bytes, packets; the largest over all
+queues, each its own maximum)."""
+
+
+def roce_metrics(rec) -> dict[str, Any]:
+    """The RoCE metrics (ROCE_METRICS) of a RoCE run; {} for any other run, so other sweeps keep their columns."""
+    if not rec.has_roce:
+        return {}
+    c = rec.columns
+    return {"pfc_pauses": rec.pfc_pauses, "pfc_paused_s": rec.pfc_paused_s, "ecn_marks": rec.ecn_marks,
+            "cnps": rec.cnps, "peak_queue_bytes": int(c["queues.peak_bytes"].max(initial=0)),
+            "peak_queue_packets": int(c["queues.peak_packets"].max(initial=0))}
+
+
 def standard_metrics(rec) -> dict[str, Any]:
-    """Run-level metrics every simulation yields (SI units)."""
+    """Run-level metrics every simulation yields (SI units), and a RoCE run's `roce_metrics`."""
     from ..record import MISSING
 
     pk = rec.packets
@@ -45,6 +61,7 @@ def standard_metrics(rec) -> dict[str, Any]:
         "max_delay_s": int(fl["flows.max_delay_ps"].max(initial=0)) * 1e-12,
         "events": rec.events,
         "engine_wall_s": rec.wall_s,
+        **roce_metrics(rec),
     }
 
 

@@ -47,3 +47,14 @@ def crash_once(payload: dict, seed: int) -> dict:
 def fail_always(payload: dict, seed: int) -> dict:
     """Raise: a run that never succeeds (exercises retries)."""
     raise RuntimeError(f"deliberate failure (seed {seed})")
+
+
+def hold_gil(payload: dict, seed: int) -> dict:
+    """Hold the GIL for a long time inside one C call, as the engine does: a regular expression with catastrophic
+    backtracking (2^n steps for n = `payload["n"]`, default 40: hours). While it runs, no Python thread of the
+    worker (a watchdog) can run; only a signal from the kernel can stop it."""
+    import re
+
+    n = int(payload.get("n", 40))
+    re.match(r"(a+)+$", "a" * n + "b")
+    return echo(payload, seed)
