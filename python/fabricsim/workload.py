@@ -16,6 +16,7 @@ from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
+from . import checks
 from .errors import ScenarioError, SpecError
 from .spec.base import bulk
 
@@ -56,7 +57,9 @@ class Workload:
     plus 4 bytes per dependency."""
 
     def __init__(self, scenario):
-        bulk(self._init)(scenario)
+        from .spec import Scenario
+
+        bulk(self._init)(checks.instance(scenario, Scenario, "scenario", "a fabricsim.Scenario"))
 
     def _init(self, scenario) -> None:
         """`__init__` with the cyclic collector paused (a large fabric's node list is ~10^5 objects)."""

@@ -142,6 +142,17 @@ def _spread(scenario, hosts: list[str]) -> list[str]:
     return [g[i] for i in range(max(map(len, cols), default=0)) for g in cols if i < len(g)]
 
 
+def groups_beside(traces: list[RankTrace]) -> dict[str, list[int]] | None:
+    """PREFIX.comm_groups.json beside rank 0's file PREFIX.0.et (what `trace synth` writes), or None when the traces
+    were not read from files or there is no such file."""
+    import re
+
+    from .synth import read_comm_groups
+
+    m = re.match(r"^(.+)\.0\.et(\.gz)?$", traces[0].path) if traces else None
+    return read_comm_groups(m.group(1)) if m else None
+
+
 def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pack", algorithm: str | dict | None = None,
           comm_groups: dict[str, list[int]] | None = None, device: Device | str | None = None, chunks: int = 1,
           chunks_in_flight: int | None = None, packet_size: int = 1024, all_gather_size: str = "total",
@@ -152,7 +163,9 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
     active-chunks-per-dimension), chunk c is a collective of its own that starts once chunk c − K has
     completed; without it, the engine pipelines the chunks (chunk c waits for chunk c − 1 to be sent).
     `all_gather_size`: "total" reads an all-gather's comm_size as the gathered buffer (each rank contributes
-    comm_size / n), "block" as each rank's contribution (ASTRA-sim's reading). `fabric` (the scenario's fabric read
+    comm_size / n), "block" as each rank's contribution (ASTRA-sim's reading). Without `comm_groups`, the
+    communicators come from PREFIX.comm_groups.json beside the trace files if it exists (as `fabricsim trace run`
+    reads them), else every communicator is all ranks. `fabric` (the scenario's fabric read
     as data, `collectives.fabrics.read_fabric`) gives a "preset:NAME" placement its named placements."""
     if all_gather_size not in ("total", "block"):
         raise ScenarioError(scenario.source, "all_gather_size", f"must be 'total' or 'block', not {all_gather_size!r}")
@@ -172,6 +185,8 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
     rank_hosts = [h for h, _ in eps]
     lowered = Lowered(wl, rank_hosts, [at[h] for h in rank_hosts], rank_messages=[MessageIndices() for _ in range(n)],
                       rank_compute=[[] for _ in range(n)])
+    if comm_groups is None:
+        comm_groups = groups_beside(traces)
     groups = {k: list(v) for k, v in (comm_groups or {}).items()}
     m0_, b0_, c0_ = wl.n_messages, wl._n_barriers, wl._n_compute
 

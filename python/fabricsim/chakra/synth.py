@@ -477,5 +477,13 @@ def read_comm_groups(prefix: str | Path) -> dict[str, list[int]] | None:
     one trace, as `trace.load` reads)."""
     from .trace import trace_prefix
 
+    from ..errors import ScenarioError
+
     f = Path(f"{trace_prefix(prefix)}.comm_groups.json")
-    return json.loads(f.read_text()) if f.exists() else None
+    if not f.exists():
+        return None
+    try:
+        doc = json.loads(f.read_bytes())
+        return {str(k): [int(r) for r in v] for k, v in doc.items()}
+    except (OSError, ValueError, TypeError, AttributeError) as e:
+        raise ScenarioError(str(f), "", f"not a JSON object of communicator -> rank list ({e})") from None
