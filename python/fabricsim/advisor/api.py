@@ -36,7 +36,22 @@ def place(nodes: int | None = None, *, fabric: str | Fabric | None = None, scena
     trace at `trace` (PREFIX of PREFIX.{rank}.et; `nodes` defaults to its ranks). `busy` is a CSV of occupied
     servers or NICs and background jobs, or its rows as dicts (see `fabric.read_busy`). `per_server` caps the nodes on a server, background jobs' nodes included
     (default: as many as its free NICs allow, as study 000's Table III). Returns a PlaceResult whose
-    `placements` are best first; `to_dict()` is what `fabricsim place --json` prints."""
+    `placements` are best first; `to_dict()` is what `fabricsim place --json` prints. A misused argument raises
+    `fabricsim.errors.ArgumentError` naming it (numpy numbers are accepted)."""
+    from .. import checks
+
+    nodes = checks.integer(nodes, "nodes", low=1, high=2**31, none=True)
+    pattern = checks.text(pattern, "pattern")
+    msg_mb = checks.number(msg_mb, "msg_mb", low=0, above=True, high=2**50 / MIB)
+    interfaces = checks.integer(interfaces, "interfaces", low=1, high=2**16)
+    top, seeds = checks.integer(top, "top", low=1, high=2**31), checks.integer(seeds, "seeds", low=1, high=2**31)
+    per_server = checks.integer(per_server, "per_server", low=1, high=2**31, none=True)
+    budget_s = checks.number(budget_s, "budget_s", low=0, none=True)
+    max_evals = checks.integer(max_evals, "max_evals", low=1, high=2**63 - 1, none=True)
+    flow_seeds = checks.integer(flow_seeds, "flow_seeds", low=1, high=2**31, none=True)
+    confirm, seed = checks.flag(confirm, "confirm"), checks.integer(seed, "seed", low=0)
+    confirm_with = checks.text(confirm_with, "confirm_with", choices=("hybrid", "packet"))
+    progress = checks.function(progress, "progress", none=True)
     fab = load_fabric(fabric, scenario)
     traces = None
     if trace is not None:

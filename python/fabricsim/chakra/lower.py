@@ -30,7 +30,7 @@ from ..devices import DEVICES, Device
 from ..collectives.run import host_nics, host_nodes
 from ..errors import ScenarioError
 from ..workload import Deps, Workload
-from .trace import COLL, COMM_TYPES, COMP, MEM_LOAD, MEM_STORE, RECV, SEND, RankTrace
+from .trace import COLL, COMM_TYPES, COMP, MEM_LOAD, MEM_STORE, RECV, SEND, RankTrace, check_traces
 
 US = 1_000_000  # ps per microsecond
 
@@ -167,10 +167,21 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
     communicators come from PREFIX.comm_groups.json beside the trace files if it exists (as `fabricsim trace run`
     reads them), else every communicator is all ranks. `fabric` (the scenario's fabric read
     as data, `collectives.fabrics.read_fabric`) gives a "preset:NAME" placement its named placements."""
+    from ..checks import instance, integer
+    from ..spec import Scenario
+
+    traces = check_traces(traces)
+    instance(scenario, Scenario, "scenario", "a fabricsim.Scenario (the fabric to lower onto)")
     if all_gather_size not in ("total", "block"):
         raise ScenarioError(scenario.source, "all_gather_size", f"must be 'total' or 'block', not {all_gather_size!r}")
-    if chunks < 1 or (chunks_in_flight is not None and chunks_in_flight < 1):
-        raise ScenarioError(scenario.source, "chunks", "chunks and chunks in flight must be >= 1")
+    chunks = integer(chunks, "chunks", low=1, high=2**20)
+    chunks_in_flight = integer(chunks_in_flight, "chunks_in_flight", low=1, high=2**20, none=True)
+    packet_size = integer(packet_size, "packet_size", low=1, high=2**32 - 1)
+    if comm_groups is not None and not isinstance(comm_groups, dict):
+        raise ScenarioError(scenario.source, "comm_groups",
+                            f"expected a dict of communicator -> ranks, not {type(comm_groups).__name__}")
+    if device is not None and not isinstance(device, (str, Device)):
+        raise ScenarioError(scenario.source, "device", f"expected a device name or a Device, not {device!r}")
     if isinstance(device, str):
         if device not in DEVICES:
             raise ScenarioError(scenario.source, "device", f"unknown device '{device}' (known: {', '.join(DEVICES)})")

@@ -67,7 +67,9 @@ def trace_prefix(prefix: str | Path) -> Path:
 def load(prefix: str | Path) -> list[RankTrace]:
     """Every `PREFIX.{rank}.et` (or `.et.gz`) file, ranks 0..n−1 without gaps; errors name the file. `prefix` may
     be a folder holding one trace (`trace_prefix`)."""
-    p = trace_prefix(prefix)
+    from ..checks import path
+
+    p = trace_prefix(path(prefix, "prefix"))
     folder = p.parent if str(p.parent) else Path(".")
     pat = re.compile(re.escape(p.name) + r"\.(\d+)\.et(\.gz)?$")
     found: dict[int, Path] = {}
@@ -93,10 +95,21 @@ def load(prefix: str | Path) -> list[RankTrace]:
     return out
 
 
+def check_traces(traces: object, name: str = "traces") -> list[RankTrace]:
+    """`traces` if it is a non-empty list of RankTrace (what `load` returns), else an ArgumentError saying so."""
+    from ..errors import ArgumentError
+
+    if not isinstance(traces, (list, tuple)) or not traces or not all(isinstance(t, RankTrace) for t in traces):
+        got = f"{type(traces).__name__} {traces!r}"[:80]
+        raise ArgumentError(name, f"expected the list of rank traces fabricsim.chakra.load(prefix) returns, got {got}")
+    return list(traces)
+
+
 def info(traces: list[RankTrace]) -> dict[str, Any]:
     """Node counts by type, bytes by collective type (summed over ranks, as each rank lists its share), point to
     point bytes, and the critical path: the longest dependency chain within a rank, in nodes and in compute
     time (COMP nodes' duration_micros). O(nodes + dependencies)."""
+    traces = check_traces(traces)
     counts: dict[str, int] = {}
     coll_bytes: dict[str, int] = {}
     p2p = 0
