@@ -101,10 +101,9 @@ def engine_read(data: dict, what: str, source: str, quiet: bool = True, parse: b
     from .. import _core
     from ..errors import ScenarioError
 
-    bad = non_finite(data)
+    bad = non_finite(data) if what == "network" else None  # a builder's arguments (a document's: the reader's)
     if bad is not None:
-        key = f"topology.{bad[0]}" if what == "network" else bad[0]
-        raise ScenarioError(source, key, f"must be a finite number, got {bad[1]}")
+        raise ScenarioError(source, f"topology.{bad[0]}", f"must be a finite number, got {bad[1]}")
     try:
         text = json.dumps(data, allow_nan=True)
     except (TypeError, ValueError) as e:

@@ -197,11 +197,6 @@ def engine_verdict(data: dict, source: str) -> tuple[str, ScenarioError | None]:
     import json
 
     from .. import _core
-    from .base import non_finite
-
-    bad = non_finite(data)
-    if bad is not None:
-        return "invalid", ScenarioError(source, bad[0], f"must be a finite number, got {bad[1]}")
     try:
         text = json.dumps(data, allow_nan=True)
     except (TypeError, ValueError):
