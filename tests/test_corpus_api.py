@@ -23,7 +23,15 @@ from fabricsim import collectives as C
 from fabricsim import topology as T
 from fabricsim.chakra import info, load, lower, rescale
 from fabricsim.errors import ArgumentError, FabricsimError
-from fabricsim.nccl import nccl_tests
+from fabricsim import train as TR
+from fabricsim.chakra import Device
+from fabricsim.cluster import ClusterConfig
+from fabricsim.cpo import load as cpo_load
+from fabricsim.ina import Instance
+from fabricsim.nccl import busbw_factor, nccl_tests
+from fabricsim.report import ci95
+from fabricsim.routing import fors_route, ftree
+from fabricsim.sweep import Store, load_sweep
 
 EXAMPLE = fabricsim.examples.path("leaf_spine_incast.toml")
 FABRIC = "h100_ib_2x8"
@@ -137,6 +145,27 @@ CASES = [
     ("nccl_tests.collective", "collective", lambda v: nccl_tests(FABRIC, v), ANY),
     ("nccl_tests.minbytes", "minbytes", lambda v: nccl_tests(FABRIC, minbytes=v, maxbytes=1024), COUNT),
     ("nccl_tests.stepfactor", "stepfactor", lambda v: nccl_tests(FABRIC, stepfactor=v), COUNT),
+    ("nccl.busbw_factor.ranks", "ranks", lambda v: busbw_factor("all_reduce", v), COUNT),
+    ("train.plan.model", "model", lambda v: TR.plan(v, fabric=FABRIC), ANY),
+    ("train.plan.fabric", "fabric", lambda v: TR.plan("gpt3-1.3b", fabric=v), TEXT),
+    ("train.plan.tp", "tp", lambda v: TR.plan("gpt3-1.3b", fabric=FABRIC, tp=v), COUNT),
+    ("train.plan.micro_batch", "micro_batch", lambda v: TR.plan("gpt3-1.3b", fabric=FABRIC, micro_batch=v), COUNT),
+    ("train.plan.seq_len", "seq_len", lambda v: TR.plan("gpt3-1.3b", fabric=FABRIC, seq_len=v), OPTIONAL),
+    ("train.model", "model", lambda v: TR.model(v), ANY),
+    ("train.read_model", "path", lambda v: TR.read_model(v), ANY - {"str", "path"}),
+    ("train.read_layer_times", "path", lambda v: TR.read_layer_times(v), ANY - {"str", "path"}),
+    ("train.Parallel.tp", "tp", lambda v: TR.Parallel(tp=v), COUNT),
+    ("chakra.Device.peak_flops", "peak_flops", lambda v: Device("x", v, 1e12, "a test"), NUMBER - {"huge"}),
+    ("sweep.load_sweep", "path", lambda v: load_sweep(v), ANY - {"str", "path"}),
+    ("sweep.Store", "folder", lambda v: Store(v), ANY - {"str", "path"}),
+    ("report.ci95", "values", lambda v: ci95(v), ANY - {"list"}),
+    ("ina.Instance.workers", "workers", lambda v: Instance(workers=v), COUNT),
+    ("cpo.load", "source", lambda v: cpo_load(v), ANY - {"str", "path"}),
+    # (a ClusterConfig checks types; the ranges, with the fabric, when it runs: ScenarioError naming the option)
+    ("cluster.ClusterConfig.jobs", "jobs", lambda v: ClusterConfig(jobs=v), COUNT - {"neg", "zero", "huge"}),
+    ("cluster.ClusterConfig.msg_mb", "msg_mb", lambda v: ClusterConfig(msg_mb=v), NUMBER - {"neg", "zero", "huge"}),
+    ("routing.ftree", "ft", lambda v: ftree(v, []), ANY),
+    ("routing.fors_route", "ft", lambda v: fors_route(v, []), ANY),
 ]
 
 MISUSES = [pytest.param(call, param, BAD[kind], id=f"{cid}-{kind}")

@@ -126,3 +126,36 @@ def plain(value: Any) -> Any:
     if mod == "numpy" and hasattr(value, "tolist"):
         return value.tolist()
     return value
+
+
+_SIMPLE = {"int": integer, "float": number, "str": text, "bool": flag}
+"""The checks of a dataclass field by its annotation's base type."""
+
+
+def fields(obj: Any, *, positive: Iterable[str] = (), nonneg: Iterable[str] = ()) -> None:
+    """Check (and normalise, numpy scalars to Python numbers) every field of dataclass instance `obj` whose
+    annotation is `int`, `float`, `str` or `bool`, optionally `| None`: the type, finiteness, and for the fields
+    named in `positive` > 0 (ints >= 1), in `nonneg` >= 0. Call it from `__post_init__` (frozen dataclasses too).
+    O(fields)."""
+    import dataclasses
+
+    positive, nonneg = set(positive), set(nonneg)
+    for f in dataclasses.fields(obj):
+        ann = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+        parts = [p.strip() for p in ann.split("|")]
+        optional = "None" in parts
+        base = [p for p in parts if p != "None"]
+        if len(base) != 1 or base[0] not in _SIMPLE:
+            continue
+        kind, value = base[0], getattr(obj, f.name)
+        if kind == "int":
+            low = 1 if f.name in positive else 0 if f.name in nonneg else None
+            v = integer(value, f.name, low=low, none=optional)
+        elif kind == "float":
+            low = 0.0 if f.name in positive or f.name in nonneg else None
+            v = number(value, f.name, low=low, above=f.name in positive, none=optional)
+        elif kind == "str":
+            v = text(value, f.name, none=optional)
+        else:
+            v = None if value is None and optional else flag(value, f.name)
+        object.__setattr__(obj, f.name, v)

@@ -33,8 +33,9 @@ class ArgumentError(FabricsimError, ValueError, TypeError):
         super().__init__(f"{param}: {reason}")
 
 
-class UserError(Exception):
-    """A command-line error to report as one line and exit code 2."""
+class UserError(FabricsimError):
+    """A user's error to report as one line (exit code 2 on the command line); raised by the applications (train,
+    place, ...) for both their commands and their Python functions, so a FabricsimError."""
 
 
 class SpecError(FabricsimError, ValueError):

@@ -51,8 +51,11 @@ busiest link of an ideal ring, comparable with the hardware's peak whatever the 
 
 
 def busbw_factor(collective: str, ranks: int) -> float:
-    """nccl-tests' busbw / algbw for `collective` on `ranks` ranks."""
-    return BUSBW_FACTOR[collective](ranks)
+    """nccl-tests' busbw / algbw for `collective` on `ranks` ranks (at least 1)."""
+    from ..checks import integer, text
+
+    collective = text(collective, "collective", choices=BUSBW_FACTOR)
+    return BUSBW_FACTOR[collective](integer(ranks, "ranks", low=1))
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,9 @@ class Store:
     """The results of one or more sweeps in `folder/results.sqlite`."""
 
     def __init__(self, folder: str | Path):
-        self.folder = Path(folder)
+        from ..checks import path
+
+        self.folder = path(folder, "folder")
         self.folder.mkdir(parents=True, exist_ok=True)
         self.path = self.folder / "results.sqlite"
         self.db = sqlite3.connect(self.path, timeout=60)
