@@ -62,6 +62,12 @@ SC = scenario()
 
 
 @functools.cache
+def record():
+    """A short run of the example (its first 100 events)."""
+    return fabricsim.run(SC, max_events=100)
+
+
+@functools.cache
 def traces():
     """A 4-rank data-parallel trace written by `trace synth`'s writer into a fresh folder, read back."""
     from fabricsim.chakra import synth as sy
@@ -164,6 +170,10 @@ CASES = [
     # (a ClusterConfig checks types; the ranges, with the fabric, when it runs: ScenarioError naming the option)
     ("cluster.ClusterConfig.jobs", "jobs", lambda v: ClusterConfig(jobs=v), COUNT - {"neg", "zero", "huge"}),
     ("cluster.ClusterConfig.msg_mb", "msg_mb", lambda v: ClusterConfig(msg_mb=v), NUMBER - {"neg", "zero", "huge"}),
+    ("RunRecord", "scalars", lambda v: fabricsim.RunRecord(v, {}), ANY - {"dict"}),
+    ("RunRecord.values", "name", lambda v: record().values(v), ANY),
+    ("RunRecord.frame", "table", lambda v: record().frame(v), ANY),
+    ("RunRecord.flows", "limit", lambda v: record().flows(v), COUNT0 - {"none", "huge"}),
     ("routing.ftree", "ft", lambda v: ftree(v, []), ANY),
     ("routing.fors_route", "ft", lambda v: fors_route(v, []), ANY),
 ]

@@ -16,8 +16,7 @@ from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
-from . import checks
-from .errors import ScenarioError, SpecError
+from .errors import ArgumentError, ScenarioError, SpecError
 from .spec.base import bulk
 
 U32 = np.uint32
@@ -57,9 +56,9 @@ class Workload:
     plus 4 bytes per dependency."""
 
     def __init__(self, scenario):
-        from .spec import Scenario
-
-        bulk(self._init)(checks.instance(scenario, Scenario, "scenario", "a fabricsim.Scenario"))
+        if not (callable(getattr(scenario, "columns", None)) and hasattr(scenario, "topology")):
+            raise ArgumentError("scenario", f"expected a fabricsim.Scenario, got {type(scenario).__name__}")
+        bulk(self._init)(scenario)
 
     def _init(self, scenario) -> None:
         """`__init__` with the cyclic collector paused (a large fabric's node list is ~10^5 objects)."""

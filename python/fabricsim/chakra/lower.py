@@ -147,7 +147,7 @@ def groups_beside(traces: list[RankTrace]) -> dict[str, list[int]] | None:
     were not read from files or there is no such file."""
     import re
 
-    from .synth import read_comm_groups
+    from .trace import read_comm_groups
 
     m = re.match(r"^(.+)\.0\.et(\.gz)?$", traces[0].path) if traces else None
     return read_comm_groups(m.group(1)) if m else None

@@ -5,6 +5,7 @@ Node types and collective types are the enum values of Chakra's `et_def.proto`.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,3 +168,16 @@ def _topo_order(t: RankTrace, index: dict[int, int]) -> list[int]:
         stuck = next(i for i in range(n) if indeg[i] > 0)
         raise ScenarioError(t.path, f"node {int(ids[stuck])}", "is on a dependency cycle")
     return order
+
+
+def read_comm_groups(prefix: str | Path) -> dict[str, list[int]] | None:
+    """PREFIX.comm_groups.json as written by `write`, or None when there is none (`prefix` may be a folder holding
+    one trace, as `trace.load` reads); a file that is not one is a ScenarioError naming it."""
+    f = Path(f"{trace_prefix(prefix)}.comm_groups.json")
+    if not f.exists():
+        return None
+    try:
+        doc = json.loads(f.read_bytes())
+        return {str(k): [int(r) for r in v] for k, v in doc.items()}
+    except (OSError, ValueError, TypeError, AttributeError) as e:
+        raise ScenarioError(str(f), "", f"not a JSON object of communicator -> rank list ({e})") from None
