@@ -25,6 +25,9 @@ SCENARIOS = sorted([*(ROOT / "examples").glob("*.toml"), *(ROOT / "experiments")
 """Every shipped scenario file (python/fabricsim/_data/examples is a link to examples/; experiments' sweep
 files are fuzzed as `validate` reads them)."""
 
+FABRICS = sorted((ROOT / "python" / "fabricsim" / "_data" / "fabrics").glob("*.toml"))
+"""The built-in fabric files (`--fabric NAME`), fuzzed through `collective` and `nccl-tests`."""
+
 VALUES = ["nan", "inf", "-inf", "-1", "0", "18446744073709551616", "9223372036854775807", "1e400", '""', '"1ps"',
           '"5 parsecs"', '"abc"', "true", "[]", "{}", "1.5", "-0.5", '"-1us"', '"\\u0000"', '"été"', '[1, "a"]',
           '"100 Gbps"', '"1e3us"', "{ x = 1 }", "1", "2", "64"]
@@ -114,9 +117,13 @@ def mutations_once(text: str, rnd: random.Random) -> Mutation | None:
     return Mutation(f"swap {m.group('key')} = {v}", (text[:m.start("value")] + v + text[m.end("value"):]).encode())
 
 
-def commands(path: str) -> list[list[str]]:
-    """The command lines a mutated file goes through: validate, a bounded run at packet and at flow fidelity, and
-    the fabric's description."""
+def commands(path: str, fabric: bool = False) -> list[list[str]]:
+    """The command lines a mutated file goes through: a scenario validate, a bounded run at packet and at flow
+    fidelity, and the fabric's description; a fabric file a two-node collective at flow fidelity and
+    nccl-tests."""
+    if fabric:
+        return [["collective", "--fabric", path, "--nodes", "1,2", "--size", "64KiB", "--seeds", "1", "--workers",
+                 "0", "--fidelity", "flow", "--json"], ["nccl-tests", "--fabric", path, "--json"]]
     bounded = ["--json", "--max-events", "20000", "--max-wall", "1"]
     return [["validate", path], ["run", path, *bounded], ["run", path, "--fidelity", "flow", *bounded],
             ["topology", path, "--json"]]
