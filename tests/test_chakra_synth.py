@@ -205,3 +205,20 @@ def test_million_node_trace_writes(tmp_path):
     pfx = sy.write(tmp_path / "big", traces[:1])
     back = _core.read_chakra(f"{pfx}.0.et")
     assert len(back["id"]) == 1_000_000 and len(back["data_deps"]) == len(traces[0]["data_deps"])
+
+
+def test_lower_reads_the_comm_groups_beside_the_trace(tmp_path):
+    """Issue 33: `lower` without `comm_groups` reads PREFIX.comm_groups.json as `fabricsim trace run` does, so a
+    DP×TP trace lowers in Python. DP 2 × TP 2 on 4 ranks: each TP pair and each DP pair is a communicator of 2
+    ranks; read as "all ranks" (the old behaviour) every collective would span 4 ranks instead."""
+    m = sy.Model(layers=1, hidden=64, seq_len=32, micro_batch=2)
+    traces, groups = sy.data_tensor_parallel(m, 2, 2)
+    pfx = sy.write(tmp_path / "dptp", traces, groups)
+    assert all(len(v) == 2 for v in groups.values()) and len(groups) == 4
+    implicit = lower(load(pfx), star(4))
+    explicit = lower(load(pfx), star(4), comm_groups=groups)
+    assert implicit.collectives == explicit.collectives
+    assert all(len(c["ranks"]) == 2 for c in implicit.collectives)
+    (tmp_path / "dptp.comm_groups.json").write_bytes(b"\xff\xfe garbage")
+    with pytest.raises(fabricsim.errors.ScenarioError, match=r"dptp\.comm_groups\.json: not a JSON object"):
+        lower(load(pfx), star(4))

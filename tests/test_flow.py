@@ -131,3 +131,19 @@ def test_maxmin_is_feasible_and_fair_on_random_networks(data):
         bottleneck = any(load[r] >= cap[r] - tol and all(rate[g] <= rate[f] + 1e-9 for g, ug in enumerate(uses)
                                                         if any(x == r for x, _ in ug)) for r, _ in u)
         assert at_cap or bottleneck, f"flow {f} could grow: rate {rate[f]}"
+
+
+def test_a_flow_refusal_names_the_users_key(tmp_path):
+    """Issue 33: the flow engine's refusal of throughput bins named the engine's `measure.throughput_bin_ps`; it
+    names the key the user wrote, `throughput_interval` in [measure], through the API and the command line."""
+    from fabricsim.cli import main
+
+    p = tmp_path / "bins.toml"
+    p.write_text('[topology]\nkind = "dumbbell"\nsenders = 1\n[measure]\nthroughput_interval = "10us"\n'
+                 '[[messages]]\nname = "m"\nsrc = "sender0"\ndst = "receiver"\nsize = "1MB"\n')
+    sc = fabricsim.load_scenario(p)
+    with pytest.raises(ScenarioError) as e:
+        fabricsim.run(sc, fidelity="flow")
+    assert str(e.value).startswith(f"{p}: measure.throughput_interval: throughput over time")
+    assert "_bin_ps" not in str(e.value)
+    assert main(["run", str(p), "--fidelity", "flow"]) == 2

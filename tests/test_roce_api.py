@@ -335,3 +335,11 @@ def test_a_dump_reads_back_as_the_same_scenario(name):
     assert scenario_from_dict(sc.model_dump()).header() == sc.header()
     assert scenario_from_dict(json.loads(json.dumps(sc.model_dump(mode="json")))).header() == sc.header()
     assert PfcDef(buffer="1MB").model_dump() == {"buffer": "1MB"}
+
+
+def test_the_hpcc_ecn_preset_has_a_400g_row():
+    """Issue 33: HPCC's run.py:96-98 writes a second ECN row at 4 × bw (bw = 100 Gb/s): Kmin 100·(4·100)/25 =
+    1600 KB, Kmax 400·(4·100)/25 = 6400 KB, Pmax 0.2 (KB = 1000 B). The 25/50/100G rows are config.txt's."""
+    rows = {t["rate_bps"]: (t["kmin_bytes"], t["kmax_bytes"], t["pmax"]) for t in presets()["ecn"]["hpcc"]["thresholds"]}
+    assert rows == {25 * GBPS: (100_000, 400_000, 0.2), 50 * GBPS: (200_000, 800_000, 0.2),
+                    100 * GBPS: (400_000, 1_600_000, 0.2), 400 * GBPS: (1_600_000, 6_400_000, 0.2)}

@@ -12,7 +12,7 @@ from .errors import FabricsimError, ScenarioError
 TYPE_CHECKING = False
 """typing.TYPE_CHECKING without importing typing (about 5 ms of a native `fabricsim run`'s start)."""
 if TYPE_CHECKING:
-    from . import topology
+    from . import examples, topology
     from .engine import run, validate
     from .record import RunRecord
     from .spec import Scenario, load_scenario, scenario_from_dict
@@ -31,6 +31,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "validate": (".engine", "validate"),
     "RunRecord": (".record", "RunRecord"),
     "topology": (".topology", None),
+    "examples": (".examples", None),
     "Workload": (".workload", "Workload"),
     "place": (".advisor.api", "place"),
     "nccl_tests": (".nccl", "nccl_tests"),
@@ -39,7 +40,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 
 __all__ = [
     "Scenario", "load_scenario", "scenario_from_dict", "run", "validate", "RunRecord",
-    "FabricsimError", "ScenarioError", "topology", "Workload", "place", "nccl_tests", "__version__",
+    "FabricsimError", "ScenarioError", "topology", "examples", "Workload", "place", "nccl_tests", "__version__",
 ]
 
 

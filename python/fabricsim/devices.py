@@ -21,6 +21,11 @@ class Device:
     source: str
     memory: float = 80e9
 
+    def __post_init__(self) -> None:
+        from .checks import fields
+
+        fields(self, positive=("peak_flops", "mem_bw", "memory"))
+
 
 GB = 1e9
 DEVICES = {

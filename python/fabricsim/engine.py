@@ -11,17 +11,43 @@ import json
 import warnings
 from typing import TYPE_CHECKING, Callable
 
-from . import _core
-from .errors import FabricsimWarning, RunInterrupted, ScenarioError, SpecError
+from . import _core, checks
+from .errors import ArgumentError, FabricsimWarning, RunInterrupted, ScenarioError, SpecError
 
 if TYPE_CHECKING:
     from .record import RunRecord
     from .spec import Scenario
     from .workload import Workload
 
+FIDELITIES = ("packet", "hybrid", "flow")
+"""The fidelities `run` and `validate` take."""
+
+
 def _fidelity(scenario: Scenario, fidelity: str | None) -> str:
     """The fidelity a run uses: the caller's, else the scenario's (the engine judges it)."""
     return fidelity or scenario.fidelity
+
+
+def _scenario(scenario: object) -> Scenario:
+    """The scenario argument of `run` and `validate`: a Scenario, or a path to a scenario file (read with
+    `load_scenario`); anything else is an ArgumentError saying what to pass."""
+    import os
+
+    from .spec import Scenario, load_scenario
+
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, (str, os.PathLike)) and not isinstance(scenario, bool):
+        return load_scenario(checks.path(scenario, "scenario"))
+    raise ArgumentError("scenario", "expected a fabricsim.Scenario (fabricsim.load_scenario(path) or "
+                        f"fabricsim.scenario_from_dict(dict)) or a path to a scenario file, got {type(scenario).__name__}")
+
+
+def _workload(workload: object) -> "Workload | None":
+    """The workload argument: None or a fabricsim.Workload."""
+    from .workload import Workload
+
+    return checks.instance(workload, Workload, "workload", "a fabricsim.Workload", none=True)
 
 
 def _said(scenario: Scenario, e: SpecError) -> ScenarioError:
@@ -64,7 +90,11 @@ def _columns(scenario: Scenario, workload: "Workload | None") -> dict | None:
 
 def validate(scenario: Scenario, fidelity: str | None = None, workload: "Workload | None" = None) -> int:
     """Check the scenario (and `workload`) completely, including what only the engine knows (reachability,
-    paths, dependency cycles, what the chosen fidelity can model). Returns the number of messages."""
+    paths, dependency cycles, what the chosen fidelity can model). Returns the number of messages. `scenario`
+    may be a path to a scenario file."""
+    scenario = _scenario(scenario)
+    fidelity = checks.text(fidelity, "fidelity", none=True)  # its value the engine judges, naming the file
+    workload = _workload(workload)
     try:
         fid = _fidelity(scenario, fidelity)
         if workload is None and scenario.row_form:  # a small hand-written scenario: JSON rows, no numpy
@@ -88,9 +118,18 @@ def run(scenario: Scenario, seed: int | None = None, fidelity: str | None = None
     `max_events` and `max_wall_s` (wall-clock seconds of the event loop) stop a run early: the record so far
     comes back with `halted` set ("max_events", "max_wall") and `complete` False. Ctrl-C stops the engine
     within about 50 ms and raises `RunInterrupted` (a KeyboardInterrupt) carrying the record so far. The flow
-    engine checks the limits between instants, so it may pass `max_events` by the events of one instant."""
+    engine checks the limits between instants, so it may pass `max_events` by the events of one instant.
+    `scenario` may be a path to a scenario file; a misused argument raises `fabricsim.errors.ArgumentError`
+    naming it (numpy integers and floats are accepted)."""
     from .spec.base import bulk
 
+    scenario = _scenario(scenario)
+    seed = checks.integer(seed, "seed", low=0, none=True)
+    fidelity = checks.text(fidelity, "fidelity", none=True)  # its value the engine judges, naming the file
+    workload = _workload(workload)
+    max_events = checks.integer(max_events, "max_events", low=1, none=True)
+    max_wall_s = checks.number(max_wall_s, "max_wall_s", low=0, above=True, high=1e7, none=True)
+    progress = checks.function(progress, "progress", none=True)
     try:
         fid = _fidelity(scenario, fidelity)
         header, columns = bulk(lambda: (_header(scenario, seed, fid), _columns(scenario, workload)))()

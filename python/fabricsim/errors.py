@@ -22,8 +22,20 @@ class ScenarioError(FabricsimError, ValueError):
         return f"{where}{field}{self.reason}"
 
 
-class UserError(Exception):
-    """A command-line error to report as one line and exit code 2."""
+class ArgumentError(FabricsimError, ValueError, TypeError):
+    """A Python API call got an argument it cannot use: `param` names it, `reason` says what is wrong. Both a
+    ValueError and a TypeError, so code that caught the built-in exceptions still does."""
+
+    def __init__(self, param: str, reason: str):
+        self.param = param
+        self.field = param
+        self.reason = reason
+        super().__init__(f"{param}: {reason}")
+
+
+class UserError(FabricsimError):
+    """A user's error to report as one line (exit code 2 on the command line); raised by the applications (train,
+    place, ...) for both their commands and their Python functions, so a FabricsimError."""
 
 
 class SpecError(FabricsimError, ValueError):

@@ -14,7 +14,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _core
+from . import _core, checks
+from .errors import ArgumentError
 
 PS = 1e-12
 MISSING = np.iinfo(np.uint64).max
@@ -93,6 +94,13 @@ def arrow_schema(table: str = "flows", present: list[str] | None = None):
     return pa.schema([_arrow_field(f) for f in fs], metadata={"fabricsim.table": table})
 
 
+class RecordKeyError(ArgumentError, KeyError):
+    """A column or table the record's schema does not have: an ArgumentError, and a KeyError as a lookup is."""
+
+    def __str__(self) -> str:
+        return f"{self.param}: {self.reason}"
+
+
 class RunRecord:
     """One run's record. `scalars` holds totals and names; `columns` numpy arrays keyed `flows.*`,
     `queues.*`, `samples.*`, `compute.*`, `hosts.*`, `timeline.*` and, for RoCE runs, `roce.*` (per port, as
@@ -101,6 +109,8 @@ class RunRecord:
     included), `to_arrow(table)` a pyarrow Table, `values(name)` one column as Python values."""
 
     def __init__(self, scalars: dict[str, Any], columns: dict[str, np.ndarray]):
+        checks.instance(scalars, dict, "scalars", "the dict of scalars fabricsim.run's record holds")
+        checks.instance(columns, dict, "columns", "the dict of numpy columns fabricsim.run's record holds")
         self.scalars = scalars
         self.columns = columns
 
@@ -361,6 +371,8 @@ class RunRecord:
     def _present(self, table: str) -> list[tuple[Field, Any]]:
         """The fields of `table` this record has, each with its values: numpy arrays for stored and derived
         fields, the list of row names for a row_name field."""
+        if not isinstance(table, str) or table not in TABLES:
+            raise RecordKeyError("table", f"{table!r} is not a table of the record (one of {', '.join(TABLES)})")
         out, derived = [], None
         for f in fields(table):
             if f.source == "derived":
@@ -376,8 +388,8 @@ class RunRecord:
     def values(self, name: str) -> list:
         """Column `name` ("flows.start_ps", a field of `SCHEMA`) as Python values: labels as their names, missing
         values as None."""
-        if name not in _BY_NAME:
-            raise KeyError(f"{name!r} is not a field of the record's schema")
+        if not isinstance(name, str) or name not in _BY_NAME:
+            raise RecordKeyError("name", f"{name!r} is not a field of the record's schema (fabricsim.record.SCHEMA)")
         f = _BY_NAME[name]
         if f.source == "row_name":
             return list(self.scalars.get(f.labels) or ())
@@ -452,6 +464,7 @@ class RunRecord:
         rows, the fields of `SCHEMA` with a json_key. throughput_bps = rx_bytes * 8 / (last_rx - first_tx), the
         usual FlowMonitor reduction."""
         cols = self.columns
+        limit = checks.integer(limit, "limit", low=0, none=True)
         if limit is not None and limit < self.n_flows:
             cols = {k: v[:limit] for k, v in cols.items() if k.startswith("flows.")}
         return json.loads(_core.rows_json("flows", cols, self.scalars))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from decimal import Decimal, InvalidOperation
 from typing import Annotated
@@ -29,8 +30,12 @@ _SIZE = {
 
 def _parse(value: object, table: dict[str, int], what: str, base: str, casefold: bool) -> int:
     """Parse a number (in the base unit) or a '<number><unit>' string into an integer count of base units."""
-    if isinstance(value, bool):
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
         raise ValueError(f"expected a {what}, got a boolean")
+    if isinstance(value, numbers.Integral):  # numpy integers read as Python ints
+        value = int(value)
+    elif isinstance(value, numbers.Real) and not isinstance(value, float):  # numpy floats
+        value = float(value)
     if isinstance(value, int):
         if value < 0:
             raise ValueError(f"{what} must not be negative, got {value}")

@@ -16,7 +16,7 @@ from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
-from .errors import ScenarioError, SpecError
+from .errors import ArgumentError, ScenarioError, SpecError
 from .spec.base import bulk
 
 U32 = np.uint32
@@ -56,6 +56,8 @@ class Workload:
     plus 4 bytes per dependency."""
 
     def __init__(self, scenario):
+        if not (callable(getattr(scenario, "columns", None)) and hasattr(scenario, "topology")):
+            raise ArgumentError("scenario", f"expected a fabricsim.Scenario, got {type(scenario).__name__}")
         bulk(self._init)(scenario)
 
     def _init(self, scenario) -> None:
@@ -76,6 +78,7 @@ class Workload:
         self._streams: dict[int, int] = {}
         self._names: list[str] = []
         self._named: dict[str, list[tuple[int, int, int]]] = {"msg": [], "barrier": [], "compute": []}
+        self._used: set[str] | None = None  # the names in use, built on the first naming
         self._paths: list[Sequence[int]] = []
         self._seeded_names: dict[str, np.ndarray] = {}
         self._scenario_rows = (id(scenario.messages), id(scenario.barriers), id(scenario.compute), id(scenario.collectives))
@@ -425,11 +428,26 @@ class Workload:
         return len(self._deps["barrier"]) - 1
 
     def _name(self, kind: str, base: int, names: Sequence[str], n: int) -> None:
+        """Name rows base..base+n of `kind`; a name is a non-empty string used once across messages, barriers
+        and compute steps (the scenario's own included), as in a scenario file. O(n) after the first call's
+        O(named rows)."""
         names = list(names)
+        table = {"msg": "messages", "barrier": "barriers", "compute": "compute"}[kind]
         if len(names) != n:
-            raise self._err(f"{kind}.names", f"has {len(names)} rows; expected {n}")
+            raise self._err(f"{table}.names", f"has {len(names)} rows; expected {n}")
+        if self._used is None:
+            self._used = {self._names[int(k)] for col in self._seeded_names.values() for k in col[col != NONE].tolist()}
+            self._used.update(self._names[k0 + i] for rows in self._named.values() for _, k0, cnt in rows
+                              for i in range(cnt))
+        for i, x in enumerate(names):
+            if not isinstance(x, str) or not x:
+                raise self._err(f"{table}[{base + i}].name", f"expected a non-empty string, got {x!r}")
+            if x in self._used:
+                raise self._err(f"{table}[{base + i}].name", f"'{x}' already names another message, barrier or "
+                                "compute step")
+            self._used.add(x)
         k0 = len(self._names)
-        self._names.extend(str(x) for x in names)
+        self._names.extend(names)
         self._named[kind].append((base, k0, n))
 
     # ---- the scenario's own rows ----------------------------------------------------------------------

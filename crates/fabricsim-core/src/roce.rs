@@ -216,7 +216,7 @@ impl PfcSpec {
 }
 
 impl EcnSpec {
-    /// ECN thresholds of a preset: HPCC config.txt's KMIN/KMAX/PMAX maps (KB = 1000 B), SimAI.conf's (adds
+    /// ECN thresholds of a preset: HPCC config.txt's KMIN/KMAX/PMAX maps (KB = 1000 B) plus run.py's 400G row, SimAI.conf's (adds
     /// 200G, 400G, 1.6T), or the DCQCN paper's 5 KB / 200 KB / 1%.
     pub fn preset(name: &str) -> Option<EcnSpec> {
         let t = |g: u64, kmin_kb: u64, kmax_kb: u64, pmax: f64| EcnThreshold {
@@ -226,7 +226,9 @@ impl EcnSpec {
             pmax,
         };
         let thresholds = match name {
-            "hpcc" => vec![t(25, 100, 400, 0.2), t(50, 200, 800, 0.2), t(100, 400, 1600, 0.2)],
+            // 25/50/100G: mix/config.txt:52-54. 400G: HPCC's run.py:96-98 writes a second row at 4 × bw
+            // (bw = 100 by default): Kmin 100·4bw/25 = 1600 KB, Kmax 400·4bw/25 = 6400 KB, Pmax 0.2.
+            "hpcc" => vec![t(25, 100, 400, 0.2), t(50, 200, 800, 0.2), t(100, 400, 1600, 0.2), t(400, 1600, 6400, 0.2)],
             "simai" => vec![
                 t(25, 100, 400, 0.2),
                 t(50, 200, 800, 0.2),

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 
 from ..collectives.fabrics import default_fabric
 from ..errors import ScenarioError
@@ -15,28 +13,6 @@ from .score import MIB, JobSpec
 from .search import PlaceResult, place as _search
 
 
-SOURCE = "fabricsim.place"
-
-
-def _count(name: str, v, low: int) -> int | None:
-    """`v` as an int >= `low` (a Python or numpy integer; None passes: the default); ScenarioError otherwise."""
-    if v is None:
-        return None
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-        raise ScenarioError(SOURCE, name, f"must be a whole number >= {low}, got {v!r}")
-    if v < low:
-        raise ScenarioError(SOURCE, name, f"must be >= {low}, got {int(v)}")
-    return int(v)
-
-
-def _number(name: str, v, low: float, open_low: bool = False) -> float:
-    """`v` as a finite float >= `low` (> with `open_low`); ScenarioError naming `name` otherwise."""
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise ScenarioError(SOURCE, name, f"must be a number, got {v!r}")
-    f = float(v)
-    if not math.isfinite(f) or f < low or (open_low and f == low):
-        raise ScenarioError(SOURCE, name, f"must be a finite number {'>' if open_low else '>='} {low:g}, got {v!r}")
-    return f
 
 
 def load_fabric(fabric: str | Fabric | None = None, scenario: str | Path | None = None) -> Fabric:
@@ -63,17 +39,22 @@ def place(nodes: int | None = None, *, fabric: str | Fabric | None = None, scena
     trace at `trace` (PREFIX of PREFIX.{rank}.et; `nodes` defaults to its ranks). `busy` is a CSV of occupied
     servers or NICs and background jobs, or its rows as dicts (see `fabric.read_busy`). `per_server` caps the nodes on a server, background jobs' nodes included
     (default: as many as its free NICs allow, as study 000's Table III). Returns a PlaceResult whose
-    `placements` are best first; `to_dict()` is what `fabricsim place --json` prints."""
-    nodes, interfaces, top, seeds, per_server, max_evals, flow_seeds, seed = (
-        _count(name, v, low) for name, v, low in (
-            ("nodes", nodes, 2), ("interfaces", interfaces, 1), ("top", top, 1), ("seeds", seeds, 1),
-            ("per_server", per_server, 1), ("max_evals", max_evals, 1), ("flow_seeds", flow_seeds, 1), ("seed", seed, 0)))
-    msg_mb = _number("msg_mb", msg_mb, 0.0, open_low=True)
-    budget_s = None if budget_s is None else _number("budget_s", budget_s, 0.0)
-    if confirm_with not in ("hybrid", "packet"):
-        raise ScenarioError(SOURCE, "confirm_with", f"must be 'hybrid' or 'packet', got {confirm_with!r}")
-    if not isinstance(confirm, (bool, np.bool_)):
-        raise ScenarioError(SOURCE, "confirm", f"must be True or False, got {confirm!r}")
+    `placements` are best first; `to_dict()` is what `fabricsim place --json` prints. A misused argument raises
+    `fabricsim.errors.ArgumentError` naming it (numpy numbers are accepted)."""
+    from .. import checks
+
+    nodes = checks.integer(nodes, "nodes", low=1, high=2**31, none=True)
+    pattern = checks.text(pattern, "pattern")
+    msg_mb = checks.number(msg_mb, "msg_mb", low=0, above=True, high=2**50 / MIB)
+    interfaces = checks.integer(interfaces, "interfaces", low=1, high=2**16)
+    top, seeds = checks.integer(top, "top", low=1, high=2**31), checks.integer(seeds, "seeds", low=1, high=2**31)
+    per_server = checks.integer(per_server, "per_server", low=1, high=2**31, none=True)
+    budget_s = checks.number(budget_s, "budget_s", low=0, none=True)
+    max_evals = checks.integer(max_evals, "max_evals", low=1, high=2**63 - 1, none=True)
+    flow_seeds = checks.integer(flow_seeds, "flow_seeds", low=1, high=2**31, none=True)
+    confirm, seed = checks.flag(confirm, "confirm"), checks.integer(seed, "seed", low=0)
+    confirm_with = checks.text(confirm_with, "confirm_with", choices=("hybrid", "packet"))
+    progress = checks.function(progress, "progress", none=True)
     fab = load_fabric(fabric, scenario)
     traces = None
     if trace is not None:

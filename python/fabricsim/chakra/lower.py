@@ -30,7 +30,7 @@ from ..devices import DEVICES, Device
 from ..collectives.run import host_nics, host_nodes
 from ..errors import ScenarioError
 from ..workload import Deps, Workload
-from .trace import COLL, COMM_TYPES, COMP, MEM_LOAD, MEM_STORE, RECV, SEND, RankTrace
+from .trace import COLL, COMM_TYPES, COMP, MEM_LOAD, MEM_STORE, RECV, SEND, RankTrace, check_traces
 
 US = 1_000_000  # ps per microsecond
 
@@ -146,6 +146,17 @@ def _spread(scenario, hosts: list[str]) -> list[str]:
     return [g[i] for i in range(max(map(len, cols), default=0)) for g in cols if i < len(g)]
 
 
+def groups_beside(traces: list[RankTrace]) -> dict[str, list[int]] | None:
+    """PREFIX.comm_groups.json beside rank 0's file PREFIX.0.et (what `trace synth` writes), or None when the traces
+    were not read from files or there is no such file."""
+    import re
+
+    from .trace import read_comm_groups
+
+    m = re.match(r"^(.+)\.0\.et(\.gz)?$", traces[0].path) if traces else None
+    return read_comm_groups(m.group(1)) if m else None
+
+
 def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pack", algorithm: str | dict | None = None,
           comm_groups: dict[str, list[int]] | None = None, device: Device | str | None = None, chunks: int = 1,
           chunks_in_flight: int | None = None, packet_size: int = 1024, all_gather_size: str = "total",
@@ -156,12 +167,25 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
     active-chunks-per-dimension), chunk c is a collective of its own that starts once chunk c − K has
     completed; without it, the engine pipelines the chunks (chunk c waits for chunk c − 1 to be sent).
     `all_gather_size`: "total" reads an all-gather's comm_size as the gathered buffer (each rank contributes
-    comm_size / n), "block" as each rank's contribution (ASTRA-sim's reading). `fabric` (the scenario's fabric read
+    comm_size / n), "block" as each rank's contribution (ASTRA-sim's reading). Without `comm_groups`, the
+    communicators come from PREFIX.comm_groups.json beside the trace files if it exists (as `fabricsim trace run`
+    reads them), else every communicator is all ranks. `fabric` (the scenario's fabric read
     as data, `collectives.fabrics.read_fabric`) gives a "preset:NAME" placement its named placements."""
+    from ..checks import instance, integer
+    from ..spec import Scenario
+
+    traces = check_traces(traces)
+    instance(scenario, Scenario, "scenario", "a fabricsim.Scenario (the fabric to lower onto)")
     if all_gather_size not in ("total", "block"):
         raise ScenarioError(scenario.source, "all_gather_size", f"must be 'total' or 'block', not {all_gather_size!r}")
-    if chunks < 1 or (chunks_in_flight is not None and chunks_in_flight < 1):
-        raise ScenarioError(scenario.source, "chunks", "chunks and chunks in flight must be >= 1")
+    chunks = integer(chunks, "chunks", low=1, high=2**20)
+    chunks_in_flight = integer(chunks_in_flight, "chunks_in_flight", low=1, high=2**20, none=True)
+    packet_size = integer(packet_size, "packet_size", low=1, high=2**32 - 1)
+    if comm_groups is not None and not isinstance(comm_groups, dict):
+        raise ScenarioError(scenario.source, "comm_groups",
+                            f"expected a dict of communicator -> ranks, not {type(comm_groups).__name__}")
+    if device is not None and not isinstance(device, (str, Device)):
+        raise ScenarioError(scenario.source, "device", f"expected a device name or a Device, not {device!r}")
     if isinstance(device, str):
         if device not in DEVICES:
             raise ScenarioError(scenario.source, "device", f"unknown device '{device}' (known: {', '.join(DEVICES)})")
@@ -176,6 +200,8 @@ def lower(traces: list[RankTrace], scenario, *, placement: str | Sequence = "pac
     rank_hosts = [h for h, _ in eps]
     lowered = Lowered(wl, rank_hosts, [at[h] for h in rank_hosts], rank_messages=[MessageIndices() for _ in range(n)],
                       rank_compute=[[] for _ in range(n)])
+    if comm_groups is None:
+        comm_groups = groups_beside(traces)
     groups = {k: list(v) for k, v in (comm_groups or {}).items()}
     m0_, b0_, c0_ = wl.n_messages, wl._n_barriers, wl._n_compute
 

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ScenarioError
-from .trace import COLL, COMM_TYPES, RECV, SEND, RankTrace
+from .trace import COLL, COMM_TYPES, RECV, SEND, RankTrace, check_traces
 
 NO_NAME = np.iinfo(np.uint32).max
 ALL_GATHER, ALL_TO_ALL = 2, 6
@@ -155,14 +155,20 @@ def rescale(traces: list[RankTrace], ranks: int | None = None, *, dp: int | None
     communicators). `all_gather_size` is how an all-gather's comm_size is read ("total" or "block", as `lower`).
     Raises ScenarioError naming `source` (the trace), a rank's file and node, or the argument (source "", field
     "ranks", "dp", "tp", "pp" or "all_gather_size"). O(nodes)."""
+    from ..checks import _is_int
+
+    traces = check_traces(traces)
     n = len(traces)
     if all_gather_size not in ("total", "block"):
         raise ScenarioError("", "all_gather_size", f"must be 'total' or 'block', not {all_gather_size!r}")
     if (ranks is None) == (dp is None):
         raise ScenarioError("", "ranks", "give the new size: the ranks or the data-parallel degree (one of them)")
     for key, v in (("ranks", ranks), ("dp", dp), ("tp", tp), ("pp", pp)):
-        if v is not None and (not isinstance(v, int) or v < 1):
-            raise ScenarioError("", key, f"must be a whole number of at least 1, not {v!r}")
+        if v is not None and (not _is_int(v) or not 1 <= int(v) <= 2**31):
+            raise ScenarioError("", key, f"must be a whole number of at least 1 (and at most 2^31), not {v!r}")
+    ranks, dp, tp, pp = (None if v is None else int(v) for v in (ranks, dp, tp, pp))
+    if comm_groups is not None and not isinstance(comm_groups, dict):
+        raise ScenarioError("", "comm_groups", f"expected a dict of communicator -> ranks, not {type(comm_groups).__name__}")
     groups: dict[str | None, list[int]] = {str(k): sorted(int(r) for r in v) for k, v in (comm_groups or {}).items()}
     for g in _groups_used(traces):
         groups.setdefault(g, list(range(n)))

@@ -34,7 +34,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .lower import DEVICES, Device
-from .trace import COLL, COMP, RECV, SEND
+from .trace import COLL, COMP, RECV, SEND, read_comm_groups  # noqa: F401 (read_comm_groups: its home was here)
 
 ALL_REDUCE, ALL_GATHER, ALL_TO_ALL, REDUCE_SCATTER = 0, 2, 6, 7
 COLLECTIVES = {"all_reduce": ALL_REDUCE, "all_gather": ALL_GATHER, "reduce_scatter": REDUCE_SCATTER}
@@ -470,12 +470,3 @@ def write(prefix: str | Path, traces: list[dict[str, Any]], comm_groups: dict[st
     if comm_groups is not None:
         Path(f"{p}.comm_groups.json").write_text(json.dumps(comm_groups, indent=1) + "\n")
     return p
-
-
-def read_comm_groups(prefix: str | Path) -> dict[str, list[int]] | None:
-    """PREFIX.comm_groups.json as written by `write`, or None when there is none (`prefix` may be a folder holding
-    one trace, as `trace.load` reads)."""
-    from .trace import trace_prefix
-
-    f = Path(f"{trace_prefix(prefix)}.comm_groups.json")
-    return json.loads(f.read_text()) if f.exists() else None

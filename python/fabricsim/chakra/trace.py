@@ -5,6 +5,7 @@ Node types and collective types are the enum values of Chakra's `et_def.proto`.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,7 +68,9 @@ def trace_prefix(prefix: str | Path) -> Path:
 def load(prefix: str | Path) -> list[RankTrace]:
     """Every `PREFIX.{rank}.et` (or `.et.gz`) file, ranks 0..n−1 without gaps; errors name the file. `prefix` may
     be a folder holding one trace (`trace_prefix`)."""
-    p = trace_prefix(prefix)
+    from ..checks import path
+
+    p = trace_prefix(path(prefix, "prefix"))
     folder = p.parent if str(p.parent) else Path(".")
     pat = re.compile(re.escape(p.name) + r"\.(\d+)\.et(\.gz)?$")
     found: dict[int, Path] = {}
@@ -93,10 +96,21 @@ def load(prefix: str | Path) -> list[RankTrace]:
     return out
 
 
+def check_traces(traces: object, name: str = "traces") -> list[RankTrace]:
+    """`traces` if it is a non-empty list of RankTrace (what `load` returns), else an ArgumentError saying so."""
+    from ..errors import ArgumentError
+
+    if not isinstance(traces, (list, tuple)) or not traces or not all(isinstance(t, RankTrace) for t in traces):
+        got = f"{type(traces).__name__} {traces!r}"[:80]
+        raise ArgumentError(name, f"expected the list of rank traces fabricsim.chakra.load(prefix) returns, got {got}")
+    return list(traces)
+
+
 def info(traces: list[RankTrace]) -> dict[str, Any]:
     """Node counts by type, bytes by collective type (summed over ranks, as each rank lists its share), point to
     point bytes, and the critical path: the longest dependency chain within a rank, in nodes and in compute
     time (COMP nodes' duration_micros). O(nodes + dependencies)."""
+    traces = check_traces(traces)
     counts: dict[str, int] = {}
     coll_bytes: dict[str, int] = {}
     p2p = 0
@@ -154,3 +168,16 @@ def _topo_order(t: RankTrace, index: dict[int, int]) -> list[int]:
         stuck = next(i for i in range(n) if indeg[i] > 0)
         raise ScenarioError(t.path, f"node {int(ids[stuck])}", "is on a dependency cycle")
     return order
+
+
+def read_comm_groups(prefix: str | Path) -> dict[str, list[int]] | None:
+    """PREFIX.comm_groups.json as written by `write`, or None when there is none (`prefix` may be a folder holding
+    one trace, as `trace.load` reads); a file that is not one is a ScenarioError naming it."""
+    f = Path(f"{trace_prefix(prefix)}.comm_groups.json")
+    if not f.exists():
+        return None
+    try:
+        doc = json.loads(f.read_bytes())
+        return {str(k): [int(r) for r in v] for k, v in doc.items()}
+    except (OSError, ValueError, TypeError, AttributeError) as e:
+        raise ScenarioError(str(f), "", f"not a JSON object of communicator -> rank list ({e})") from None

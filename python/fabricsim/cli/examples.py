@@ -20,7 +20,9 @@ _SENTENCE_END = re.compile(r"\.(\s|$)")
 
 def examples_dir() -> Path:
     """The example scenarios that ship with the package."""
-    return Path(__file__).resolve().parent.parent / "_data" / "examples"
+    from ..examples import folder
+
+    return folder()
 
 
 def example_files() -> list[Path]:

@@ -90,8 +90,10 @@ class ClusterConfig:
     to 28% on contended collectives at 4 MiB buffers; issue 30)."""
 
     def __post_init__(self) -> None:
+        from ..checks import fields
         from ..collectives.patterns import pattern_name
 
+        fields(self, nonneg=("seed",))  # types here; ranges in `check`, which knows the fabric and the options' names
         self.pattern = pattern_name(self.pattern)  # a deprecated name (all-reduce) warns and gets its new one
 
     def resolved(self, fabric: Fabric) -> "ClusterConfig":

@@ -32,7 +32,11 @@ each of its two parts) and the whole buffer for the ring patterns. Cost: O(messa
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Sequence
+
+from ..checks import flag, integer, text
+from ..errors import ArgumentError
 
 PATTERNS = {"all-to-all": ("all_to_all", "shift"), "all-gather": ("all_gather", "shift"),
             "shift-all-reduce": ("all_reduce", "shift"), "ring-all-reduce": ("all_reduce", "ring"),
@@ -69,22 +73,25 @@ Endpoint = tuple[str, int]
 def endpoints(nodes: Sequence) -> list[Endpoint]:
     """Normalize `nodes`: a host name means its NIC 0; a (host, nic) pair is kept. Anything else (a bare
     string split into characters, a negative NIC, fewer than 2 nodes) raises ValueError naming the entry. O(N)."""
-    if isinstance(nodes, str):
-        raise ValueError(f"nodes: expected a list of host names or (host, nic) pairs, got the string {nodes!r}")
+    from ..checks import _is_int
+
+    if isinstance(nodes, (str, bytes, dict)) or not isinstance(nodes, Iterable):
+        got = f"the string {nodes!r}" if isinstance(nodes, str) else f"{type(nodes).__name__} {nodes!r}"[:100]
+        raise ArgumentError("nodes", f"expected a list of host names or (host, nic) pairs, got {got}")
     out: list[Endpoint] = []
     for i, x in enumerate(nodes):
         if isinstance(x, str) and x:
             out.append((x, 0))
         elif (isinstance(x, (tuple, list)) and len(x) == 2 and isinstance(x[0], str) and x[0]
-              and isinstance(x[1], int) and not isinstance(x[1], bool) and x[1] >= 0):
+              and _is_int(x[1]) and 0 <= int(x[1]) < 2**32):
             out.append((x[0], int(x[1])))
         else:
-            raise ValueError(f"nodes[{i}]: expected a host name or a (host, nic) pair with nic >= 0, got {x!r}")
+            raise ArgumentError(f"nodes[{i}]", f"expected a host name or a (host, nic) pair with nic >= 0, got {x!r}")
     if len(out) < 2:
-        raise ValueError(f"nodes: a collective needs at least 2 nodes, got {len(out)}")
+        raise ArgumentError("nodes", f"a collective needs at least 2 nodes, got {len(out)}")
     if len(set(out)) != len(out):
         dup = next(e for e in out if out.count(e) > 1)
-        raise ValueError(f"nodes: endpoint {dup} appears more than once")
+        raise ArgumentError("nodes", f"endpoint {dup} appears more than once")
     return out
 
 
@@ -98,9 +105,9 @@ def sizes(size, packet) -> tuple[int, int]:
         try:
             n = parse_size_bytes(v)
         except (TypeError, ValueError) as e:
-            raise ValueError(f"{what}: {e}") from None
+            raise ArgumentError(what, str(e)) from None
         if n <= 0:
-            raise ValueError(f"{what}: must be at least 1 byte, got {v!r}")
+            raise ArgumentError(what, f"must be at least 1 byte, got {v!r}")
         out.append(n)
     return out[0], out[1]
 
@@ -122,10 +129,13 @@ class _Expansion:
         from .. import _core
 
         for key in ("order", "ag_order"):
-            if opts.get(key) is not None and opts[key] not in ORDERS:
-                raise ValueError(f"{key} must be one of {ORDERS}, not {opts[key]!r}")
+            if key in opts:
+                opts[key] = text(opts[key], key, choices=ORDERS, none=True)
+        if "barrier" in opts:
+            opts["barrier"] = flag(opts["barrier"], "barrier")
         self.eps = endpoints(nodes)
         size, packet = sizes(size, packet)
+        header = integer(header, "header", low=0, high=2**32 - 1)
         hosts: dict[str, int] = {}
         for h, _ in self.eps:
             hosts.setdefault(h, len(hosts))
@@ -175,6 +185,7 @@ def _phase_barrier(name: str) -> str:
 def _shift(kind: str, tag: str, nodes, size, packet: int, header: int, **opts) -> list[dict]:
     """A shift pattern's messages named `{tag}.p{k}.{i}to{j}` (phase k = j − i mod N); the all-reduce's
     first message between two ranks is its All-to-All's (`{tag}.a2a.…`), the second its All-Gather's (`{tag}.ag.…`)."""
+    text(tag, "tag")
     x = _Expansion(kind, "shift", nodes, size, packet, header, **opts)
     n = len(x.eps)
     seen: set[tuple[int, int]] = set()
@@ -190,6 +201,7 @@ def _shift(kind: str, tag: str, nodes, size, packet: int, header: int, **opts) -
 
 def _ring(kind: str, tag: str, nodes, size, packet: int, header: int) -> list[dict]:
     """A ring pattern's messages named `{tag}.s{s}.{i}`: the s-th message node i sends."""
+    text(tag, "tag")
     x = _Expansion(kind, "ring", nodes, size, packet, header)
     count = [0] * len(x.eps)
     names = []

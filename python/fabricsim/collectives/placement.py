@@ -10,19 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..checks import integer, text
+from ..errors import ArgumentError
+
 
 def pack(n: int, racks: int, per_rack: int, start_rack: int = 0) -> list[int]:
     """n nodes on consecutive servers, filling racks in order from `start_rack`."""
+    n, racks, per_rack = integer(n, "n", low=1), integer(racks, "racks", low=1), integer(per_rack, "per_rack", low=1)
+    start_rack = integer(start_rack, "start_rack", low=0)
     first = start_rack * per_rack + 1
     if first - 1 + n > racks * per_rack:
-        raise ValueError(f"{n} nodes do not fit from rack {start_rack + 1}")
+        raise ArgumentError("n", f"{n} nodes do not fit from rack {start_rack + 1}")
     return list(range(first, first + n))
 
 
 def spread(n: int, over: int, racks: int, per_rack: int) -> list[int]:
     """n nodes round-robin over the first `over` racks (one server after another in each rack)."""
+    n, over = integer(n, "n", low=1), integer(over, "over", low=1)
+    racks, per_rack = integer(racks, "racks", low=1), integer(per_rack, "per_rack", low=1)
     if over > racks or n > over * per_rack:
-        raise ValueError(f"{n} nodes do not fit in {over} racks")
+        raise ArgumentError("n", f"{n} nodes do not fit in {over} racks")
     return sorted(r * per_rack + (k // over) + 1 for k in range(n) for r in [k % over])
 
 
@@ -30,6 +37,7 @@ def placement_groups(name: str, racks: int, per_rack: int,
                      presets: Mapping[str, list[list[int]]] | None = None) -> list[list[int]]:
     """Server-id lists per collective for a name of `presets`, `pack:N` (N nodes on consecutive servers) or
     `spread:N:R` (N nodes round-robin over the first R racks), on any leaf-spine of `racks` × `per_rack`."""
+    name = text(name, "name")
     presets = presets or {}
     if name in presets:
         return presets[name]
@@ -43,4 +51,4 @@ def placement_groups(name: str, racks: int, per_rack: int,
     if kind == "spread" and args is not None and len(args) == 2:
         return [spread(args[0], args[1], racks, per_rack)]
     given = f"a preset ({', '.join(presets)}), " if presets else ""
-    raise ValueError(f"unknown placement '{name}': give {given}pack:N or spread:N:RACKS")
+    raise ArgumentError("name", f"unknown placement '{name}': give {given}pack:N or spread:N:RACKS")

@@ -152,6 +152,10 @@ def compare(a: Design, b: Design) -> list[dict[str, Any]]:
 def load(source: str, overrides: dict[str, Any] | None = None) -> Design:
     """A design from a preset name or a JSON/TOML file, with field overrides. Raises ScenarioError naming the
     file and the field."""
+    from ..checks import instance, path, text
+
+    source = str(path(source, "source")) if not isinstance(source, str) else text(source, "source")
+    instance(overrides, dict, "overrides", "a dict of field overrides", none=True)
     if source in PRESETS:
         raw, where = dict(PRESETS[source]), f"preset '{source}'"
     else:

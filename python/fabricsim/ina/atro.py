@@ -29,6 +29,9 @@ class Instance:
     layers: int = 5
 
     def __post_init__(self) -> None:
+        from ..checks import fields
+
+        fields(self, positive=("workers", "switches", "ports", "link_gbps", "layers"), nonneg=("aggregators",))
         checks = [("workers", self.workers >= 1, "must be at least 1"),
                   ("switches", self.switches >= 1, "must be at least 1"),
                   ("aggregators", 0 <= self.aggregators <= self.switches, f"must be in 0..switches ({self.switches})"),

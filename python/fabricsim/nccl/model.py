@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from . import constants as K
+from ..collectives.fabrics import FabricFile
 from .fabric import NcclFabric, nccl_fabric
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall")
@@ -50,8 +51,11 @@ busiest link of an ideal ring, comparable with the hardware's peak whatever the 
 
 
 def busbw_factor(collective: str, ranks: int) -> float:
-    """nccl-tests' busbw / algbw for `collective` on `ranks` ranks."""
-    return BUSBW_FACTOR[collective](ranks)
+    """nccl-tests' busbw / algbw for `collective` on `ranks` ranks (at least 1)."""
+    from ..checks import integer, text
+
+    collective = text(collective, "collective", choices=BUSBW_FACTOR)
+    return BUSBW_FACTOR[collective](integer(ranks, "ranks", low=1))
 
 
 @dataclass(frozen=True)
@@ -262,15 +266,19 @@ def nccl_tests(fabric: str | Path | Any, collective: str = "all_reduce", *, minb
     the efficiencies) instead of the closed form. `nic_efficiency` overrides the calibrated constant.
     ValueError on a bad collective, algorithm or size range; ScenarioError on a fabric that is not rail-optimized.
     """
-    if collective not in COLLECTIVES:
-        raise ValueError(f"collective must be one of {', '.join(COLLECTIVES)}, not {collective!r}")
-    if algo not in ALGOS:
-        raise ValueError(f"algo must be one of {', '.join(ALGOS)}, not {algo!r}")
-    if fidelity not in FIDELITIES:
-        raise ValueError(f"fidelity must be one of {', '.join(FIDELITIES)}, not {fidelity!r}")
-    if minbytes < 1 or maxbytes < minbytes or stepfactor < 2:
-        raise ValueError(f"sizes: need 1 <= minbytes <= maxbytes and stepfactor >= 2 (got {minbytes}, {maxbytes}, "
-                         f"{stepfactor})")
+    from .. import checks
+    from ..errors import ArgumentError
+
+    collective = checks.text(collective, "collective", choices=COLLECTIVES)
+    algo = checks.text(algo, "algo", choices=ALGOS)
+    fidelity = checks.text(fidelity, "fidelity", choices=FIDELITIES)
+    minbytes = checks.integer(minbytes, "minbytes", low=1, high=2**50)
+    maxbytes = checks.integer(maxbytes, "maxbytes", low=minbytes, high=2**50)
+    stepfactor = checks.integer(stepfactor, "stepfactor", low=2, high=2**50)
+    nic_efficiency = checks.number(nic_efficiency, "nic_efficiency", low=0, above=True, high=1, none=True)
+    if not isinstance(fabric, (str, Path, NcclFabric, FabricFile)) or fabric == "":
+        raise ArgumentError("fabric", f"expected a built-in fabric's name, a fabric file's path or a FabricFile, got "
+                            f"{type(fabric).__name__} {fabric!r}"[:160])
     f = fabric if isinstance(fabric, NcclFabric) else nccl_fabric(fabric)
     if f.ranks < 2:
         raise ValueError(f"{f.name} has one GPU: a collective needs at least 2 ranks")

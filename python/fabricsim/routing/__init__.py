@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections import deque
 
+from ..topology.fattree import FatTree
 from .opensm import export_opensm, parse_lfts, trace
 
 Route = tuple[int, int, int]
@@ -29,11 +30,18 @@ def _unreachable(a: int, b: int) -> ValueError:
     return ValueError(f"leaves {a} and {b} share no live spine: no route between their servers")
 
 
+def fat_tree_arg(ft: object) -> FatTree:
+    """`ft` if it is a `fabricsim.topology.FatTree`, else an ArgumentError saying what to pass."""
+    from ..checks import instance
+
+    return instance(ft, FatTree, "ft", "a fabricsim.topology.FatTree (e.g. FatTree(4, 4) or random_failures(...))")
+
+
 def ftree(ft, schedule) -> Routing:
     """OpenSM Ftree, destination-based: leaf ℓ sends every packet for server d up to spine U[α_d mod |U|], U the
     spines alive from ℓ to d's leaf. Without failures this spreads the M0 destinations of a leaf over the M0
     spines (conflict-free with linear shift); with failures it keeps the destination-based rule, as OpenSM does."""
-    m0 = ft.m0
+    m0 = fat_tree_arg(ft).m0
     common = _common(ft)
     out: Routing = []
     for phase in schedule:
@@ -55,7 +63,7 @@ def minhop(ft, schedule) -> Routing:
     """OpenSM Min-Hop: every leaf walks the destinations in LID (server) order and routes each remote one up the
     least-loaded usable up-port so far (ties to the lowest spine), counting routes per port. Fixed per leaf and
     destination, whatever the phase."""
-    m0, m1, P = ft.m0, ft.m1, ft.servers
+    m0, m1, P = fat_tree_arg(ft).m0, ft.m1, ft.servers
     common = _common(ft)
     table: list[list[int]] = []
     for a in range(m1):
@@ -80,8 +88,8 @@ def fors_algorithm2(ft, schedule) -> Routing:
     inter-leaf pairs of each source leaf take S[0], S[1], … in schedule order. The counter restarts for every
     source leaf (as printed it runs across the whole phase, which on FT(2;20,18) puts two flows on one
     spine→leaf link in the last, shorter phase of 1F_SW0, 2F_SW0 and SW_{18,19}). Needs m ≤ f."""
-    m0 = ft.m0
-    if ft.m > ft.f:
+    m0 = fat_tree_arg(ft).m0
+    if fat_tree_arg(ft).m > ft.f:
         raise ValueError(f"Algorithm 2 needs m ≤ f (spines impacted ≤ bandwidth reduction); here m = {ft.m}, f = {ft.f}")
     bad = {sp for _, sp in ft.failed}
     S = [sp for sp in range(m0) if sp not in bad]
@@ -123,7 +131,7 @@ def route_phase(ft, phase, common=None) -> list[Route] | None:
     ejection (the allowed colour with the fewest clashes; the clashing edges are uncoloured and queued again,
     with a one-step tabu; seeded, so deterministic). None after 20·E + 100 ejections.
     O(E·M0) plus O(M0²·path) per Kempe attempt."""
-    m0 = ft.m0
+    m0 = fat_tree_arg(ft).m0
     common = common or _common(ft)
     n = len(phase)
     colour = [-1] * n
@@ -241,7 +249,7 @@ def ilp_route_phase(ft, phase, solver: str = "cpsat", time_limit_s: float = 60.0
     down. Feasibility only. `solver`: "cpsat" (OR-Tools, one worker, fixed seed) or "highs" (HiGHS MIP).
     Raises ValueError if infeasible or out of time. With `partial` (CP-SAT only), "exactly one" becomes "at most
     one" and the routed flows are maximized; unrouted inter-leaf flows get spine −2."""
-    m0 = ft.m0
+    m0 = fat_tree_arg(ft).m0
     common = _common(ft)
     inter = [(i, s, d) for i, (s, d) in enumerate(phase) if s // m0 != d // m0]
     up: dict[tuple[int, int], list] = {}
@@ -330,7 +338,7 @@ def fors_route(ft, schedule, method: str = "auto", stats: dict | None = None) ->
     receives the method used, the phases that went to the ILP and the phases split."""
     if method not in ("auto", "algorithm2", "colouring", "cpsat", "highs"):
         raise ValueError(f"method must be auto, algorithm2, colouring, cpsat or highs, not '{method}'")
-    m0 = ft.m0
+    m0 = fat_tree_arg(ft).m0
     st = stats if stats is not None else {}
     st.update(method=method, ilp_phases=0)
     if method in ("cpsat", "highs"):

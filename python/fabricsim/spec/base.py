@@ -14,10 +14,11 @@ registry's KINDS).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import contextvars
+import dataclasses
 import functools
 import gc
+import math
 import re
 from collections.abc import Callable, Collection, Iterator
 from typing import Annotated, Any, Literal, TypeVar
@@ -25,6 +26,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Strict, ValidationError
 
 from ..units import Duration, Rate, Size
+
 
 # The field types of the scenario models say what a value is, not which values are allowed: the engine's reader
 # judges every value (ranges, names, implausible rates and sizes), for a file and for a scenario built in Python
@@ -70,6 +72,24 @@ def _base(source: str) -> str | None:
     return None if not source or source.startswith("<") else str(Path(source).parent)
 
 
+def non_finite(data: Any, at: str = "") -> tuple[str, float] | None:
+    """The first NaN or infinite float in a document (TOML reads `nan` and `inf`; JSON has neither) as (the key
+    as written, e.g. `links[2].rate`, its value), or None. O(size of the document)."""
+    if isinstance(data, float):
+        return None if math.isfinite(data) else (at, data)
+    if isinstance(data, dict):
+        items = ((f"{at}.{k}" if at else str(k), v) for k, v in data.items())
+    elif isinstance(data, (list, tuple)):
+        items = ((f"{at}[{i}]", v) for i, v in enumerate(data))
+    else:
+        return None
+    for key, v in items:
+        found = non_finite(v, key)
+        if found is not None:
+            return found
+    return None
+
+
 def engine_read(data: dict, what: str, source: str, quiet: bool = True, parse: bool = True) -> Any:
     """The engine's reading of a scenario document (`what`: "header", "rows", "warnings") or of a `[topology]`
     table ("network"), parsed from its JSON; raises ScenarioError naming the file (`source`, or the graph file the
@@ -81,6 +101,9 @@ def engine_read(data: dict, what: str, source: str, quiet: bool = True, parse: b
     from .. import _core
     from ..errors import ScenarioError
 
+    bad = non_finite(data) if what == "network" else None  # a builder's arguments (a document's: the reader's)
+    if bad is not None:
+        raise ScenarioError(source, f"topology.{bad[0]}", f"must be a finite number, got {bad[1]}")
     try:
         text = json.dumps(data, allow_nan=True)
     except (TypeError, ValueError) as e:

@@ -87,5 +87,9 @@ def read_document(path: str | Path) -> dict:
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Load and validate a scenario from a TOML (or .json) file; raises ScenarioError naming file and field."""
+    """Load and validate a scenario from a TOML (or .json) file; raises ScenarioError naming file and field (an
+    ArgumentError when `path` is not a path)."""
+    from ..checks import path as a_path
+
+    path = a_path(path, "path")
     return scenario_from_dict(read_document(path), str(path))

@@ -9,6 +9,7 @@ about (an implausible rate or size)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import PrivateAttr, ValidationError
@@ -76,8 +77,12 @@ class Scenario(_Model):
 
     def with_seed(self, seed: int) -> "Scenario":
         """A copy with another seed (checked as the `seed` key is; O(1): nothing else is re-validated)."""
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ScenarioError(self._source, "seed", f"expected an integer >= 0, got {seed!r}")
+        from ..checks import U64_MAX, integer
+
+        try:
+            seed = integer(seed, "seed", low=0, high=U64_MAX)
+        except ValueError:
+            raise ScenarioError(self._source, "seed", f"expected an integer >= 0 and < 2^64, got {seed!r}") from None
         s = super().model_copy(update={"seed": seed})
         s._source = self._source
         return s
@@ -192,7 +197,6 @@ def engine_verdict(data: dict, source: str) -> tuple[str, ScenarioError | None]:
     import json
 
     from .. import _core
-
     try:
         text = json.dumps(data, allow_nan=True)
     except (TypeError, ValueError):
@@ -207,9 +211,14 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     """Validate a parsed scenario (dict) completely; raises ScenarioError naming the field. The engine's reader
     is the validator (`engine_verdict`); Python's models build the typed scenario, and judge only what the reader
     leaves to them (a value to warn about: an implausible link rate or message size, a FabricsimWarning naming
-    the file, the field and the value; a document it does not read)."""
+    the file, the field and the value; a document it does not read). numpy numbers and arrays in `data` are read
+    as the Python numbers and lists they hold."""
+    from ..checks import plain, text
+
+    source = str(source) if isinstance(source, Path) else text(source, "source")
     if not isinstance(data, dict):
-        raise ScenarioError(source, "", "a scenario must be a table of keys")
+        raise ScenarioError(source, "", f"a scenario must be a table of keys (a dict), got {type(data).__name__}")
+    data = plain(data)
     verdict, error = engine_verdict(data, source)
     if error is not None:
         raise error

@@ -126,7 +126,9 @@ def expand(spec: SweepSpec, base: dict[str, Any], seeds: int | None = None, sour
 
 def load_sweep(path: str | Path) -> tuple[SweepSpec, dict[str, Any]]:
     """Load a sweep file and its base scenario dict; raises ScenarioError naming the file and field."""
-    p = Path(path)
+    from ..checks import path as a_path
+
+    p = a_path(path, "path")
     try:
         spec = SweepSpec.model_validate(read_document(p))
     except ValidationError as e:

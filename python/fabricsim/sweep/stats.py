@@ -15,7 +15,18 @@ from ..stats import t975
 
 def ci95(values: Iterable[float]) -> tuple[float, float, float, int]:
     """(mean, std, half-width, n) with std the sample deviation (ddof=1) and half-width
-    t(0.975, n-1)·std/√n; the half-width is NaN for n < 2."""
+    t(0.975, n-1)·std/√n; the half-width is NaN for n < 2. None and NaN values are left out; anything else that
+    is not a number is an ArgumentError."""
+    import numbers
+
+    from ..errors import ArgumentError
+
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+        raise ArgumentError("values", f"expected numbers (a list or an array), got {type(values).__name__}")
+    values = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    bad = next((v for v in values if v is not None and (not isinstance(v, numbers.Real) or isinstance(v, bool))), None)
+    if bad is not None:
+        raise ArgumentError("values", f"expected numbers, got {type(bad).__name__} {bad!r}"[:120])
     x = np.asarray([v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))], dtype=float)
     n = len(x)
     if n == 0:

@@ -121,7 +121,9 @@ class Store:
     Raises StoreError for a path that is not a sweep store (see the module)."""
 
     def __init__(self, folder: str | Path):
-        self.path = store_path(folder)
+        from ..checks import path
+
+        self.path = store_path(path(folder, "folder"))
         self.folder = self.path.parent
         if not self.path.exists():
             try:

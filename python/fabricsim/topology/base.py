@@ -105,10 +105,11 @@ def family_network(kind: str, args: dict[str, Any]) -> Network:
     """A builder function's network: its keyword arguments (`locals()`, None meaning "not given") as the
     `[topology]` table of family `kind`; an error names the family and the argument (`fat_tree3: k: must be
     even ...`). O(nodes + links)."""
+    from ..checks import plain
     from ..errors import ScenarioError
 
     try:
-        return network_of({"kind": kind, **{k: v for k, v in args.items() if v is not None}})
+        return network_of({"kind": kind, **{k: plain(v) for k, v in args.items() if v is not None}})
     except ScenarioError as e:
         if e.source == kind and e.field.startswith("topology."):
             raise ScenarioError(kind, e.field.removeprefix("topology."), e.reason) from None

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-
 from ..spec.base import _Model
 from ..spec.network import LinkDef, Network, NodeDef
+from .base import family_network
 
 
 class CustomTopology(_Model):
@@ -23,5 +23,11 @@ class CustomTopology(_Model):
 
 
 def custom(nodes: list[dict | NodeDef], links: list[dict | LinkDef]) -> Network:
-    """A network from explicit nodes ({name, kind, latency}) and links ({a, b, rate, delay})."""
-    return Network(nodes=[NodeDef.model_validate(n) for n in nodes], links=[LinkDef.model_validate(l) for l in links])
+    """A network from explicit nodes ({name, kind, latency}) and links ({a, b, rate, delay}), read as a
+    `[topology] kind = "custom"` table is (an error names `nodes[i].field`)."""
+    from ..checks import instance
+
+    instance(nodes, list, "nodes", "a list of nodes ({name, kind, latency} dicts or NodeDef)")
+    instance(links, list, "links", "a list of links ({a, b, rate, delay} dicts or LinkDef)")
+    as_table = lambda xs: [x.model_dump() if isinstance(x, (NodeDef, LinkDef)) else x for x in xs]  # noqa: E731
+    return family_network("custom", {"nodes": as_table(nodes), "links": as_table(links)})

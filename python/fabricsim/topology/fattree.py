@@ -13,6 +13,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from ..checks import flag, integer
+from ..errors import ArgumentError
+
+MAX_SERVERS = 20_000_000
+"""The most servers an FT(2;M0,M1) may have (the engine's fabric limit)."""
+
 
 @dataclass(frozen=True)
 class FatTree:
@@ -23,11 +29,18 @@ class FatTree:
     failed: frozenset[tuple[int, int]] = field(default_factory=frozenset)
 
     def __post_init__(self):
+        object.__setattr__(self, "m0", integer(self.m0, "m0"))
+        object.__setattr__(self, "m1", integer(self.m1, "m1"))
         if self.m0 < 1 or self.m1 < 2:
-            raise ValueError(f"FT(2;{self.m0},{self.m1}): need M0 ≥ 1 spines and M1 ≥ 2 leaves")
+            raise ArgumentError("m0" if self.m0 < 1 else "m1",
+                                f"FT(2;{self.m0},{self.m1}): need M0 ≥ 1 spines and M1 ≥ 2 leaves")
+        if self.m0 * self.m1 > MAX_SERVERS:
+            raise ArgumentError("m0", f"FT(2;{self.m0},{self.m1}) has more than {MAX_SERVERS:,} servers")
+        if not isinstance(self.failed, (set, frozenset, list, tuple)):
+            raise ArgumentError("failed", f"expected a set of (leaf, spine) pairs, got {type(self.failed).__name__}")
         for leaf, spine in self.failed:
             if not (0 <= leaf < self.m1 and 0 <= spine < self.m0):
-                raise ValueError(f"failed link ({leaf}, {spine}) is outside FT(2;{self.m0},{self.m1})")
+                raise ArgumentError("failed", f"failed link ({leaf}, {spine}) is outside FT(2;{self.m0},{self.m1})")
 
     @property
     def servers(self) -> int:
@@ -77,6 +90,11 @@ class FatTree:
 def random_failures(m0: int, m1: int, links: int, seed: int = 0, keep_connected: bool = True) -> FatTree:
     """`links` failed leaf–spine links drawn uniformly (seeded); with `keep_connected`, redrawn until every
     pair of leaves still shares a spine (raises ValueError after 1000 tries)."""
+    FatTree(m0, m1)  # checks m0 and m1
+    links = integer(links, "links", low=0, high=int(m0) * int(m1))
+    seed = integer(seed, "seed", low=0)
+    keep_connected = flag(keep_connected, "keep_connected")
+    m0, m1 = int(m0), int(m1)
     rnd = random.Random(seed)
     pool = [(leaf, sp) for leaf in range(m1) for sp in range(m0)]
     for _ in range(1000):

@@ -38,6 +38,11 @@ def to_networkx(network: Network) -> "nx.MultiGraph":
     imported here, on first use, to keep `import fabricsim` fast. O(nodes + links)."""
     import networkx as nx
 
+    from ..checks import instance
+
+    instance(network, Network, "network", "a fabricsim.topology.Network (a builder's result, e.g. fat_tree(4, 3, "
+             "\"100Gbps\"), or scenario.topology.network())")
+
     g = nx.MultiGraph()
     if network.policy is not None:
         g.graph["policy"] = network.policy.kind

@@ -13,7 +13,17 @@ from .base import BuiltTopology, family_network
 def rail_gpus(sus: int, servers_per_su: int, gpus_per_server: int = 8) -> list[str]:
     """Every GPU's host name in rank order: rank ((u·servers_per_su) + s)·gpus_per_server + g is GPU g of
     server s of scalable unit u, `su{u}.s{s}.g{g}` (the order of the hosts in the built network too).
-    O(GPUs)."""
+    O(GPUs); more than the 20 million a fabric may hold (as the engine's topology limit) is an ArgumentError."""
+    from ..checks import integer
+
+    sus = integer(sus, "sus", low=1)
+    servers_per_su = integer(servers_per_su, "servers_per_su", low=1)
+    gpus_per_server = integer(gpus_per_server, "gpus_per_server", low=1)
+    if sus * servers_per_su * gpus_per_server > 20_000_000:
+        from ..errors import ArgumentError
+
+        raise ArgumentError("sus", f"{sus} × {servers_per_su} × {gpus_per_server} GPUs exceed the 20 million nodes "
+                            "a fabric may hold")
     return [f"su{u}.s{s}.g{g}" for u in range(sus) for s in range(servers_per_su) for g in range(gpus_per_server)]
 
 

@@ -10,8 +10,9 @@ read as SimAI reads it and lowered the same way (`aicb`).
 
 from __future__ import annotations
 
+import os
 import time
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from ..devices import DEVICES, device
@@ -127,9 +128,19 @@ def plan(model_name: str | ModelSpec, *, fabric: str, tp: int = 1, pp: int = 1, 
     """Check the job (UserError naming the option on the first problem) and lower it onto `fabric` (a built-in
     fabric's name or a fabric file). `global_batch` defaults to micro_batch × dp × ep × pp (pp micro-batches per
     pipeline); `gpus` to every GPU of the fabric; `layer_times` (a TOML file or `LayerTimes`) replaces the roofline
-    with measured per-layer times."""
+    with measured per-layer times. A misused argument raises `fabricsim.errors.ArgumentError` naming it."""
+    from .. import checks
     from ..collectives.fabrics import read_fabric
 
+    seq_len = checks.integer(seq_len, "seq_len", low=1, high=2**31, none=True)
+    gpus = checks.integer(gpus, "gpus", low=1, high=2**31, none=True)
+    micro_batch = checks.integer(micro_batch, "micro_batch", low=1, high=2**31)
+    global_batch = checks.integer(global_batch, "global_batch", low=1, high=2**40, none=True)
+    tp, pp, dp, ep, cp, vpp = astuple(Parallel(tp, pp, dp, ep, cp, vpp))  # checked, numpy ints as ints
+    seed, top_links = checks.integer(seed, "seed", low=0), checks.integer(top_links, "top_links", low=0)
+    checks.text(device_name, "device_name")
+    if not isinstance(fabric, os.PathLike):
+        checks.text(fabric, "fabric")
     m = model_name if isinstance(model_name, ModelSpec) else model(model_name)
     m = with_seq_len(m, seq_len)
     try:

@@ -52,6 +52,10 @@ def read_layer_times(path: str) -> LayerTimes:
     `optimizer_us`. UserError naming the file and key on anything else."""
     from pathlib import Path
 
+    from ..checks import path as a_path
+
+    path = str(a_path(path, "path"))
+
     from .models import read_toml
 
     p = Path(path)
@@ -89,6 +93,11 @@ class Parallel:
     ep: int = 1
     cp: int = 1
     vpp: int = 1
+
+    def __post_init__(self) -> None:
+        from ..checks import fields
+
+        fields(self, positive=("tp", "pp", "dp", "ep", "cp", "vpp"))
 
     @property
     def world(self) -> int:
@@ -138,6 +147,12 @@ class TrainJob:
     steps: int = 1
     layer_times: LayerTimes | None = None
     """Measured compute times (`read_layer_times`), replacing the roofline; None: the roofline."""
+
+    def __post_init__(self) -> None:
+        from ..checks import fields
+
+        fields(self, positive=("micro_batch", "global_batch", "efficiency", "grad_bytes", "param_bytes",
+                               "bucket_params", "steps"), nonneg=("zero",))
 
     @property
     def seq_len(self) -> int:

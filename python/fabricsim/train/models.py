@@ -186,6 +186,9 @@ def read_model(path: str | Path) -> ModelSpec:
     (default heads), `seq_len` (2048), `head_dim` (hidden / heads), `swiglu` (true), `experts`, `top_k`,
     `expert_ffn` (default ffn), `shared_experts`, `dense_layers` (0), `name`. UserError naming the file and the
     key on anything else."""
+    from ..checks import path as a_path
+
+    path = a_path(path, "path")
     p = Path(path)
     doc = read_toml(p, "model file")
     known = set(_INT_KEYS) | {"swiglu", "name"}
@@ -235,6 +238,9 @@ def check_model(m: ModelSpec) -> str | None:
 
 def model(name_or_path: str) -> ModelSpec:
     """A preset by name, or a model TOML file by path."""
+    from ..checks import text
+
+    name_or_path = str(name_or_path) if isinstance(name_or_path, Path) else text(name_or_path, "model")
     if name_or_path in PRESETS:
         return PRESETS[name_or_path]
     if name_or_path.endswith(".toml") or Path(name_or_path).exists():

@@ -56,7 +56,7 @@ pub const ECN: &[Key] = &[
         "preset",
         Kind::Choice(PRESETS),
         "",
-        "Thresholds by rate: \"hpcc\" (HPCC's config.txt), \"simai\" (SimAI.conf, with rows for faster links) or \"dcqcn_paper\" (the DCQCN paper's single row); docs/roce_parameters.md lists them.",
+        "Thresholds by rate: \"hpcc\" (HPCC's config.txt at 25, 50 and 100 Gb/s, and run.py's 400 Gb/s row), \"simai\" (SimAI.conf, with rows for faster links) or \"dcqcn_paper\" (the DCQCN paper's single row); docs/roce_parameters.md lists them.",
     ),
     key("kmin", Kind::Size, "kmin_bytes", "Kmin at every rate of the preset (unset: the preset's)."),
     key("kmax", Kind::Size, "kmax_bytes", "Kmax at every rate of the preset (unset: the preset's)."),
