@@ -151,11 +151,15 @@ def _critical(tl: _Timeline) -> list[tuple[int, int]]:
                 keys.append(k)
         return max(keys) if keys else None
 
-    ends = [leaf_key(_DELIVERED, m) for m in np.flatnonzero(tl.msg_end != MISSING).tolist()]
-    ends += [leaf_key(_COMPUTE, c) for c in np.flatnonzero(tl.comp_end != MISSING).tolist()]
-    if not ends:
+    # The item that completed last, ties to the lowest node index (messages come before compute steps):
+    # max(leaf_key) over every delivered message and ended step, vectorised.
+    m_ok, c_ok = tl.msg_end != MISSING, tl.comp_end != MISSING
+    if not m_ok.any() and not c_ok.any():
         return []
-    cur = max(ends)
+    t_last = max(int(tl.msg_end[m_ok].max(initial=0)), int(tl.comp_end[c_ok].max(initial=0)))
+    last_msg = np.flatnonzero(m_ok & (tl.msg_end == t_last))
+    cur = (leaf_key(_DELIVERED, int(last_msg[0])) if len(last_msg)
+           else leaf_key(_COMPUTE, int(np.flatnonzero(c_ok & (tl.comp_end == t_last))[0])))
     path = []
     while cur is not None:
         tag, index = cur[3], cur[4]
@@ -275,7 +279,7 @@ def aggregate(lowered, rec, group: int | None = None) -> dict[str, Any]:
       src_group, dst_group, start_ps, end_ps, messages.
 
     Items that never started or completed are left out. Vectorised: O((messages + steps) log)."""
-    tl = _timeline(lowered, rec)
+    tl = _prepared(lowered, rec)[0]
     n = len(tl.hosts)
     g = group or rank_group_size(n)
     n_groups = -(-n // g) if n else 0
@@ -411,15 +415,12 @@ def perfetto(lowered, rec, path, detail: str = "collectives") -> dict[str, Any]:
         from ..errors import UserError
 
         raise UserError(f"detail: '{detail}' is not one of {', '.join(DETAILS)}")
+    tl, crit = _prepared(lowered, rec)
     if detail == "messages":
-        tl = _timeline(lowered, rec)
-        crit = _critical(tl)
         events, skipped, n_proc = _perfetto_messages(lowered, tl, crit), None, len(tl.hosts)
         group = 1
     else:
         agg = aggregate(lowered, rec)
-        tl = agg["timeline"]
-        crit = _critical(tl)
         events, skipped, n_proc = _perfetto_groups(lowered, rec, crit, agg), agg["left_out"], agg["groups"]
         group = agg["group"]
     if skipped is None:
@@ -496,90 +497,157 @@ def _perfetto_messages(lowered, tl: _Timeline, crit) -> list[str]:
     return events
 
 
-def gantt(lowered, rec, path, *, max_ranks: int = 64, title: str | None = None) -> Path:
-    """Draw a per-rank Gantt chart of the run and save it (PNG, or SVG/PDF by the path's suffix); returns the path.
+def _prepared(lowered, rec) -> tuple[_Timeline, list]:
+    """The timeline and critical path of one run, computed once however many exports read them."""
+    key = (id(lowered), id(rec))
+    hit = _PREPARED.get(key)
+    if hit is None or hit[0] is not lowered or hit[1] is not rec:
+        tl = _timeline(lowered, rec)
+        hit = (lowered, rec, tl, _critical(tl))
+        _PREPARED.clear()
+        _PREPARED[key] = hit
+    return hit[2], hit[3]
 
-    One row per rank (the first `max_ranks`), in three lanes: compute steps, messages the rank sends and
-    messages it receives (each message from its release to its delivery). A collective's span is shaded
-    on its member ranks and labelled when wide enough; the critical path is outlined in red and joined by a
-    red line. x in microseconds; drawn with the Agg canvas (no pyplot state), ~1400 px wide at 100 dpi."""
+
+_PREPARED: dict = {}
+"""The last run `_prepared` saw (one entry: the CLI writes a run's timeline and its Perfetto trace one after the other)."""
+
+
+def gantt(lowered, rec, path, *, max_ranks: int = 64, title: str | None = None, detail: str = "collectives") -> Path:
+    """Draw a Gantt chart of the run and save it (PNG, or SVG/PDF by the path's suffix); returns the path.
+
+    Every rank is shown: one row per rank up to `max_ranks` ranks, else one row per group of
+    `rank_group_size(ranks, min(max_ranks, 32))` consecutive ranks (the Perfetto trace's groups: 256 ranks in 32
+    rows of 8), labelled with its ranks and hosts. Each row has three lanes. detail "collectives" (the default): compute (per slot, the k-th compute step
+    of the row's ranks from the earliest start to the latest end), collectives (per collective, from the first
+    release to the last delivery of the messages the row's ranks send or receive in it) and point-to-point
+    messages. detail "messages" (rows of one rank only): compute steps, messages the rank sends and messages it
+    receives, each message from its release to its delivery, collectives shaded on their member ranks. The
+    critical path is outlined in red and joined by a red line. x in microseconds; drawn with the Agg canvas (no
+    pyplot state), ~1400 px wide at 100 dpi."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.collections import PolyCollection
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    tl = _timeline(lowered, rec)
-    crit = _critical(tl)
+    if detail not in DETAILS:
+        from ..errors import UserError
+
+        raise UserError(f"detail: '{detail}' is not one of {', '.join(DETAILS)}")
+    tl, crit = _prepared(lowered, rec)
     n = len(tl.hosts)
-    shown = min(n, max_ranks)
+    g = 1 if n <= max_ranks else rank_group_size(n, min(max_ranks, 32))
+    shown = -(-n // g)
+    per_message = detail == "messages" and g == 1
     us = 1e-6  # ps → us
     lane = {"compute": (-0.42, 0.25), "send": (-0.12, 0.25), "recv": (0.18, 0.25)}  # offset from the row centre, height
 
-    fig = Figure(figsize=(14, min(2.4 + 0.42 * shown, 40)), dpi=100, layout="constrained")
+    height = min(2.4 + 0.42 * shown, 40)
+    if g == 1:
+        labels = [f"{r}  {tl.hosts[r]}" for r in range(shown)]
+    else:
+        labels = [f"{a}-{min(n, a + g) - 1}  {tl.hosts[a]}..{tl.hosts[min(n, a + g) - 1]}" for a in range(0, n, g)]
+    # Fixed margins (a constrained layout would draw the figure twice): room for the longest label, 1 in below.
+    left = 0.6 + 0.07 * max((len(x) for x in labels), default=4)
+    fig = Figure(figsize=(14, height), dpi=100)
+    fig.subplots_adjust(left=left / 14, right=1 - 0.2 / 14, bottom=1.0 / height, top=1 - 0.45 / height)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ends = np.concatenate([tl.msg_end[tl.msg_end != MISSING], tl.comp_end[tl.comp_end != MISSING]])
     t_end = int(ends.max()) * us if len(ends) else 0.0
 
-    for c in lowered.collectives:
-        a, b = c["messages"]
-        ok = (tl.msg_start[a:b] != MISSING) & (tl.msg_end[a:b] != MISSING)
-        if b <= a or not ok.any():
-            continue
-        s, e = int(tl.msg_start[a:b][ok].min()) * us, int(tl.msg_end[a:b][ok].max()) * us
-        rows = [r for r in c["ranks"] if r < shown]
-        for r in rows:
-            ax.add_patch(_rect(s, r - 0.5, e - s, 1.0, fc=COLLECTIVE_COLOUR, alpha=0.12, lw=0))
-        if rows and (e - s) > 0.06 * max(t_end, 1e-12):
-            ax.text((s + e) / 2, min(rows) - 0.47, f"{c['kind']} {_fmt_bytes(c['bytes'])} ({c['algorithm']})",
-                    ha="center", va="top", fontsize=9, color=COLLECTIVE_COLOUR, clip_on=True,
-                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
-
-    for r in range(shown):
-        bars = {"compute": [], "send": [], "recv": []}
-        for c in lowered.rank_compute[r]:
-            if tl.comp_start[c] != MISSING and tl.comp_end[c] != MISSING:
-                bars["compute"].append((int(tl.comp_start[c]) * us, int(tl.comp_end[c] - tl.comp_start[c]) * us))
-        for m in dict.fromkeys(lowered.rank_messages[r]):
-            if tl.msg_start[m] == MISSING or tl.msg_end[m] == MISSING:
+    colls = lowered.collectives
+    if per_message:
+        for c in colls:
+            a, b = c["messages"]
+            ok = (tl.msg_start[a:b] != MISSING) & (tl.msg_end[a:b] != MISSING)
+            if b <= a or not ok.any():
                 continue
-            span = (int(tl.msg_start[m]) * us, int(tl.msg_end[m] - tl.msg_start[m]) * us)
-            if tl.msg_src[m] == r:
-                bars["send"].append(span)
-            if tl.msg_dst[m] == r:
-                bars["recv"].append(span)
-        for key, colour in (("compute", COMPUTE_COLOUR), ("send", SEND_COLOUR), ("recv", RECV_COLOUR)):
+            s, e = int(tl.msg_start[a:b][ok].min()) * us, int(tl.msg_end[a:b][ok].max()) * us
+            rows = [r for r in c["ranks"] if r < shown]
+            for r in rows:
+                ax.add_patch(_rect(s, r - 0.5, e - s, 1.0, fc=COLLECTIVE_COLOUR, alpha=0.12, lw=0))
+            if rows and (e - s) > 0.06 * max(t_end, 1e-12):
+                ax.text((s + e) / 2, min(rows) - 0.47, f"{c['kind']} {_fmt_bytes(c['bytes'])} ({c['algorithm']})",
+                        ha="center", va="top", fontsize=9, color=COLLECTIVE_COLOUR, clip_on=True,
+                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
+        for r in range(shown):
+            bars = {"compute": [], "send": [], "recv": []}
+            for c in lowered.rank_compute[r]:
+                if tl.comp_start[c] != MISSING and tl.comp_end[c] != MISSING:
+                    bars["compute"].append((int(tl.comp_start[c]) * us, int(tl.comp_end[c] - tl.comp_start[c]) * us))
+            for m in dict.fromkeys(lowered.rank_messages[r]):
+                if tl.msg_start[m] == MISSING or tl.msg_end[m] == MISSING:
+                    continue
+                span = (int(tl.msg_start[m]) * us, int(tl.msg_end[m] - tl.msg_start[m]) * us)
+                if tl.msg_src[m] == r:
+                    bars["send"].append(span)
+                if tl.msg_dst[m] == r:
+                    bars["recv"].append(span)
+            for key, colour in (("compute", COMPUTE_COLOUR), ("send", SEND_COLOUR), ("recv", RECV_COLOUR)):
+                off, h = lane[key]
+                if bars[key]:
+                    ax.broken_barh(bars[key], (r + off, h), facecolors=colour, edgecolors="white", linewidths=0.4)
+    else:
+        agg = aggregate(lowered, rec, g)
+        for key, part, col, colour in (("compute", "compute", "group", COMPUTE_COLOUR),
+                                       ("send", "comm", "group", COLLECTIVE_COLOUR),
+                                       ("recv", "p2p", "src_group", SEND_COLOUR)):
+            rows, st, en = agg[part][col], agg[part]["start_ps"] * us, agg[part]["end_ps"] * us
             off, h = lane[key]
-            if bars[key]:
-                ax.broken_barh(bars[key], (r + off, h), facecolors=colour, edgecolors="white", linewidths=0.4)
+            order = np.argsort(rows, kind="stable")
+            cut = np.flatnonzero(np.r_[True, rows[order][1:] != rows[order][:-1]]) if len(rows) else []
+            for a, b in zip(list(cut), [*list(cut)[1:], len(rows)]):
+                sel = order[a:b]
+                r = int(rows[sel[0]])
+                ax.broken_barh(list(zip(st[sel].tolist(), (en[sel] - st[sel]).tolist())), (r + off, h),
+                               facecolors=colour, edgecolors="white", linewidths=0.3)
+        if len(colls) <= 40:
+            for c in colls:
+                a, b = c["messages"]
+                ok = (tl.msg_start[a:b] != MISSING) & (tl.msg_end[a:b] != MISSING)
+                if b <= a or not ok.any():
+                    continue
+                s, e = int(tl.msg_start[a:b][ok].min()) * us, int(tl.msg_end[a:b][ok].max()) * us
+                top = min(c["ranks"]) // g
+                if (e - s) > 0.06 * max(t_end, 1e-12):
+                    ax.text((s + e) / 2, top - 0.47, f"{c['kind']} {_fmt_bytes(c['bytes'])} ({c['algorithm']})",
+                            ha="center", va="top", fontsize=9, color=COLLECTIVE_COLOUR, clip_on=True,
+                            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
 
-    xs, ys = [], []
+    xs, ys, boxes = [], [], []
     for tag, i in crit:
         it = _item(tl, tag, i)
         s, e = it["start_s"] * 1e6, it["end_s"] * 1e6
         if it["kind"] == "compute":
-            r0 = r1 = it["rank"]
-            y0 = y1 = it["rank"] + lane["compute"][0] + lane["compute"][1] / 2
-            boxes = [(r0, "compute")]
+            r0 = it["rank"] // g
+            y0 = y1 = r0 + lane["compute"][0] + lane["compute"][1] / 2
+            at = [(r0, "compute")]
         else:
-            r0, r1 = it["rank"], it["dst_rank"]
-            y0 = r0 + lane["send"][0] + lane["send"][1] / 2
-            y1 = r1 + lane["recv"][0] + lane["recv"][1] / 2
-            boxes = [(r0, "send"), (r1, "recv")]
-        for r, key in boxes:
+            r0, r1 = it["rank"] // g, it["dst_rank"] // g
+            k = "send" if per_message or it["collective"] is not None else "recv"
+            k2 = "recv" if per_message else k
+            y0 = r0 + lane[k][0] + lane[k][1] / 2
+            y1 = r1 + lane[k2][0] + lane[k2][1] / 2
+            at = [(r0, k), (r1, k2)]
+        for r, key in at:
             if 0 <= r < shown:
                 off, h = lane[key]
-                ax.add_patch(_rect(s, r + off, e - s, h, fc="none", ec=CRITICAL_COLOUR, lw=1.6, zorder=4))
+                boxes.append((s, r + off, e, r + off + h))
         xs += [s, e]
         ys += [y0, y1]
+    if boxes:
+        b = np.asarray(boxes, dtype=float)
+        verts = np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1)
+        ax.add_collection(PolyCollection(verts, facecolors="none", edgecolors=CRITICAL_COLOUR, linewidths=1.6, zorder=4))
     if xs:
-        ys = [y if y < shown else np.nan for y in ys]
         ax.plot(xs, ys, color=CRITICAL_COLOUR, lw=1.2, alpha=0.8, zorder=5)
 
     ax.set_xlim(0, max(t_end, 1e-12) * 1.01)
     ax.set_ylim(shown - 0.5, -0.5)
-    ax.set_yticks(range(shown), [f"{r}  {tl.hosts[r]}" for r in range(shown)], fontsize=9 if shown <= 32 else 7)
-    ax.set_ylabel("rank  host")
+    ax.set_ylabel("rank  host" if g == 1 else f"ranks (groups of {g})  hosts")
+    ax.set_yticks(range(shown), labels, fontsize=9 if shown <= 32 else 7)
     # Ticks in the unit that keeps their numbers short (the data stay in µs).
     scale, unit = (1e6, "s") if t_end >= 1e6 else (1e3, "ms") if t_end >= 1e4 else (1.0, "µs")
     from matplotlib.ticker import FuncFormatter
@@ -588,25 +656,30 @@ def gantt(lowered, rec, path, *, max_ranks: int = 64, title: str | None = None) 
     ax.set_xlabel(f"time ({unit})")
     ax.grid(axis="x", color="#dddddd", lw=0.6)
     ax.set_axisbelow(True)
-    for r in range(1, shown):
-        ax.axhline(r - 0.5, color="#e4e4e4", lw=0.6, zorder=0)
+    if shown > 1:
+        ax.hlines(np.arange(1, shown) - 0.5, 0, 1, transform=ax.get_yaxis_transform(), color="#e4e4e4", lw=0.6, zorder=0)
     done = rec.completion_time_s
     head = title or f"Chakra trace, {n} ranks, {rec.fidelity} fidelity"
-    more = f" (first {shown} of {n} ranks shown)" if shown < n else ""
+    more = f" (all {n} ranks, {shown} rows of {g})" if g > 1 else ""
     from ..units import format_duration
 
     ax.set_title(f"{head} — completion {format_duration(done * 1e12)}{more}" if done is not None
                  else f"{head} — did not complete{more}", fontsize=12)
-    handles = [Patch(fc=COMPUTE_COLOUR, label="compute (top lane)"),
-               Patch(fc=SEND_COLOUR, label="message sent (middle lane)"),
-               Patch(fc=RECV_COLOUR, label="message received (bottom lane)")]
-    if lowered.collectives:
-        handles.append(Patch(fc=COLLECTIVE_COLOUR, alpha=0.25, label="collective span"))
+    if per_message:
+        handles = [Patch(fc=COMPUTE_COLOUR, label="compute (top lane)"),
+                   Patch(fc=SEND_COLOUR, label="message sent (middle lane)"),
+                   Patch(fc=RECV_COLOUR, label="message received (bottom lane)")]
+        if colls:
+            handles.append(Patch(fc=COLLECTIVE_COLOUR, alpha=0.25, label="collective span"))
+    else:
+        handles = [Patch(fc=COMPUTE_COLOUR, label="compute (top lane)"),
+                   Patch(fc=COLLECTIVE_COLOUR, label="collective, first release to last delivery (middle lane)"),
+                   Patch(fc=SEND_COLOUR, label="point-to-point (bottom lane)")]
     if crit:
         handles.append(Line2D([], [], color=CRITICAL_COLOUR, lw=1.6,
                               label=f"critical path ({len(crit)} item{'s' if len(crit) != 1 else ''}, "
                                     f"{sum(t == _COMPUTE for t, _ in crit)} compute)"))
-    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=9, frameon=False)
     out = Path(path)
     fig.savefig(out)
     return out

@@ -26,6 +26,7 @@ from ._common import (
     simulate_seeds,
     stdout_console,
 )
+from ._links import check_links_figure, detail_option, links_figure_option, more_rows, print_links, write_links_figure
 from .train import MODEL_HELP, ScheduleParam
 
 
@@ -86,17 +87,21 @@ def info(prefix: str, as_json: bool) -> None:
 @click.option("--timeline", type=click.Path(dir_okay=False), default=None,
               help="Write a per-rank Gantt of compute and communication, critical path marked (PNG, SVG or PDF).")
 @click.option("--perfetto", type=click.Path(dir_okay=False), default=None,
-              help="Write a Chrome-trace JSON to open in ui.perfetto.dev (a process per rank, the critical path as a track).")
+              help="Write a Chrome-trace JSON to open in ui.perfetto.dev (a process per rank group, or per rank with "
+                   "--detail messages; collectives and the critical path as tracks).")
+@detail_option
+@links_figure_option
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the fabric's seed (the first, S).")
 @seeds_option("Runs K, seeds S..S+K-1 (S = --seed, else the fabric's): one line per run and the completion time's "
               "mean ± 95% CI; with --json one object with every run's in `runs`. Default: one run.")
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True,
-              help="One JSON object: completion_time_s, ranks, collectives, events, wall_s, complete.")
+              help="One JSON object: completion_time_s, ranks, collectives, events, wall_s, complete, links (every "
+                   "directed link, busiest first: bytes, utilization, peak queue, PFC pauses, drops).")
 @run_control
 def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups: str | None,
         device: str | None, chunks: int, chunks_in_flight: int | None, all_gather_size: str, timeline: str | None,
-        perfetto: str | None, seed: int | None, seeds: int | None, fidelity: str | None, as_json: bool,
+        perfetto: str | None, detail: str, links_figure: str | None, seed: int | None, seeds: int | None, fidelity: str | None, as_json: bool,
         max_events: int | None,
         max_wall: float | None, partial: bool, quiet: bool) -> None:
     """Simulate the trace PREFIX.{rank}.et on the fabric of --fabric FABRIC.toml and report per-rank finish,
@@ -127,11 +132,13 @@ def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups:
     if algorithm and "=" in algorithm:
         alg = dict(x.split("=", 1) for x in algorithm.split(","))
     groups = _comm_groups(prefix, comm_groups)
+    check_links_figure("fabricsim trace run", links_figure, sc)
     lowered = lower(load(prefix), sc, placement=place, algorithm=alg, comm_groups=groups, device=device, chunks=chunks,
                     chunks_in_flight=chunks_in_flight, all_gather_size=all_gather_size, fabric=fab)
     if seeds is not None:
-        if timeline or perfetto:
-            raise UserError("fabricsim trace run: --timeline and --perfetto draw one run; give them without --seeds")
+        if timeline or perfetto or links_figure:
+            raise UserError("fabricsim trace run: --timeline, --perfetto and --links-figure draw one run; give them "
+                            "without --seeds")
         first = sc.seed if seed is None else seed
         recs = simulate_seeds(lambda s, **kw: run_scenario(sc, seed=s, fidelity=fidelity, workload=lowered.workload,
                                                              **kw),
@@ -149,11 +156,14 @@ def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups:
         from ..chakra import timeline as tl
 
         if timeline:
-            tl.gantt(lowered, rec, timeline, title=f"{prefix} on {scenario_path}")
+            tl.gantt(lowered, rec, timeline, title=f"{prefix} on {scenario_path}", detail=detail)
             click.echo(f"wrote the timeline to {timeline}", err=True)
         if perfetto:
-            tl.perfetto(lowered, rec, perfetto)
-            click.echo(f"wrote the Perfetto trace to {perfetto} (open it in ui.perfetto.dev)", err=True)
+            got = tl.perfetto(lowered, rec, perfetto, detail=detail)
+            per = "per rank" if got["group"] == 1 else f"per group of {got['group']} ranks"
+            click.echo(f"wrote the Perfetto trace to {perfetto} ({got['events']:,} events, "
+                       f"{got['bytes'] / 1e6:,.1f} MB, {detail} {per}; open it in ui.perfetto.dev)", err=True)
+    write_links_figure("fabricsim trace run", links_figure, sc, rec, f"{prefix} on {scenario_path}: link utilization")
     show(rec)
     reason = rec.incomplete_reason(None if sc.stop is None else sc.stop * 1e-12)
     if reason is not None:
@@ -194,9 +204,10 @@ def _show_seeds(prefix: str, scenario_path: str, recs: list, lowered, as_json: b
 
 
 def _record(rec, s: dict) -> dict:
-    """A trace run's JSON object."""
+    """A trace run's JSON object (`links`: every directed link, busiest first, as the run record's)."""
     return {"completion_time_s": rec.completion_time_s, **s, "events": rec.events, "wall_s": rec.wall_s,
-            "fidelity": rec.fidelity, "seed": rec.seed, "complete": rec.complete, "halted": rec.halted}
+            "fidelity": rec.fidelity, "seed": rec.seed, "complete": rec.complete, "halted": rec.halted,
+            "links_span_s": rec.links_span_s, "links": rec.links()}
 
 
 def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
@@ -218,6 +229,8 @@ def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
         t.add_row(str(r["rank"]), r["host"], format_duration(r["finish_s"] * 1e12), format_duration(r["compute_s"] * 1e12),
                   format_duration(r["comm_s"] * 1e12), format_duration(r["exposed_comm_s"] * 1e12))
     con.print(t)
+    if (line := more_rows(32, len(s["ranks"]), "ranks")) is not None:
+        con.print(line)
     if s["collectives"]:
         c = Table(title="collectives", title_justify="left")
         for col in ("kind", "algorithm", "ranks", "bytes", "start", "end"):
@@ -227,6 +240,9 @@ def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
                       format_duration(x["start_s"] * 1e12) if x["start_s"] is not None else "-",
                       format_duration(x["end_s"] * 1e12) if x["end_s"] is not None else "-")
         con.print(c)
+        if (line := more_rows(32, len(s["collectives"]), "collectives")) is not None:
+            con.print(line)
+    print_links(con, rec)
 
 
 @trace.command("synth")
