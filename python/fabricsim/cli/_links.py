@@ -59,7 +59,8 @@ def check_links_figure(cmd: str, path: str | None, scenario) -> None:
 
 
 def write_links_figure(cmd: str, path: str | None, scenario, rec, title: str) -> None:
-    """Draw `rec`'s link utilization on `scenario`'s fabric to `path` (nothing without a path)."""
+    """Draw the link utilization of `rec` (a RunRecord, or its (links, links_span_s)) on `scenario`'s fabric to
+    `path` (nothing without a path)."""
     if path is None:
         return
     from ..report.links import draw_links

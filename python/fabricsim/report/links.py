@@ -67,14 +67,15 @@ def utilization_by_edge(links: list[dict[str, Any]]) -> dict[tuple[str, str], fl
     return out
 
 
-def draw_links(scenario, rec, path: str | Path, title: str = "") -> Path:
+def draw_links(scenario, run, path: str | Path, title: str = "") -> Path:
     """Draw the fabric of `scenario` (`fabricsim topology --figure`'s drawing) with each link coloured and
-    thickened by the utilization of its busier direction in `rec`; a colour bar gives the scale (0..max).
-    Raises ValueError for fabrics of more than `topology.draw.MAX_NODES` nodes."""
+    thickened by the utilization of its busier direction in `run` (a RunRecord, or its (links, links_span_s)); a
+    colour bar gives the scale (0..max). Raises ValueError for fabrics of more than `topology.draw.MAX_NODES` nodes."""
     from ..topology.draw import LAYERED_KINDS, draw
 
+    links, span_s = run if isinstance(run, tuple) else (run.links(), run.links_span_s)
     net = scenario.topology.network()
-    util = utilization_by_edge(rec.links())
     draw(net, path, layered=scenario.topology.kind in LAYERED_KINDS,
-         title=title or f"link utilization over {format_duration(rec.links_span_s * 1e12)}", link_utilization=util)
+         title=(title or "link utilization") + f" (over {format_duration(span_s * 1e12)})",
+         link_utilization=utilization_by_edge(links))
     return Path(path)

@@ -69,6 +69,7 @@ def draw(network: Network, path: str | Path, layered: bool, title: str = "",
     if link_utilization is None:
         nx.draw_networkx_edges(g, pos, ax=ax, width=0.5, alpha=0.35, edge_color="#555555")
     else:
+        from matplotlib import colormaps
         from matplotlib.cm import ScalarMappable
         from matplotlib.colors import Normalize
 
@@ -78,9 +79,9 @@ def draw(network: Network, path: str | Path, layered: bool, title: str = "",
         norm = Normalize(0.0, top)
         order = sorted(range(len(edges)), key=lambda i: util[i])  # the busiest drawn last, on top
         nx.draw_networkx_edges(g, pos, ax=ax, edgelist=[edges[i] for i in order], edge_color=[util[i] for i in order],
-                               edge_cmap=_CMAP, edge_vmin=0.0, edge_vmax=top,
+                               edge_cmap=colormaps[_CMAP], edge_vmin=0.0, edge_vmax=top,
                                width=[0.4 + 2.6 * util[i] / top for i in order], alpha=0.9)
-        bar = fig.colorbar(ScalarMappable(norm=norm, cmap=_CMAP), ax=ax, fraction=0.03, pad=0.01)
+        bar = fig.colorbar(ScalarMappable(norm=norm, cmap=colormaps[_CMAP]), ax=ax, fraction=0.03, pad=0.01)
         bar.set_label("utilization of the busier direction (bytes·8 / (rate · span))")
     nx.draw_networkx_nodes(g, pos, nodelist=hosts, ax=ax, node_size=40 if small else 8, node_color="#9a9a9a")
     nx.draw_networkx_nodes(g, pos, nodelist=switches, ax=ax, node_size=160 if small else 30, cmap="viridis",
