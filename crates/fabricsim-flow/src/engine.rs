@@ -239,7 +239,9 @@ impl FlowSim {
             stop_ps: self.stop.map(|t| t.0),
             msgs_done: self.msgs_done,
             msgs_total: (self.flows.len() as u32 - self.n_src) as u64,
-            bytes_done: if self.msg_bits_total > 0.0 {
+            bytes_done: if self.msgs_done == (self.flows.len() as u32 - self.n_src) as u64 {
+                self.msg_payload_total
+            } else if self.msg_bits_total > 0.0 {
                 ((self.msg_bits_sent / self.msg_bits_total).min(1.0) * self.msg_payload_total as f64) as u64
             } else {
                 0

@@ -473,7 +473,9 @@ def _check_acyclic(lowered: Lowered, scenario, traces) -> None:
 
 
 def summarize(lowered: Lowered, rec) -> dict[str, Any]:
-    """Per rank: finish, compute, communication and exposed communication (s); per collective: start, end, bytes."""
+    """Per rank: finish, compute, communication, exposed communication and idle (s: finish − compute − exposed
+    communication, the time the rank neither computes nor has a message in flight: it waits for another rank, the
+    pipeline bubble of a pipeline-parallel step); per collective: start, end, bytes."""
     cols = rec.columns
     missing = np.iinfo(np.uint64).max
     kinds = cols["flows.kind"]
@@ -490,8 +492,10 @@ def summarize(lowered: Lowered, rec) -> dict[str, Any]:
             ms = [m for m in lowered.rank_messages[r] if done[m] != missing]
             comm = _union_s(start[ms], done[ms])
             b = {"compute_s": 0.0, "comm_s": comm, "exposed_comm_s": comm}
-        ranks.append({"rank": r, "host": host, "finish_s": max(ends) * 1e-12 if ends else 0.0,
-                      "compute_s": b["compute_s"], "comm_s": b["comm_s"], "exposed_comm_s": b["exposed_comm_s"]})
+        finish = max(ends) * 1e-12 if ends else 0.0
+        ranks.append({"rank": r, "host": host, "finish_s": finish,
+                      "compute_s": b["compute_s"], "comm_s": b["comm_s"], "exposed_comm_s": b["exposed_comm_s"],
+                      "idle_s": max(finish - b["compute_s"] - b["exposed_comm_s"], 0.0)})
     colls = []
     for c in lowered.collectives:
         a, b = c["messages"]

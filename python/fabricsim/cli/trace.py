@@ -223,14 +223,16 @@ def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
     con.print(f"[bold]{prefix}[/bold] on {scenario_path} ({rec.fidelity}): completion "
               f"{format_duration(ct * 1e12) if ct is not None else 'n/a'}, {rec.events} events in {rec.wall_s:.3f} s")
     t = Table(title="ranks", title_justify="left")
-    for col in ("rank", "host", "finish", "compute", "communication", "exposed"):
+    for col in ("rank", "host", "finish", "compute", "communication", "exposed", "idle (bubble)"):
         t.add_column(col, justify="left" if col == "host" else "right")
     for r in s["ranks"][:32]:
         t.add_row(str(r["rank"]), r["host"], format_duration(r["finish_s"] * 1e12), format_duration(r["compute_s"] * 1e12),
-                  format_duration(r["comm_s"] * 1e12), format_duration(r["exposed_comm_s"] * 1e12))
+                  format_duration(r["comm_s"] * 1e12), format_duration(r["exposed_comm_s"] * 1e12),
+                  format_duration(r["idle_s"] * 1e12))
     con.print(t)
     if (line := more_rows(32, len(s["ranks"]), "ranks")) is not None:
         con.print(line)
+    con.print("idle (bubble) = finish − compute − exposed communication: waiting for other ranks (a pipeline's bubble)")
     if s["collectives"]:
         c = Table(title="collectives", title_justify="left")
         for col in ("kind", "algorithm", "ranks", "bytes", "start", "end"):
