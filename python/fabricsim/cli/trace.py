@@ -161,8 +161,8 @@ def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups:
         if perfetto:
             got = tl.perfetto(lowered, rec, perfetto, detail=detail)
             per = "per rank" if got["group"] == 1 else f"per group of {got['group']} ranks"
-            click.echo(f"wrote the Perfetto trace to {perfetto} ({got['events']:,} events, "
-                       f"{got['bytes'] / 1e6:,.1f} MB, {detail} {per}; open it in ui.perfetto.dev)", err=True)
+            click.echo(f"wrote the Perfetto trace to {perfetto} ({got['events']:,} events, {format_size(got['bytes'])}, "
+                       f"{detail} {per}; open it in ui.perfetto.dev)", err=True)
     write_links_figure("fabricsim trace run", links_figure, sc, rec, f"{prefix} on {scenario_path}: link utilization")
     show(rec)
     reason = rec.incomplete_reason(None if sc.stop is None else sc.stop * 1e-12)
