@@ -422,6 +422,33 @@ mod tests {
     }
 
     #[test]
+    fn links_by_hand() {
+        // Two 10 Gb/s ports over a 1 ms span: a->b sent 625,000 B (5 Gb of 10 Gb/ms: 50%), b->a 1,250,000 B (100%);
+        // b->a comes first (busiest), and a flow-fidelity record has no peak queue.
+        let mut r = RunRecord { completion_ps: Some(1_000_000_000), end_ps: 2_000_000_000, ..Default::default() };
+        let q = &mut r.queues;
+        q.name = vec!["a->b".into(), "b->a".into()];
+        (q.node, q.port) = (vec![0, 1], vec![0, 0]);
+        (q.tx_packets, q.tx_bytes, q.drops) = (vec![625, 1250], vec![625_000, 1_250_000], vec![0, 3]);
+        (q.peak_packets, q.peak_bytes, q.rate_bps) = (vec![2, 7], vec![2000, 7000], vec![10_000_000_000; 2]);
+        let span = links_span_ps(r.completion_ps, r.end_ps);
+        assert_eq!(span, 1_000_000_000);
+        let (qt, rt) = (Table::of_record(&r, "queues"), Table::of_record(&r, "roce"));
+        let got = links_json("packet", span, &qt, &rt, &Names::of_record(&r));
+        assert_eq!(
+            got,
+            "[{\"name\": \"b->a\", \"rate_bps\": 10000000000, \"bytes\": 1250000, \"packets\": 1250, \"utilization\": 1.0, \
+             \"gbps\": 10.0, \"peak_bytes\": 7000, \"peak_packets\": 7, \"pfc_pauses\": 0, \"drops\": 3}, \
+             {\"name\": \"a->b\", \"rate_bps\": 10000000000, \"bytes\": 625000, \"packets\": 625, \"utilization\": 0.5, \
+             \"gbps\": 5.0, \"peak_bytes\": 2000, \"peak_packets\": 2, \"pfc_pauses\": 0, \"drops\": 0}]"
+        );
+        let flow = links_json("flow", span, &qt, &rt, &Names::of_record(&r));
+        assert!(flow.contains("\"peak_bytes\": null, \"peak_packets\": null"));
+        // Without a completion the span is the end: half the utilization.
+        assert_eq!(links_span_ps(None, 2_000_000_000), 2_000_000_000);
+    }
+
+    #[test]
     fn python_g6_and_thousands_by_hand() {
         assert_eq!(py_g6(0.001), "0.001");
         assert_eq!(py_g6(1.2553e-5), "1.2553e-05");
