@@ -85,7 +85,8 @@ def info(prefix: str, as_json: bool) -> None:
               show_default=True, help="An all-gather's comm_size is the gathered buffer (total) or each rank's block "
                                       "(block, ASTRA-sim's reading).")
 @click.option("--timeline", type=click.Path(dir_okay=False), default=None,
-              help="Write a per-rank Gantt of compute and communication, critical path marked (PNG, SVG or PDF).")
+              help="Write a Gantt of compute and communication, critical path marked (PNG, SVG or PDF): a row per "
+                   "rank up to 64 ranks, else per group of consecutive ranks (every rank shown).")
 @click.option("--perfetto", type=click.Path(dir_okay=False), default=None,
               help="Write a Chrome-trace JSON to open in ui.perfetto.dev (a process per rank group, or per rank with "
                    "--detail messages; collectives and the critical path as tracks).")
@@ -101,8 +102,8 @@ def info(prefix: str, as_json: bool) -> None:
 @run_control
 def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups: str | None,
         device: str | None, chunks: int, chunks_in_flight: int | None, all_gather_size: str, timeline: str | None,
-        perfetto: str | None, detail: str, links_figure: str | None, seed: int | None, seeds: int | None, fidelity: str | None, as_json: bool,
-        max_events: int | None,
+        perfetto: str | None, detail: str, links_figure: str | None, seed: int | None, seeds: int | None,
+        fidelity: str | None, as_json: bool, max_events: int | None,
         max_wall: float | None, partial: bool, quiet: bool) -> None:
     """Simulate the trace PREFIX.{rank}.et on the fabric of --fabric FABRIC.toml and report per-rank finish,
     compute, communication and exposed communication, and each collective's start and end.
