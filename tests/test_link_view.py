@@ -196,3 +196,16 @@ def test_idle_is_what_neither_compute_nor_exposed_communication_covers(tmp_path,
     assert r0["compute_s"] == pytest.approx(243e-6, rel=1e-9)
     assert r0["idle_s"] + r0["exposed_comm_s"] == pytest.approx(414.92e-6 - 243e-6, rel=1e-9)
     assert r0["idle_s"] > 0
+
+
+@pytest.mark.shared
+def test_collective_reports_its_first_seeds_links(tmp_path, capsys):
+    fabric = _star_file(tmp_path)
+    assert main(["collective", "--fabric", str(fabric), "--nodes", "h0,h1,h2,h3", "--pattern", "shift-all-reduce",
+                 "--size", "64KiB", "--seeds", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["links_seed"] == 1 and len(out["links"]) == 16
+    for x in out["links"]:
+        used = x["name"].split("->")[0 if x["name"].startswith("h") else 1] in ("h0", "h1", "h2", "h3")
+        assert (x["bytes"] > 0) == used  # h4..h7 take no part
+        assert x["utilization"] == pytest.approx(x["bytes"] * 8 / (8e9 * out["links_span_s"]), rel=1e-12)
