@@ -70,3 +70,22 @@ def write_links_figure(cmd: str, path: str | None, scenario, rec, title: str) ->
     except OSError as e:
         raise UserError(f"{cmd}: --links-figure: cannot write '{path}': {e.strerror or e}") from None
     click.echo(f"wrote the link utilization figure to {path}", err=True)
+
+
+def preload_figures() -> None:
+    """Import matplotlib's Agg canvas on a daemon thread while the engine simulates (it releases the GIL), so that a
+    figure drawn after the run does not wait for the import (about a second). Any failure is left to the drawing,
+    which imports the same modules and reports it."""
+    import threading
+
+    def load() -> None:
+        try:
+            import matplotlib.backends.backend_agg  # noqa: F401
+            import matplotlib.collections  # noqa: F401
+            import matplotlib.figure  # noqa: F401
+            import matplotlib.lines  # noqa: F401
+            import matplotlib.patches  # noqa: F401
+        except Exception:  # noqa: BLE001 - the drawing itself will say what is wrong
+            pass
+
+    threading.Thread(target=load, name="fabricsim-preload-matplotlib", daemon=True).start()

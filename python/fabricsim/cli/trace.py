@@ -26,7 +26,8 @@ from ._common import (
     simulate_seeds,
     stdout_console,
 )
-from ._links import check_links_figure, detail_option, links_figure_option, more_rows, print_links, write_links_figure
+from ._links import (check_links_figure, detail_option, links_figure_option, more_rows, preload_figures, print_links,
+                     write_links_figure)
 from .train import MODEL_HELP, ScheduleParam
 
 
@@ -149,6 +150,8 @@ def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups:
         _show_seeds(prefix, scenario_path, recs, lowered, as_json)
         incomplete_runs(f"fabricsim: {prefix}", recs, None if sc.stop is None else sc.stop * 1e-12)
         return
+    if timeline or links_figure:
+        preload_figures()
     show = lambda r: _show(prefix, scenario_path, r, summarize(lowered, r), as_json)  # noqa: E731
     rec = simulate(lambda **kw: run_scenario(sc, seed=seed, fidelity=fidelity, workload=lowered.workload, **kw),
                    f"simulating {prefix}", max_events=max_events, max_wall=max_wall, partial=partial, quiet=quiet,
