@@ -123,12 +123,14 @@ def test_human_output_has_a_roce_line(tmp_path, capsys):
     assert len(roce) == 1 and roce[0].endswith("; no deadlock") and " PFC pauses (" in roce[0]
 
 
-def test_figure_needs_a_roce_scenario_and_an_image_path(tmp_path, capsys):
-    assert main(["run", str(EXAMPLES / "leaf_spine_incast.toml"), "--figure", str(tmp_path / "x.png")]) == 2
-    assert "--figure draws RoCE runs" in one_line(capsys)[1]
+def test_figure_needs_an_image_path_and_draws_links_without_roce(tmp_path, capsys):
     assert main(["run", str(EXAMPLES / "roce_incast.toml"), "--figure", str(tmp_path / "x.nope")]) == 2
     assert "has no image suffix" in one_line(capsys)[1]
     assert not list(tmp_path.iterdir())
+    # A run without RoCE: --figure draws the fabric coloured by link utilization (as --links-figure).
+    assert main(["run", str(EXAMPLES / "leaf_spine_incast.toml"), "--figure", str(tmp_path / "x.png")]) == 0
+    assert "wrote the link utilization figure to" in capsys.readouterr().err
+    assert (tmp_path / "x.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_roce_incast_example(tmp_path, capsys):

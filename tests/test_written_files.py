@@ -51,6 +51,8 @@ def test_trace_run_says_where_the_timeline_and_the_perfetto_trace_went(tmp_path,
                  "flow", "--timeline", str(png), "--perfetto", str(pf), "--json"]) == 0
     cap = capsys.readouterr()
     json.loads(cap.out)  # stdout stays one JSON object
-    assert cap.err.splitlines() == [f"wrote the timeline to {png}",
-                                    f"wrote the Perfetto trace to {pf} (open it in ui.perfetto.dev)"]
+    lines = cap.err.splitlines()
+    assert len(lines) == 2 and lines[0] == f"wrote the timeline to {png}"
+    assert lines[1].startswith(f"wrote the Perfetto trace to {pf} (") and lines[1].endswith("open it in ui.perfetto.dev)")
+    assert f"{len(json.loads(pf.read_text())['traceEvents']):,} events" in lines[1]
     assert png.read_bytes()[:4] == b"\x89PNG" and json.loads(pf.read_text())["traceEvents"]

@@ -35,7 +35,9 @@ def run(header_json: str, columns: dict[str, Any] | None = None, fidelity: str =
     `max_events` / `max_wall_s` stop the run early, and so does Ctrl-C (the engine runs Python's signal
     handlers about every 50 ms): the record so far comes back with scalars["halted"] = "max_events",
     "max_wall" or "interrupted" (None after a whole run). `progress(now_ps, stop_ps, events, msgs_done,
-    msgs_total, wall_s)` is called about every 50 ms and once at the end; an exception it raises propagates.
+    msgs_total, wall_s)` is called about every 50 ms and once at the end (with keywords `bytes_done` and
+    `bytes_total`, the messages' payload delivered and in all, when it has a true `progress_bytes` attribute);
+    an exception it raises propagates.
 
     Returns (scalars, columns): scalars hold totals and name lists; columns are numpy arrays keyed
     `flows.*`, `queues.*`, `samples.*`, `compute.*`, `hosts.*` (missing times = MISSING). scalars["deadlock"]

@@ -21,14 +21,17 @@ class _LazyProgress:
         self.label = label
         self.bar = None
 
-    def __call__(self, now_ps, stop_ps, events, msgs_done, msgs_total, wall_s):
+    progress_bytes = True
+    """The engine also hands this callable the messages' bytes (`bytes_done`, `bytes_total` keywords)."""
+
+    def __call__(self, now_ps, stop_ps, events, msgs_done, msgs_total, wall_s, bytes_done=None, bytes_total=None):
         if self.bar is None:
             if wall_s < _PROGRESS_AFTER_S or not sys.stderr.isatty():
                 return
             from .cli._common import RunProgress
 
             self.bar = RunProgress(self.label)
-        self.bar(now_ps, stop_ps, events, msgs_done, msgs_total, wall_s)
+        self.bar(now_ps, stop_ps, events, msgs_done, msgs_total, wall_s, bytes_done, bytes_total)
 
     def close(self):
         if self.bar is not None:

@@ -105,7 +105,9 @@ def validate(scenario: Scenario, fidelity: str | None = None, workload: "Workloa
 
 
 ProgressFn = Callable[[int, "int | None", int, int, int, float], object]
-"""`progress(now_ps, stop_ps, events, msgs_done, msgs_total, wall_s)`: called about every 50 ms of a run."""
+"""`progress(now_ps, stop_ps, events, msgs_done, msgs_total, wall_s)`: called about every 50 ms of a run. A callable
+with a true `progress_bytes` attribute is also given `bytes_done=` (the messages' payload bytes delivered so far:
+received in order at packet fidelity, sent at the fluid rates at flow fidelity) and `bytes_total=` (their sum)."""
 
 
 def run(scenario: Scenario, seed: int | None = None, fidelity: str | None = None,

@@ -475,6 +475,25 @@ class RunRecord:
         rows = np.flatnonzero((c["queues.tx_packets"] != 0) | (c["queues.drops"] != 0)).tolist() if only_active else None
         return json.loads(_core.rows_json("queues", c, self.scalars, rows))
 
+    def links(self) -> list[dict[str, Any]]:
+        """One row per directed link (egress port), busiest first, as the --json object's `links` (the engine's one
+        writer): name ("node->peer"), rate_bps (line rate), bytes and packets sent, utilization = bytes·8 /
+        (rate_bps · `links_span_s`), gbps (mean rate over that span), peak_bytes and peak_packets of its queue
+        (None at flow fidelity: the fluid model has no queues), pfc_pauses (PAUSE frames its sender received) and
+        drops. O(ports · log ports)."""
+        return json.loads(_core.record_json(self.scalars, self._queue_columns(), False))["links"]
+
+    @property
+    def links_span_s(self) -> float:
+        """The span link utilization is measured over: the completion time when the workload has one, else the
+        end time (s)."""
+        ct = self.completion_time_s
+        return ct if ct else self.end_time_s
+
+    def _queue_columns(self) -> dict[str, np.ndarray]:
+        """The queue and RoCE columns (what the `links` rows read), so the writer skips the flow rows' work."""
+        return {k: v for k, v in self.columns.items() if k.startswith(("queues.", "roce."))}
+
     def digests(self) -> dict[str, str]:
         """sha256 of every column (its dtype, length and bytes), keyed by the column's name ("flows.tx_bytes"),
         and of every scalar (its canonical JSON) keyed "scalars.NAME", engine-work scalars (WORK_SCALARS) left

@@ -40,6 +40,10 @@ pub struct Progress {
     /// Messages delivered so far, of how many.
     pub msgs_done: u64,
     pub msgs_total: u64,
+    /// Payload bytes of the messages delivered so far (the packet engine: in order, as received; the flow engine:
+    /// as sent at the fluid rates), of the messages' total payload.
+    pub bytes_done: u64,
+    pub bytes_total: u64,
     pub wall_s: f64,
 }
 
@@ -150,7 +154,7 @@ mod tests {
     use super::*;
 
     fn p(_: f64) -> Progress {
-        Progress { events: 0, now_ps: 0, stop_ps: None, msgs_done: 0, msgs_total: 0, wall_s: 0.0 }
+        Progress { events: 0, now_ps: 0, stop_ps: None, msgs_done: 0, msgs_total: 0, bytes_done: 0, bytes_total: 0, wall_s: 0.0 }
     }
 
     /// With max_events = 10 and every = 4, checks fall due at 4, 8 and 10 (the limit caps the step), and
@@ -181,7 +185,9 @@ mod tests {
         let mut c = Control::new(None, None, Some(Box::new(StopAt(3))));
         c.poll_interval = Duration::ZERO;
         c.set_every(1);
-        let mk = |e: u64| move |_| Progress { events: e, now_ps: 0, stop_ps: None, msgs_done: 0, msgs_total: 0, wall_s: 0.0 };
+        let mk = |e: u64| {
+            move |_| Progress { events: e, now_ps: 0, stop_ps: None, msgs_done: 0, msgs_total: 0, bytes_done: 0, bytes_total: 0, wall_s: 0.0 }
+        };
         assert_eq!(c.check(mk(1), 1), None);
         assert_eq!(c.check(mk(2), 2), None);
         assert_eq!(c.check(mk(3), 3), Some(Halt::Interrupted));

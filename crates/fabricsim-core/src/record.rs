@@ -77,6 +77,9 @@ pub struct QueueColumns {
     /// Peak occupancy of discipline + device queue (the packet being serialised is not counted).
     pub peak_packets: Vec<u64>,
     pub peak_bytes: Vec<u64>,
+    /// The link's line rate (b/s, the topology's; a per-end `rate_cap` not applied): utilization's denominator.
+    #[serde(default)]
+    pub rate_bps: Vec<u64>,
 }
 
 /// Queue-depth samples, one row per (sample time, sampled port).

@@ -262,6 +262,60 @@ fn u32s<'t>(t: &'t Table<'_>, name: &str) -> &'t [u32] {
     }
 }
 
+/// The duration link utilization is measured over (ps): the completion time (the last message delivered or compute
+/// step ended) when the workload has one, else the run's end time.
+pub fn links_span_ps(completion_ps: Option<u64>, end_ps: u64) -> u64 {
+    completion_ps.filter(|&c| c > 0).unwrap_or(end_ps)
+}
+
+/// The `links` rows: one per directed link (egress port, `queues` row), busiest first (utilization, then bytes, then
+/// port id): name ("node->peer"), rate_bps (line rate), bytes and packets sent, utilization = bytes·8 / (rate_bps ·
+/// span), gbps = bytes·8 / span / 1e9 (span = `links_span_ps`), peak_bytes and peak_packets of its queue (null at
+/// flow fidelity: the fluid model has no queues), pfc_pauses (PAUSE frames the link's sender received, 0 without
+/// PFC) and drops. Utilization is null without a rate or a span. O(ports · log ports).
+pub fn links_json(fidelity: &str, span_ps: u64, queues: &Table<'_>, roce: &Table<'_>, names: &Names<'_>) -> String {
+    let (bytes, pkts, rate) = (u64s(queues, "queues.tx_bytes"), u64s(queues, "queues.tx_packets"), u64s(queues, "queues.rate_bps"));
+    let (peak_b, peak_p, drops, pauses) =
+        (u64s(queues, "queues.peak_bytes"), u64s(queues, "queues.peak_packets"), u64s(queues, "queues.drops"), u64s(roce, "roce.pause_rx"));
+    let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+    let span_s = span_ps as f64 * PS;
+    let util = |i: usize| {
+        let r = at(rate, i);
+        (r > 0 && span_ps > 0).then(|| at(bytes, i) as f64 * 8.0 / (r as f64 * span_s))
+    };
+    let mut order: Vec<usize> = (0..queues.rows).collect();
+    order.sort_by(|&a, &b| {
+        let (ua, ub) = (util(a).unwrap_or(-1.0), util(b).unwrap_or(-1.0));
+        ub.total_cmp(&ua).then(at(bytes, b).cmp(&at(bytes, a))).then(a.cmp(&b))
+    });
+    let queueless = fidelity == "flow";
+    let mut o = String::with_capacity(order.len() * 220 + 2);
+    o.push('[');
+    for (n, &i) in order.iter().enumerate() {
+        if n > 0 {
+            o.push_str(", ");
+        }
+        let name = names.queue_names.get(i).map(|s| json_str(s)).unwrap_or_else(|| "\"\"".into());
+        o.push_str(&format!(
+            "{{\"name\": {name}, \"rate_bps\": {}, \"bytes\": {}, \"packets\": {}, \"utilization\": ",
+            at(rate, i),
+            at(bytes, i),
+            at(pkts, i)
+        ));
+        opt_f(&mut o, util(i));
+        o.push_str(", \"gbps\": ");
+        opt_f(&mut o, (span_ps > 0).then(|| at(bytes, i) as f64 * 8.0 / span_s / 1e9));
+        if queueless {
+            o.push_str(", \"peak_bytes\": null, \"peak_packets\": null");
+        } else {
+            o.push_str(&format!(", \"peak_bytes\": {}, \"peak_packets\": {}", at(peak_b, i), at(peak_p, i)));
+        }
+        o.push_str(&format!(", \"pfc_pauses\": {}, \"drops\": {}}}", at(pauses, i), at(drops, i)));
+    }
+    o.push(']');
+    o
+}
+
 /// The CLI's `--json` object, byte for byte as Python's `json.dumps` writes it: the head's scalars, the flow rows
 /// (`rows_json`; null with `flows` false), the active queues, hosts' busy times, throughput bins, RoCE totals and
 /// the fast-forward summary, from the record's `tables`. The one writer of the object.
@@ -285,7 +339,10 @@ pub fn record_json(h: &Head<'_>, tables: &Tables<'_>, names: &Names<'_>, flows: 
     let (qtx, qdrops) = (u64s(qt, "queues.tx_packets"), u64s(qt, "queues.drops"));
     let active: Vec<usize> = (0..qt.rows).filter(|&i| qtx.get(i).copied().unwrap_or(0) != 0 || qdrops.get(i).copied().unwrap_or(0) != 0).collect();
     let queues = rows_json(qt, names, Some(&active));
-    o.push_str(&format!(", \"queues\": {queues}, \"events\": {}, \"wall_s\": ", h.events));
+    let span = links_span_ps(h.completion_ps, h.end_ps);
+    o.push_str(&format!(", \"queues\": {queues}, \"links_span_s\": {}, \"links\": ", py_repr(span as f64 * PS)));
+    o.push_str(&links_json(h.fidelity, span, qt, &tables.roce, names));
+    o.push_str(&format!(", \"events\": {}, \"wall_s\": ", h.events));
     o.push_str(&py_repr(h.wall_s));
     let halted = h.halted.map(json_str).unwrap_or_else(|| "null".into());
     o.push_str(&format!(", \"complete\": {complete}, \"incomplete_messages\": {incomplete}, \"halted\": {halted}"));
@@ -362,6 +419,33 @@ mod tests {
         assert_eq!(py_repr(0.1), "0.1");
         assert_eq!(py_repr(0.0), "0.0");
         assert_eq!(py_repr(1234.5), "1234.5");
+    }
+
+    #[test]
+    fn links_by_hand() {
+        // Two 10 Gb/s ports over a 1 ms span: a->b sent 625,000 B (5 Gb of 10 Gb/ms: 50%), b->a 1,250,000 B (100%);
+        // b->a comes first (busiest), and a flow-fidelity record has no peak queue.
+        let mut r = RunRecord { completion_ps: Some(1_000_000_000), end_ps: 2_000_000_000, ..Default::default() };
+        let q = &mut r.queues;
+        q.name = vec!["a->b".into(), "b->a".into()];
+        (q.node, q.port) = (vec![0, 1], vec![0, 0]);
+        (q.tx_packets, q.tx_bytes, q.drops) = (vec![625, 1250], vec![625_000, 1_250_000], vec![0, 3]);
+        (q.peak_packets, q.peak_bytes, q.rate_bps) = (vec![2, 7], vec![2000, 7000], vec![10_000_000_000; 2]);
+        let span = links_span_ps(r.completion_ps, r.end_ps);
+        assert_eq!(span, 1_000_000_000);
+        let (qt, rt) = (Table::of_record(&r, "queues"), Table::of_record(&r, "roce"));
+        let got = links_json("packet", span, &qt, &rt, &Names::of_record(&r));
+        assert_eq!(
+            got,
+            "[{\"name\": \"b->a\", \"rate_bps\": 10000000000, \"bytes\": 1250000, \"packets\": 1250, \"utilization\": 1.0, \
+             \"gbps\": 10.0, \"peak_bytes\": 7000, \"peak_packets\": 7, \"pfc_pauses\": 0, \"drops\": 3}, \
+             {\"name\": \"a->b\", \"rate_bps\": 10000000000, \"bytes\": 625000, \"packets\": 625, \"utilization\": 0.5, \
+             \"gbps\": 5.0, \"peak_bytes\": 2000, \"peak_packets\": 2, \"pfc_pauses\": 0, \"drops\": 0}]"
+        );
+        let flow = links_json("flow", span, &qt, &rt, &Names::of_record(&r));
+        assert!(flow.contains("\"peak_bytes\": null, \"peak_packets\": null"));
+        // Without a completion the span is the end: half the utilization.
+        assert_eq!(links_span_ps(None, 2_000_000_000), 2_000_000_000);
     }
 
     #[test]

@@ -435,6 +435,13 @@ pub static FIELDS: &[Field] = &[
         source: Source::Stored(|r| u64s(&r.queues.peak_bytes)),
         ..U64
     },
+    Field {
+        name: "queues.rate_bps",
+        unit: "b/s",
+        description: "the link's line rate (the topology's, a per-end rate_cap not applied): the links' utilization denominator",
+        source: Source::Stored(|r| u64s(&r.queues.rate_bps)),
+        ..U64
+    },
     // ---- samples: queue depth, one row per (sample time, sampled port)
     Field { name: "samples.t_ps", unit: "ps", description: "the sample's time", source: Source::Stored(|r| u64s(&r.samples.t_ps)), ..U64 },
     Field {

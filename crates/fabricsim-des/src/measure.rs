@@ -133,6 +133,7 @@ impl Sim {
             queues.drops.push(ps.drops);
             queues.peak_packets.push(ps.peak_packets);
             queues.peak_bytes.push(ps.peak_bytes);
+            queues.rate_bps.push(tp.rate.0);
         }
         let work = WorkTimes {
             msgs: self.msg.msgs.iter().zip(&self.flows[n_src..]).map(|(m, f)| ((f.src, f.dst), m.started, m.complete)).collect(),

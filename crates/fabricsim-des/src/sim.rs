@@ -226,7 +226,7 @@ impl Sim {
             pfc: Pfc::default(),
             faults: Faults::new(&spec),
             udp: Udp { srcs },
-            msg: Messages { msgs, done: 0 },
+            msg: Messages { total_bytes: msgs.iter().map(|m| m.size).sum(), msgs, done: 0, rx_bytes: 0 },
             tcp: Tcp { conns: tcps, hdrs: Vec::new() },
             rdma: Rdma::default(),
             measure: Measure {
@@ -417,6 +417,8 @@ impl Sim {
             stop_ps: self.stop.map(|t| t.0),
             msgs_done: self.msg.done,
             msgs_total: self.msg.msgs.len() as u64,
+            bytes_done: if self.msg.done == self.msg.msgs.len() as u64 { self.msg.total_bytes } else { self.msg.rx_bytes.min(self.msg.total_bytes) },
+            bytes_total: self.msg.total_bytes,
             wall_s,
         }
     }

@@ -89,6 +89,10 @@ pub struct FlowSim {
     events: u64,
     /// Messages delivered so far (progress reports only).
     msgs_done: u64,
+    /// Wire bits the messages sent so far and in all (progress reports only: reported as payload bytes in proportion).
+    msg_bits_sent: f64,
+    msg_bits_total: f64,
+    msg_payload_total: u64,
     seed_flows: Vec<u32>,
     seed_res: Vec<u32>,
 }
@@ -173,6 +177,7 @@ impl FlowSim {
         for f in flows.iter_mut() {
             f.remaining = f.total;
         }
+        let msg_bits_total: f64 = flows[n_src as usize..].iter().map(|f| f.total).sum();
         let topo_nodes = topo.n_nodes();
         let comp_host = wl.compute_host.clone();
         let cap: Vec<f64> = topo.ports.iter().map(|p| p.rate_cap.map_or(p.rate.0, |c| c.0.min(p.rate.0)) as f64).collect();
@@ -197,6 +202,9 @@ impl FlowSim {
             comp_host,
             events: 0,
             msgs_done: 0,
+            msg_bits_sent: 0.0,
+            msg_bits_total,
+            msg_payload_total: wl.size.iter().sum(),
             seed_flows: Vec::new(),
             seed_res: Vec::new(),
         };
@@ -231,6 +239,14 @@ impl FlowSim {
             stop_ps: self.stop.map(|t| t.0),
             msgs_done: self.msgs_done,
             msgs_total: (self.flows.len() as u32 - self.n_src) as u64,
+            bytes_done: if self.msgs_done == (self.flows.len() as u32 - self.n_src) as u64 {
+                self.msg_payload_total
+            } else if self.msg_bits_total > 0.0 {
+                ((self.msg_bits_sent / self.msg_bits_total).min(1.0) * self.msg_payload_total as f64) as u64
+            } else {
+                0
+            },
+            bytes_total: self.msg_payload_total,
             wall_s,
         }
     }
@@ -416,6 +432,11 @@ impl FlowSim {
             let bits = (rate * dt / Time::PS_PER_S as f64).min(fl.remaining);
             fl.sent += bits;
             fl.remaining -= bits;
+            fl.last = self.now;
+            if f >= self.n_src {
+                self.msg_bits_sent += bits;
+            }
+            return;
         }
         fl.last = self.now;
     }
@@ -519,6 +540,7 @@ impl FlowSim {
             queues.drops.push(0);
             queues.peak_packets.push(0);
             queues.peak_bytes.push(0);
+            queues.rate_bps.push(tp.rate.0);
         }
         let work = WorkTimes {
             msgs: self.flows[self.n_src as usize..].iter().map(|f| ((f.src, f.dst), f.started, f.complete)).collect(),

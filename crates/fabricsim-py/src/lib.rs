@@ -201,7 +201,19 @@ impl Observer for PyObserver {
     fn poll(&mut self, p: &Progress) -> bool {
         Python::attach(|py| {
             let polled = py.check_signals().and_then(|_| match &self.progress {
-                Some(cb) => cb.call1(py, (p.now_ps, p.stop_ps, p.events, p.msgs_done, p.msgs_total, p.wall_s)).map(drop),
+                Some(cb) => {
+                    let args = (p.now_ps, p.stop_ps, p.events, p.msgs_done, p.msgs_total, p.wall_s);
+                    // A callable with a true `progress_bytes` attribute also takes the messages' bytes as keywords.
+                    let bytes = cb.getattr(py, "progress_bytes").and_then(|a| a.is_truthy(py)).unwrap_or(false);
+                    if bytes {
+                        let kw = pyo3::types::PyDict::new(py);
+                        kw.set_item("bytes_done", p.bytes_done)
+                            .and_then(|_| kw.set_item("bytes_total", p.bytes_total))
+                            .and_then(|_| cb.call(py, args, Some(&kw)).map(drop))
+                    } else {
+                        cb.call1(py, args).map(drop)
+                    }
+                }
                 None => Ok(()),
             });
             match polled {
@@ -218,7 +230,8 @@ impl Observer for PyObserver {
 /// Simulate a scenario: `header_json` is the wire RunSpec header (network, routing, sources, TCP,
 /// collectives, measurement; messages/barriers rows optional), `columns` the workload as numpy arrays.
 /// `max_events` and `max_wall_s` stop the run early; `progress(now_ps, stop_ps, events, msgs_done,
-/// msgs_total, wall_s)` is called about every 50 ms. Ctrl-C stops the run: the record so far comes back with
+/// msgs_total, wall_s)` is called about every 50 ms (with keywords `bytes_done` and `bytes_total`, the messages'
+/// payload delivered and in all, when the callable has a true `progress_bytes` attribute). Ctrl-C stops the run: the record so far comes back with
 /// `halted = "interrupted"` (as do the limits, with "max_events" / "max_wall"); any other exception raised by
 /// a signal handler or `progress` propagates. Returns (scalars dict, columns dict of numpy arrays).
 #[pyfunction]

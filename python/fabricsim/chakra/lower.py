@@ -68,6 +68,21 @@ class MessageIndices:
     def __len__(self) -> int:
         return sum(len(p) if isinstance(p, range) else 1 for p in self._parts)
 
+    def array(self) -> np.ndarray:
+        """The indices as one int64 array, in order (ranges expanded by numpy). O(indices)."""
+        parts, singles = [], []
+        for p in self._parts:
+            if isinstance(p, range):
+                if singles:
+                    parts.append(np.asarray(singles, dtype=np.int64))
+                    singles = []
+                parts.append(np.arange(p.start, p.stop, p.step, dtype=np.int64))
+            else:
+                singles.append(p)
+        if singles:
+            parts.append(np.asarray(singles, dtype=np.int64))
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
     def __repr__(self) -> str:
         return f"MessageIndices({list(self)!r})"
 
@@ -503,7 +518,9 @@ def _check_acyclic(lowered: Lowered, scenario, traces) -> None:
 
 
 def summarize(lowered: Lowered, rec) -> dict[str, Any]:
-    """Per rank: finish, compute, communication and exposed communication (s); per collective: start, end, bytes."""
+    """Per rank: finish, compute, communication, exposed communication and idle (s: finish − compute − exposed
+    communication, the time the rank neither computes nor has a message in flight: it waits for another rank, the
+    pipeline bubble of a pipeline-parallel step); per collective: start, end, bytes."""
     cols = rec.columns
     missing = np.iinfo(np.uint64).max
     kinds = cols["flows.kind"]
@@ -513,15 +530,20 @@ def summarize(lowered: Lowered, rec) -> dict[str, Any]:
     busy = {h["host"]: h for h in rec.host_busy()}
     ranks = []
     for r, host in enumerate(lowered.rank_hosts):
-        ends = [int(done[m]) for m in lowered.rank_messages[r] if done[m] != missing]
-        ends += [int(cend[c]) for c in lowered.rank_compute[r] if cend[c] != missing]
+        rm = lowered.rank_messages[r]
+        ms = rm.array() if isinstance(rm, MessageIndices) else np.asarray(list(rm), dtype=np.int64)
+        ms = ms[done[ms] != missing]
+        cs = np.asarray(lowered.rank_compute[r], dtype=np.int64)
+        cs = cs[cend[cs] != missing]
+        last = max(int(done[ms].max(initial=0)), int(cend[cs].max(initial=0)))
         b = busy.get(host)
         if b is None:  # no compute steps: the record has no busy split; communication is the union of messages
-            ms = [m for m in lowered.rank_messages[r] if done[m] != missing]
             comm = _union_s(start[ms], done[ms])
             b = {"compute_s": 0.0, "comm_s": comm, "exposed_comm_s": comm}
-        ranks.append({"rank": r, "host": host, "finish_s": max(ends) * 1e-12 if ends else 0.0,
-                      "compute_s": b["compute_s"], "comm_s": b["comm_s"], "exposed_comm_s": b["exposed_comm_s"]})
+        finish = last * 1e-12 if len(ms) or len(cs) else 0.0
+        ranks.append({"rank": r, "host": host, "finish_s": finish,
+                      "compute_s": b["compute_s"], "comm_s": b["comm_s"], "exposed_comm_s": b["exposed_comm_s"],
+                      "idle_s": max(finish - b["compute_s"] - b["exposed_comm_s"], 0.0)})
     colls = []
     for c in lowered.collectives:
         a, b = c["messages"]

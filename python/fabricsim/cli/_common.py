@@ -55,10 +55,28 @@ def run_control(fn: Callable) -> Callable:
     return fn
 
 
+def progress_measure(now_ps: int, stop_ps: int | None, msgs_done: int, msgs_total: int, bytes_done: int | None,
+                     bytes_total: int | None) -> tuple[int | None, int | None, str]:
+    """(done, total, text) of a progress bar: simulated time against the scenario's stop; else the messages'
+    payload bytes delivered against all of them (a collective's messages all finish near its end, so a count of
+    messages would sit at 0 for most of the run), with the messages done; else nothing (events only)."""
+    from ..units import format_size
+
+    if stop_ps:
+        return now_ps, stop_ps, "simulated time"
+    if msgs_total and bytes_total:
+        b = min(bytes_done or 0, bytes_total)
+        return b, bytes_total, (f"{format_size(b)}/{format_size(bytes_total)} delivered, "
+                                f"{msgs_done:,}/{msgs_total:,} messages")
+    if msgs_total:
+        return msgs_done, msgs_total, f"{msgs_done:,}/{msgs_total:,} messages"
+    return None, None, "events"
+
+
 class RunProgress:
     """The engine's `progress` callable: a rich bar on stderr, shown once a run has taken PROGRESS_AFTER_S on a
-    terminal. It measures simulated time against the scenario's stop, else delivered messages against all of
-    them, else counts events."""
+    terminal. It measures simulated time against the scenario's stop, else the messages' delivered bytes against
+    all of them (`progress_measure`), else counts events."""
 
     def __init__(self, label: str, enabled: bool = True):
         self.label = label
@@ -66,16 +84,14 @@ class RunProgress:
         self.bar = None
         self.task = None
 
+    progress_bytes = True
+    """The engine also hands this callable the messages' bytes (`bytes_done`, `bytes_total` keywords)."""
+
     def __call__(self, now_ps: int, stop_ps: int | None, events: int, msgs_done: int, msgs_total: int,
-                 wall_s: float) -> None:
+                 wall_s: float, bytes_done: int | None = None, bytes_total: int | None = None) -> None:
         if not self.enabled or (self.bar is None and wall_s < PROGRESS_AFTER_S):
             return
-        if stop_ps:
-            done, total, what = now_ps, stop_ps, "simulated time"
-        elif msgs_total:
-            done, total, what = msgs_done, msgs_total, f"{msgs_done:,}/{msgs_total:,} messages"
-        else:
-            done, total, what = None, None, "events"
+        done, total, what = progress_measure(now_ps, stop_ps, msgs_done, msgs_total, bytes_done, bytes_total)
         if self.bar is None:
             from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn

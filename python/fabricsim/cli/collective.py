@@ -20,7 +20,9 @@ from ._common import (
     seed_stats,
     seeds_option,
     size_option,
+    stdout_console,
 )
+from ._links import check_links_figure, links_figure_option, write_links_figure
 
 MIB = 1 << 20
 
@@ -108,9 +110,11 @@ def _placement(placement: str, fab, sc, hosts: list[str]) -> list[list]:
 @click.option("--workers", type=click.IntRange(min=0), default=None,
               help="Local worker processes (default: cores; 0 = in this process).")
 @FIDELITY
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (means and 95% CIs) on stdout.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (means and 95% CIs, and the first "
+                                                     "seed's links: every directed link, busiest first) on stdout.")
+@links_figure_option
 def collective(fabric, pattern, placement, nodes, nodes_b, pattern_b, size, interfaces, packet_bytes, barrier, order,
-               seed, seeds, workers, fidelity, as_json) -> None:
+               seed, seeds, workers, fidelity, as_json, links_figure) -> None:
     """Run a collective on a built-in fabric or any fabric file over several seeds and report
     completion time, throughput (aggregate and per interface, Gb/s) and packets by switch hops, as mean and 95% CI.
 
@@ -139,6 +143,7 @@ def collective(fabric, pattern, placement, nodes, nodes_b, pattern_b, size, inte
     fab, doc = _fabric(fabric)
     sc = scenario_from_dict({**fab.doc, "seed": seed}, fab.name)
     hosts = list(host_nics(sc))
+    check_links_figure("fabricsim collective", links_figure, sc)
     if placement is not None:
         groups = _placement(placement, fab, sc, hosts)
     else:
@@ -147,7 +152,8 @@ def collective(fabric, pattern, placement, nodes, nodes_b, pattern_b, size, inte
             groups.append(_parse_ids(nodes_b, "--nodes-b", hosts, fab.numbered))
     patterns = [pattern] + [pattern_b or pattern] * (len(groups) - 1)
     base = {"fabric": doc, "source": fab.name, "servers": groups, "patterns": patterns, "msg_mib": msg_mib,
-            "interfaces": interfaces, "packet": packet_bytes, "barrier": barrier, "order": order, "fidelity": fidelity}
+            "interfaces": interfaces, "packet": packet_bytes, "barrier": barrier, "order": order, "fidelity": fidelity,
+            "links": True}
     seed_list = list(range(seed, seed + seeds))
     spec = SweepSpec(name="collective", base=base, task="fabricsim.collectives.run:sweep_task", seeds=seed_list)
     where = fabric.text
@@ -178,10 +184,23 @@ def collective(fabric, pattern, placement, nodes, nodes_b, pattern_b, size, inte
                           for c in hop_cols}
     for h in ("1", "3"):
         out["hop_packets"].setdefault(h, 0)
+    # The links of the first seed's run (every directed link, busiest first; the seeds differ only in ECMP's choices).
+    first = rows[0] if rows else {}
+    out["links_seed"], out["links_span_s"], out["links"] = first.get("seed"), first.get("links_span_s"), first.get("links")
     if as_json:
         echo_json(out)
     else:
         _print_text(out, pattern, where, groups, size, interfaces)
+        if out["links"]:
+            out["links_seed"] = int(out["links_seed"])
+            from ..report.links import links_table
+
+            stdout_console(140).print(links_table(out["links"], out["links_span_s"], title=(
+                f"busiest links of seed {out['links_seed']}: {min(5, len(out['links']))} of {len(out['links']):,} "
+                f"directed links (utilization over {out['links_span_s'] * 1e3:.6g} ms; --json has all)")))
+    if out["links"]:
+        write_links_figure("fabricsim collective", links_figure, sc, (out["links"], out["links_span_s"]),
+                           f"{pattern} on {where}, seed {out['links_seed']}: link utilization")
     if short:
         first = short[0]
         click.echo(f"fabricsim collective: {len(short)} of {len(rows)} runs did not complete "

@@ -151,3 +151,6 @@ def _print_incast(params, rec, m) -> None:
     con.print(f)
     if "queue_samples" in m:
         con.print(f"{len(m['queue_samples']['t_s'])} queue samples of leaf->spine (use --json for them)")
+    from ._links import print_links
+
+    print_links(con, rec)

@@ -8,6 +8,7 @@ from ..errors import UserError
 from ..units import format_duration, format_rate, format_size
 from ._common import (EXIT_INCOMPLETE, FIDELITY, check_figure_path, echo_json, incomplete_runs, load_checked,
                       run_control, seed_stats, seed_text, seeds_option, simulate, simulate_seeds, stdout_console)
+from ._links import check_links_figure, links_figure_option, print_links, write_links_figure
 
 
 @click.command("run")
@@ -19,16 +20,20 @@ from ._common import (EXIT_INCOMPLETE, FIDELITY, check_figure_path, echo_json, i
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (the run record) on stdout.")
 @click.option("--figure", metavar="FILE.png", default=None,
-              help="RoCE runs ([pfc], [ecn] or transport = \"rdma\"): also draw the bottleneck queue (from the queue "
-                   "samples), each queue pair's rate and the PFC pause timeline to this image file.")
+              help="Also draw to this image file: for a RoCE run ([pfc], [ecn] or transport = \"rdma\") the bottleneck "
+                   "queue (from the queue samples), each queue pair's rate and the PFC pause timeline; for any other "
+                   "run the fabric with each link coloured by its utilization (as --links-figure).")
+@links_figure_option
 @run_control
 def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None, as_json: bool, figure: str | None,
-        max_events: int | None, max_wall: float | None, partial: bool, quiet: bool) -> None:
+        links_figure: str | None, max_events: int | None, max_wall: float | None, partial: bool, quiet: bool) -> None:
     """Simulate SCENARIO.toml (packet engine, or --fidelity flow) and print a summary.
 
     The JSON record has completion_time_s (null without messages or if one never completed), per-flow
     FlowMonitor statistics (flows), packet totals (tx = rx + dropped + in_flight), packets by switch
-    hops, per-queue drops and peaks, events, wall_s, seed, complete, incomplete_messages, halted and deadlock
+    hops, per-queue drops and peaks, links (every directed link, busiest first: bytes, utilization over
+    links_span_s, the completion time or else the end; peak queue, PFC pauses, drops), events, wall_s, seed,
+    complete, incomplete_messages, halted and deadlock
     (the cycle of paused ports that stopped a PFC fabric, or null); a RoCE run adds pfc_pauses,
     pfc_paused_s, ecn_marks and cnps.
 
@@ -44,11 +49,11 @@ def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None
     check_figure_path("fabricsim run", figure)
     sc = load_scenario(scenario)
     if figure is not None and not sc.roce:
-        raise UserError(f"fabricsim run: --figure draws RoCE runs; {scenario} has no [pfc], [ecn] or "
-                        "transport = \"rdma\"")
+        links_figure, figure = links_figure or figure, None
+    check_links_figure("fabricsim run", links_figure, sc)
     if seeds is not None:
-        if figure is not None:
-            raise UserError("fabricsim run: --figure draws one run; give it without --seeds")
+        if figure is not None or links_figure is not None:
+            raise UserError("fabricsim run: --figure and --links-figure draw one run; give them without --seeds")
         first = sc.seed if seed is None else seed
         recs = simulate_seeds(lambda s, **kw: run_scenario(sc, seed=s, fidelity=fidelity, **kw),
                               list(range(first, first + seeds)), f"simulating {scenario}", max_events=max_events,
@@ -63,6 +68,7 @@ def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None
     show(rec)
     if figure is not None:
         _draw(rec, figure, scenario)
+    write_links_figure("fabricsim run", links_figure, sc, rec, f"{scenario}: link utilization")
     reason = rec.incomplete_reason(None if sc.stop is None else sc.stop * 1e-12)
     if reason is not None:
         click.echo(f"fabricsim: {scenario}: {reason}", err=True)
@@ -182,6 +188,7 @@ def _print_summary(path: str, rec) -> None:
         con.print(h)
         if len(hosts) > 20:
             con.print(f"... {len(hosts) - 20} more hosts (use --json for all)")
+    print_links(con, rec)
     if rec.hops:
         con.print("packets by switch hops: " + ", ".join(f"{k}: {v}" for k, v in rec.hops.items()))
     if rec.has_roce:

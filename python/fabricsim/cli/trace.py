@@ -26,6 +26,8 @@ from ._common import (
     simulate_seeds,
     stdout_console,
 )
+from ._links import (check_links_figure, detail_option, links_figure_option, more_rows, preload_figures, print_links,
+                     write_links_figure)
 from .train import MODEL_HELP, ScheduleParam
 
 
@@ -84,21 +86,26 @@ def info(prefix: str, as_json: bool) -> None:
               show_default=True, help="An all-gather's comm_size is the gathered buffer (total) or each rank's block "
                                       "(block, ASTRA-sim's reading).")
 @click.option("--timeline", type=click.Path(dir_okay=False), default=None,
-              help="Write a per-rank Gantt of compute and communication, critical path marked (PNG, SVG or PDF).")
+              help="Write a Gantt of compute and communication, critical path marked (PNG, SVG or PDF): a row per "
+                   "rank up to 64 ranks, else per group of consecutive ranks (every rank shown).")
 @click.option("--perfetto", type=click.Path(dir_okay=False), default=None,
-              help="Write a Chrome-trace JSON to open in ui.perfetto.dev (a process per rank, the critical path as a track).")
+              help="Write a Chrome-trace JSON to open in ui.perfetto.dev (a process per rank group, or per rank with "
+                   "--detail messages; collectives and the critical path as tracks).")
+@detail_option
+@links_figure_option
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the fabric's seed (the first, S).")
 @seeds_option("Runs K, seeds S..S+K-1 (S = --seed, else the fabric's): one line per run and the completion time's "
               "mean ± 95% CI (Student t over the complete runs); with --json one object with every run's in `runs`. "
               "Ctrl-C keeps the finished seeds (printed, exit 130). Default: one run.")
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True,
-              help="One JSON object: completion_time_s, ranks, collectives, events, wall_s, complete.")
+              help="One JSON object: completion_time_s, ranks, collectives, events, wall_s, complete, links (every "
+                   "directed link, busiest first: bytes, utilization, peak queue, PFC pauses, drops).")
 @run_control
 def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups: str | None,
         device: str | None, chunks: int, chunks_in_flight: int | None, all_gather_size: str, timeline: str | None,
-        perfetto: str | None, seed: int | None, seeds: int | None, fidelity: str | None, as_json: bool,
-        max_events: int | None,
+        perfetto: str | None, detail: str, links_figure: str | None, seed: int | None, seeds: int | None,
+        fidelity: str | None, as_json: bool, max_events: int | None,
         max_wall: float | None, partial: bool, quiet: bool) -> None:
     """Simulate the trace PREFIX.{rank}.et on the fabric of --fabric FABRIC.toml and report per-rank finish,
     compute, communication and exposed communication, and each collective's start and end.
@@ -128,11 +135,13 @@ def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups:
     if algorithm and "=" in algorithm:
         alg = dict(x.split("=", 1) for x in algorithm.split(","))
     groups = _comm_groups(prefix, comm_groups)
+    check_links_figure("fabricsim trace run", links_figure, sc)
     lowered = lower(load(prefix), sc, placement=place, algorithm=alg, comm_groups=groups, device=device, chunks=chunks,
                     chunks_in_flight=chunks_in_flight, all_gather_size=all_gather_size, fabric=fab)
     if seeds is not None:
-        if timeline or perfetto:
-            raise UserError("fabricsim trace run: --timeline and --perfetto draw one run; give them without --seeds")
+        if timeline or perfetto or links_figure:
+            raise UserError("fabricsim trace run: --timeline, --perfetto and --links-figure draw one run; give them "
+                            "without --seeds")
         first = sc.seed if seed is None else seed
         recs = simulate_seeds(lambda s, **kw: run_scenario(sc, seed=s, fidelity=fidelity, workload=lowered.workload,
                                                              **kw),
@@ -142,6 +151,8 @@ def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups:
         _show_seeds(prefix, scenario_path, recs, lowered, as_json)
         incomplete_runs(f"fabricsim: {prefix}", recs, None if sc.stop is None else sc.stop * 1e-12)
         return
+    if timeline or links_figure:
+        preload_figures()
     show = lambda r: _show(prefix, scenario_path, r, summarize(lowered, r), as_json)  # noqa: E731
     rec = simulate(lambda **kw: run_scenario(sc, seed=seed, fidelity=fidelity, workload=lowered.workload, **kw),
                    f"simulating {prefix}", max_events=max_events, max_wall=max_wall, partial=partial, quiet=quiet,
@@ -150,11 +161,14 @@ def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups:
         from ..chakra import timeline as tl
 
         if timeline:
-            tl.gantt(lowered, rec, timeline, title=f"{prefix} on {scenario_path}")
+            tl.gantt(lowered, rec, timeline, title=f"{prefix} on {scenario_path}", detail=detail)
             click.echo(f"wrote the timeline to {timeline}", err=True)
         if perfetto:
-            tl.perfetto(lowered, rec, perfetto)
-            click.echo(f"wrote the Perfetto trace to {perfetto} (open it in ui.perfetto.dev)", err=True)
+            got = tl.perfetto(lowered, rec, perfetto, detail=detail)
+            per = "per rank" if got["group"] == 1 else f"per group of {got['group']} ranks"
+            click.echo(f"wrote the Perfetto trace to {perfetto} ({got['events']:,} events, {format_size(got['bytes'])}, "
+                       f"{detail} {per}; open it in ui.perfetto.dev)", err=True)
+    write_links_figure("fabricsim trace run", links_figure, sc, rec, f"{prefix} on {scenario_path}: link utilization")
     show(rec)
     reason = rec.incomplete_reason(None if sc.stop is None else sc.stop * 1e-12)
     if reason is not None:
@@ -195,9 +209,10 @@ def _show_seeds(prefix: str, scenario_path: str, recs: list, lowered, as_json: b
 
 
 def _record(rec, s: dict) -> dict:
-    """A trace run's JSON object."""
+    """A trace run's JSON object (`links`: every directed link, busiest first, as the run record's)."""
     return {"completion_time_s": rec.completion_time_s, **s, "events": rec.events, "wall_s": rec.wall_s,
-            "fidelity": rec.fidelity, "seed": rec.seed, "complete": rec.complete, "halted": rec.halted}
+            "fidelity": rec.fidelity, "seed": rec.seed, "complete": rec.complete, "halted": rec.halted,
+            "links_span_s": rec.links_span_s, "links": rec.links()}
 
 
 def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
@@ -213,12 +228,16 @@ def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
     con.print(f"[bold]{prefix}[/bold] on {scenario_path} ({rec.fidelity}): completion "
               f"{format_duration(ct * 1e12) if ct is not None else 'n/a'}, {rec.events} events in {rec.wall_s:.3f} s")
     t = Table(title="ranks", title_justify="left")
-    for col in ("rank", "host", "finish", "compute", "communication", "exposed"):
+    for col in ("rank", "host", "finish", "compute", "communication", "exposed", "idle (bubble)"):
         t.add_column(col, justify="left" if col == "host" else "right")
     for r in s["ranks"][:32]:
         t.add_row(str(r["rank"]), r["host"], format_duration(r["finish_s"] * 1e12), format_duration(r["compute_s"] * 1e12),
-                  format_duration(r["comm_s"] * 1e12), format_duration(r["exposed_comm_s"] * 1e12))
+                  format_duration(r["comm_s"] * 1e12), format_duration(r["exposed_comm_s"] * 1e12),
+                  format_duration(r["idle_s"] * 1e12))
     con.print(t)
+    if (line := more_rows(32, len(s["ranks"]), "ranks")) is not None:
+        con.print(line)
+    con.print("idle (bubble) = finish − compute − exposed communication: waiting for other ranks (a pipeline's bubble)")
     if s["collectives"]:
         c = Table(title="collectives", title_justify="left")
         for col in ("kind", "algorithm", "ranks", "bytes", "start", "end"):
@@ -228,6 +247,9 @@ def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
                       format_duration(x["start_s"] * 1e12) if x["start_s"] is not None else "-",
                       format_duration(x["end_s"] * 1e12) if x["end_s"] is not None else "-")
         con.print(c)
+        if (line := more_rows(32, len(s["collectives"]), "collectives")) is not None:
+            con.print(line)
+    print_links(con, rec)
 
 
 @trace.command("synth")

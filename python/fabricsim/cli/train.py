@@ -222,12 +222,13 @@ def _show(s: dict, as_json: bool) -> None:
     con.print("traffic per step: " + ", ".join(f"{d.upper()} {format_size(x)}" for d, x in s["traffic_bytes"].items() if x))
     if s["links"]:
         lt = Table(title="busiest links", title_justify="left")
-        lt.add_column("link")
-        lt.add_column("bytes", justify="right")
-        lt.add_column("utilization", justify="right")
+        for col in ("link", "bytes", "utilization", "peak queue", "PFC pauses", "drops"):
+            lt.add_column(col, justify="left" if col == "link" else "right")
         for ln in s["links"]:
-            u = ln["utilization"]
-            lt.add_row(ln["link"], format_size(ln["bytes"]), "" if u is None else f"{u * 100:.1f}%")
+            u, pk = ln["utilization"], ln.get("peak_bytes")
+            lt.add_row(ln["link"], format_size(ln["bytes"]), "" if u is None else f"{u * 100:.1f}%",
+                       "n/a (flow)" if pk is None else format_size(pk), f"{ln.get('pfc_pauses') or 0:,}",
+                       f"{ln.get('drops') or 0:,}")
         con.print(lt)
     r = s["run"]
     con.print(f"[dim]{r['flows']:,} flows, {r['compute_steps']:,} compute steps; lowered in {r['lower_s']:.2f} s, "

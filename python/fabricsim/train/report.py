@@ -148,7 +148,8 @@ def _unit_coord(par, u: int) -> tuple[int, int, int, int]:
 
 
 def busiest_links(rec, network, step_s: float, top: int = 10) -> list[dict[str, Any]]:
-    """The `top` egress ports by utilization over the run (bytes·8 / (rate · run time)), then by bytes sent."""
+    """The `top` egress ports by utilization over the run (bytes·8 / (rate · run time)), then by bytes sent, each
+    with its queue's peak (bytes, packets; None at flow fidelity), PFC pauses and drops from `RunRecord.links()`."""
     if step_s <= 0:
         return []
     rate = {}
@@ -168,8 +169,12 @@ def busiest_links(rec, network, step_s: float, top: int = 10) -> list[dict[str, 
             rates[i] = r
             util[i] = int(tx[i]) * 8 / (r * run_s)
     order = np.lexsort((-tx.astype(np.float64), -util))[:top]
+    # The record's link rows (RunRecord.links: peak queue, PFC pauses, drops) joined by name.
+    more = {x["name"]: x for x in rec.links()}
+    keep = ("peak_bytes", "peak_packets", "pfc_pauses", "drops")
     return [{"link": names[i], "bytes": int(tx[i]), "rate_bps": int(rates[i]) or None,
-             "utilization": float(util[i]) if rates[i] else None} for i in order.tolist() if tx[i]]
+             "utilization": float(util[i]) if rates[i] else None,
+             **{k: more.get(names[i], {}).get(k) for k in keep}} for i in order.tolist() if tx[i]]
 
 
 __all__ = ["breakdown", "busiest_links", "PS"]

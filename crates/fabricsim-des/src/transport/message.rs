@@ -22,6 +22,9 @@ pub(crate) struct MsgRt {
 pub(crate) struct Messages {
     pub(crate) msgs: Vec<MsgRt>,
     pub(crate) done: u64,
+    /// Payload bytes received in order over all messages, and the messages' total payload (progress reports).
+    pub(crate) rx_bytes: u64,
+    pub(crate) total_bytes: u64,
 }
 
 impl TransportModel for Messages {
@@ -64,7 +67,9 @@ impl TransportModel for Messages {
         let p = msg.payload as u64;
         debug_assert!(tx * p < msg.remaining && msg.received + rx * p < msg.size, "a jump ends before the message");
         msg.remaining -= (tx * p).min(msg.remaining.saturating_sub(1));
-        msg.received += (rx * p).min(msg.size - msg.received - 1);
+        let got = (rx * p).min(msg.size - msg.received - 1);
+        msg.received += got;
+        sim.msg.rx_bytes += got;
         0
     }
 }
@@ -107,6 +112,7 @@ impl Sim {
     pub(crate) fn msg_rx(&mut self, m: u32, payload: u32) {
         let msg = &mut self.msg.msgs[m as usize];
         msg.received += payload as u64;
+        self.msg.rx_bytes += payload as u64;
         if msg.received == msg.size {
             self.msg_complete(m);
         }

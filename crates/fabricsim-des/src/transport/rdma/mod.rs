@@ -86,6 +86,7 @@ impl TransportModel for Rdma {
         qp.skipped = tx;
         // The message layer counts delivered bytes too (it completes the message).
         sim.msg.msgs[q as usize].received += b;
+        sim.msg.rx_bytes += b;
         tx
     }
 
