@@ -147,5 +147,9 @@ def test_one_progress_bar_across_the_seeds(monkeypatch):
         assert bar.bar is not None and bar.bar.tasks[0].description == "simulating x.toml, seed 8 (2/3)"
         bar.seed(9, 3, 3)
         assert bar.bar.tasks[0].description == "simulating x.toml, seed 9 (3/3)"
+        # the engine hands a progress_bytes callable the messages' bytes too: with no stop, the bar counts them
+        assert bar.progress_bytes
+        bar(0, None, 10, 1, 4, 0.5, bytes_done=250, bytes_total=1000)
+        assert (bar.bar.tasks[0].completed, bar.bar.tasks[0].total) == (250, 1000)
     finally:
         bar.close()

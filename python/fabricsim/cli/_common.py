@@ -133,8 +133,9 @@ class SeedsProgress(RunProgress):
             self.bar.refresh()
 
     def __call__(self, now_ps: int, stop_ps: int | None, events: int, msgs_done: int, msgs_total: int,
-                 wall_s: float) -> None:
-        super().__call__(now_ps, stop_ps, events, msgs_done, msgs_total, self.before_s + wall_s)
+                 wall_s: float, bytes_done: int | None = None, bytes_total: int | None = None) -> None:
+        super().__call__(now_ps, stop_ps, events, msgs_done, msgs_total, self.before_s + wall_s, bytes_done,
+                         bytes_total)
 
 
 def simulate(run: Callable[..., Any], label: str, *, max_events: int | None, max_wall: float | None,
