@@ -12,6 +12,7 @@ bin, SAMPLE_BYTES = 84 per queue-sample row.
 from __future__ import annotations
 
 import json
+import re
 import os
 import resource
 import subprocess
@@ -233,3 +234,24 @@ def test_the_estimate_item_by_item():
     assert length_ps == 587_202_560
     assert [(k, b) for k, _, b in items] == [("topology", 72_000), ("messages", 44_800),
                                              ("measure.throughput_interval", 1_416)]
+
+
+def test_a_run_longer_than_estimated_stops_when_its_bins_pass_the_budget(tmp_path):
+    # One 1 MB message over a dumbbell (1 Gb/s access links, a 100 Mb/s bottleneck, 2 + 5 + 2 ms of delay): the
+    # estimate's lower bound is 1e6 × 8 bits over both host links at once (2 Gb/s) = 4 ms, 4,001 bins of 1 us
+    # (96,024 B); with the fabric (4 nodes + 3 links = 21,000 B) and the message (800 B), 117,824 B. A budget of
+    # 117,824 + 10,000 × 24 = 357,824 B leaves 10,000 bins, 10 ms; the first packet arrives after 9 ms of delay
+    # and the message takes 80 ms through the bottleneck, so the run stops just past 10 ms, said in one line.
+    f = tmp_path / "slow.toml"
+    f.write_text('[topology]\nkind = "dumbbell"\nsenders = 1\nswitch_model = "input_buffered"\n'
+                 '[measure]\nthroughput_interval = "1us"\n'
+                 '[[messages]]\nname = "m"\nsrc = "sender0"\ndst = "receiver"\nsize = "1MB"\n')
+    code, out, err = cli("run", str(f), "--memory-limit", "357824")
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert re.fullmatch(
+        rf"{re.escape(str(f))}: measure\.throughput_interval: the run passed t = 0\.010\d* s, more than 10,000 "
+        r"throughput bins \(about 240 kB\), what is left of the memory budget of 358 kB \(--memory-limit or "
+        r"FABRICSIM_MEMORY_LIMIT\): raise the interval or set a stop time\n", err), err
+    # With room for 100,000 bins (100 ms) the whole run fits and completes.
+    code, out, err = cli("run", str(f), "--memory-limit", str(117_824 + 100_000 * 24), "--json", "-q")
+    assert code == 0 and json.loads(out)["complete"], err

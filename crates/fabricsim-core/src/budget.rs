@@ -127,10 +127,13 @@ pub fn limit() -> Result<Limit> {
     })
 }
 
-/// `bytes` for people: "512 MB" below 1 GiB (decimal megabytes), else "8 GiB", "1,118 GiB", "3.4e12 GiB".
+/// `bytes` for people: "358 kB" below 1 MB, "512 MB" below 1 GiB (decimal, rounded up), else "8.0 GiB",
+/// "1,118 GiB", "3.4e12 GiB".
 pub fn human(bytes: u64) -> String {
     let gib = bytes as f64 / (1u64 << 30) as f64;
-    if gib < 1.0 {
+    if bytes < 1_000_000 {
+        format!("{} kB", (bytes as f64 / 1e3).ceil() as u64)
+    } else if gib < 1.0 {
         format!("{} MB", (bytes as f64 / 1e6).ceil() as u64)
     } else if gib < 10.0 {
         format!("{:.1} GiB", gib)
@@ -317,6 +320,7 @@ mod tests {
     #[test]
     fn sizes_for_people() {
         assert_eq!(human(500_000_000), "500 MB");
+        assert_eq!(human(357_824), "358 kB");
         assert_eq!(human(8 << 30), "8.0 GiB");
         assert_eq!(human(1118 << 30), "1,118 GiB");
         assert_eq!(count(u64::MAX), "more than 18 quintillion");

@@ -485,6 +485,10 @@ impl Sim {
                 }
             }
         }
+        if let Some(e) = self.failure.take() {
+            // A measurement ran out of budget after the last check.
+            return Err(e);
+        }
         if self.pfc.on && self.pfc.deadlock.is_none() && self.live > 0 && halted.is_none() && !reached_stop {
             // The events ran out with packets held: a cycle of paused ports is the usual reason.
             self.pfc.deadlock = self.paused_cycle();
