@@ -1,4 +1,4 @@
-//! The memory budget: what a scenario will take, estimated from its parameters before anything is built, against a limit (`--memory-limit`, `FABRICSIM_MEMORY_LIMIT`, else the machine's available memory).
+//! The memory budget: what a scenario will take, estimated from its parameters before anything is built, against a limit (`--memory-limit`, `FABRICSIM_MEMORY_LIMIT`, else the available memory, else 8 GiB).
 //!
 //! Four things grow with a scenario's numbers rather than with its file: the fabric (nodes, links and the
 //! forwarding tables over them), the workload's messages (a collective's expansion), the throughput bins
@@ -101,12 +101,18 @@ pub fn parse_limit(text: &str) -> std::result::Result<u64, String> {
     }
 }
 
-/// MemAvailable of /proc/meminfo in bytes, when the file has it (Linux).
+/// The memory this process may still take, when Linux says: MemAvailable of /proc/meminfo, or less when the
+/// process's cgroup (v2) has a limit (`memory.max` − `memory.current`, as in a container).
 pub fn available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb.saturating_mul(1024))
+    let free = kb.saturating_mul(1024);
+    let read = |f: &str| std::fs::read_to_string(format!("/sys/fs/cgroup/{f}")).ok().and_then(|t| t.trim().parse::<u64>().ok());
+    Some(match (read("memory.max"), read("memory.current")) {
+        (Some(max), Some(used)) => free.min(max.saturating_sub(used)),
+        _ => free,
+    })
 }
 
 /// The budget in force: `with_limit`'s, else `FABRICSIM_MEMORY_LIMIT`, else the available memory, else
