@@ -102,17 +102,22 @@ pub fn parse_limit(text: &str) -> std::result::Result<u64, String> {
 }
 
 /// The memory this process may still take, when Linux says: MemAvailable of /proc/meminfo, or less when the
-/// process's cgroup (v2) has a limit (`memory.max` − `memory.current`, as in a container).
+/// process's cgroup (v2) has a limit (`memory.max` − `memory.current`, as in a container) or the process an
+/// address-space limit (`ulimit -v`, of which the process already maps some: a loose cap).
 pub fn available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     let free = kb.saturating_mul(1024);
     let read = |f: &str| std::fs::read_to_string(format!("/sys/fs/cgroup/{f}")).ok().and_then(|t| t.trim().parse::<u64>().ok());
-    Some(match (read("memory.max"), read("memory.current")) {
+    let free = match (read("memory.max"), read("memory.current")) {
         (Some(max), Some(used)) => free.min(max.saturating_sub(used)),
         _ => free,
-    })
+    };
+    // An address-space limit (`ulimit -v`) caps what can be mapped at all.
+    let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+    let address_space = limits.lines().find(|l| l.starts_with("Max address space")).and_then(|l| l.split_whitespace().nth(3)?.parse::<u64>().ok());
+    Some(address_space.map_or(free, |a| free.min(a)))
 }
 
 /// The budget in force: `with_limit`'s, else `FABRICSIM_MEMORY_LIMIT`, else the available memory, else
