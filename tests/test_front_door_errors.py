@@ -111,11 +111,13 @@ def test_the_lists_name_files_that_exist():
     # A fabric too large to simulate is one line, estimated from the parameters before anything is built.
     ('[topology]\nkind = "leaf_spine"\nracks = 2\nhosts_per_rack = 2\nspines = 9223372036854775807\nhost_rate = "1Gbps"\n'
      'fabric_rate = "1Gbps"\n',
-     "topology: more than 18 quintillion nodes and links (about 3.4e12 GiB before any traffic); fabricsim simulates at most "
+     "topology: more than 18 quintillion nodes and links (about 1.7e10 GiB before any traffic); fabricsim simulates at most "
      "20,000,000"),
-    # 1000 × 1000 × 1000 routers, one host each: 10^9 (routers + hosts) + 2·10^9 host links + 3·10^9 ring links.
+    # 1000 × 1000 × 1000 routers, one host each: 2·10^9 nodes (routers + hosts), 10^9 host links + 3·10^9 ring
+    # links; 6·10^9 × 3,000 B (budget.rs's calibrated ELEMENT_BYTES) = 16,764 GiB.
     ('[topology]\nkind = "torus"\ndims = [1000, 1000, 1000]\nrate = "1Gbps"\n',
-     "topology: 6,000,000,000 nodes and links (about 1,118 GiB before any traffic); fabricsim simulates at most 20,000,000"),
+     "topology: 6,000,000,000 nodes and links (about 16,764 GiB before any traffic); fabricsim simulates at most "
+     "20,000,000"),
 ])
 def test_by_hand(tmp_path, text, native):
     f = tmp_path / "s.toml"

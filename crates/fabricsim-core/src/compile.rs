@@ -52,6 +52,8 @@ pub struct Compiled {
     /// record's `name` column indexes this list.
     pub flow_names: Vec<String>,
     pub flow_name: Vec<u32>,
+    /// The throughput bins and queue-sample rows the engines may allocate within the memory budget.
+    pub limits: crate::budget::Limits,
 }
 
 impl Compiled {
@@ -80,6 +82,8 @@ impl Compiled {
 /// tables' build: classes × (nodes + ports) plus each group's local region, see `Fib`).
 pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
     spec.validate()?;
+    // The memory budget, estimated from the spec before anything of the run's size is built.
+    let limits = crate::budget::run(&spec, &columns)?;
     let mut wl = Workload::from_rows(&spec.messages, &spec.barriers);
     spec.messages = Vec::new();
     spec.barriers = Vec::new();
@@ -209,7 +213,7 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
             });
         }
     }
-    Ok(Compiled { spec, wl, topo, fib, paths, flows, n_src, n_msg, n_tcp, flow_names, flow_name })
+    Ok(Compiled { spec, wl, topo, fib, paths, flows, n_src, n_msg, n_tcp, flow_names, flow_name, limits })
 }
 
 /// The largest packet any flow sends (payload + header), in bytes.

@@ -1,5 +1,6 @@
 //! fabricsim-core: the shared vocabulary of every engine (units, ids, specs, topology, routing, records, errors); no PyO3.
 
+pub mod budget;
 pub mod chakra;
 pub mod compile;
 pub mod control;

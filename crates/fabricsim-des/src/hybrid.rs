@@ -434,8 +434,8 @@ impl Sim {
         let (t0, t1) = (self.now.0, self.now.0 + dt.0);
         if let Some(b) = self.measure.bin {
             let last = ((t1 - 1) / b.0) as usize;
-            if self.measure.rx_bins.len() <= last {
-                self.measure.rx_bins.resize(last + 1, 0);
+            if self.measure.rx_bins.len() <= last && !self.grow_bins(last) {
+                return;
             }
             let mut given = 0u64;
             let mut k = (t0 / b.0) as usize;
@@ -451,7 +451,7 @@ impl Sim {
         if let Some(every) = self.measure.sample_every {
             if let Some(mut ts) = self.q.earliest(|ev| ev == Ev::Sample) {
                 while ts < t1 {
-                    if self.measure.samples.t_ps.len() + self.measure.sample_ports.len() > crate::MAX_SAMPLE_ROWS {
+                    if (self.measure.samples.t_ps.len() + self.measure.sample_ports.len()) as u64 > self.measure.max_sample_rows {
                         break; // the next real sample reports the limit
                     }
                     self.sample_rows(ts);

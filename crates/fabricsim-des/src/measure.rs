@@ -5,6 +5,7 @@ use crate::net::pfc::paused_total;
 use crate::sim::Sim;
 use fabricsim_core::control::Halt;
 use fabricsim_core::record::{FlowColumns, PacketTotals, QueueColumns, RoceColumns, RunRecord, SampleColumns, WorkTimes};
+use fabricsim_core::record_json::thousands;
 use fabricsim_core::{Error, Result, Time};
 
 /// FlowMonitor-like counters of one flow (times in ps).
@@ -35,6 +36,12 @@ pub(crate) struct Measure {
     pub(crate) samples: SampleColumns,
     pub(crate) bin: Option<Time>,
     pub(crate) rx_bins: Vec<u64>,
+    /// Most throughput bins and queue-sample rows this run may hold: the memory budget's share
+    /// (`Compiled::limits`), the rows no more than `MAX_SAMPLE_ROWS`.
+    pub(crate) max_bins: u64,
+    pub(crate) max_sample_rows: u64,
+    /// The budget those came from, in a refusal's words ("the memory budget of 8.0 GiB (--memory-limit)").
+    pub(crate) budget_said: String,
     /// Whether an `Ev::Sample` is pending.
     pub(crate) sample_pending: bool,
 }
@@ -43,13 +50,48 @@ pub(crate) struct Measure {
 pub const MAX_SAMPLE_ROWS: usize = 50_000_000;
 
 impl Sim {
+    /// Room for throughput bin `k`: the bins grown to k + 1, or false (and the run's failure set, reported at
+    /// the next check) when that passes the budget's `max_bins`.
+    #[cold]
+    pub(crate) fn grow_bins(&mut self, k: usize) -> bool {
+        if k as u64 >= self.measure.max_bins {
+            if self.failure.is_none() {
+                let bins = self.measure.max_bins;
+                self.failure = Some(Error::spec(
+                    "measure.throughput_interval",
+                    format!(
+                        "the run passed t = {} s, more than {} throughput bins (about {}), what is left of {}: raise the interval or set a stop time",
+                        self.now.as_secs_f64(),
+                        thousands(bins),
+                        fabricsim_core::budget::human(bins.saturating_mul(fabricsim_core::budget::BIN_BYTES)),
+                        self.measure.budget_said
+                    ),
+                ));
+            }
+            return false;
+        }
+        self.measure.rx_bins.resize(k + 1, 0);
+        true
+    }
+
     /// Record every sampled port's queue depth now and schedule the next sample while events remain.
     pub(crate) fn sample(&mut self) {
-        if self.measure.samples.t_ps.len() + self.measure.sample_ports.len() > MAX_SAMPLE_ROWS {
-            self.failure = Some(Error::spec(
-                "measure.queue_sample_ps",
+        if (self.measure.samples.t_ps.len() + self.measure.sample_ports.len()) as u64 > self.measure.max_sample_rows {
+            let rows = self.measure.max_sample_rows;
+            let why = if rows < MAX_SAMPLE_ROWS as u64 {
                 format!(
-                    "queue sampling would exceed {MAX_SAMPLE_ROWS} rows at t = {} s: raise the interval, sample fewer queues or set a stop time",
+                    "{} rows (about {}), what is left of {}",
+                    thousands(rows),
+                    fabricsim_core::budget::human(rows.saturating_mul(fabricsim_core::budget::SAMPLE_BYTES)),
+                    self.measure.budget_said
+                )
+            } else {
+                format!("{} rows", thousands(rows))
+            };
+            self.failure = Some(Error::spec(
+                "measure.queue_interval",
+                format!(
+                    "queue sampling would exceed {why} at t = {} s: raise the interval, sample fewer queues or set a stop time",
                     self.now.as_secs_f64()
                 ),
             ));

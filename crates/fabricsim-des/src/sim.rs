@@ -94,7 +94,7 @@ impl Sim {
     /// Build a simulation from a compiled scenario. O(ports + flows + workload).
     pub fn new_compiled(c: Compiled) -> Result<Sim> {
         let flow_kind: Vec<FlowKind> = (0..c.flows.len() as u32).map(|f| c.flow_kind(f)).collect();
-        let Compiled { spec, wl, topo, fib, paths, flows: routes, n_src, n_msg, n_tcp, flow_names, flow_name } = c;
+        let Compiled { spec, wl, topo, fib, paths, flows: routes, n_src, n_msg, n_tcp, flow_names, flow_name, limits } = c;
         let ports: Vec<PortState> = topo
             .ports
             .iter()
@@ -238,6 +238,9 @@ impl Sim {
                 samples: SampleColumns::default(),
                 bin: spec.measure.throughput_bin_ps.map(Time),
                 rx_bins: Vec::new(),
+                max_bins: limits.max_bins,
+                max_sample_rows: limits.max_sample_rows.min(crate::MAX_SAMPLE_ROWS as u64),
+                budget_said: limits.budget.said(),
                 sample_pending: false,
             },
             hybrid: None,
@@ -432,6 +435,10 @@ impl Sim {
         let mut reached_stop = false;
         while let Some((t, ev)) = self.q.pop() {
             if ctl.due(self.events) {
+                // A measurement that ran out of budget (throughput bins) stops the run at the next check.
+                if let Some(e) = self.failure.take() {
+                    return Err(e);
+                }
                 if let Some(h) = ctl.check(|w| self.progress(w), self.events) {
                     halted = Some(h);
                     break;
@@ -479,6 +486,10 @@ impl Sim {
                     return Err(e);
                 }
             }
+        }
+        if let Some(e) = self.failure.take() {
+            // A measurement ran out of budget after the last check.
+            return Err(e);
         }
         if self.pfc.on && self.pfc.deadlock.is_none() && self.live > 0 && halted.is_none() && !reached_stop {
             // The events ran out with packets held: a cycle of paused ports is the usual reason.

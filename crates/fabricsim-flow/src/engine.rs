@@ -148,7 +148,7 @@ impl FlowSim {
     /// Build from a compiled scenario; reject what the flow model cannot represent. O(flows + workload).
     pub fn new_compiled(c: Compiled) -> Result<FlowSim> {
         check_supported(&c.spec)?;
-        let Compiled { spec, wl, topo, fib, paths, flows: routes, n_src, n_msg: _, n_tcp: _, flow_names, flow_name } = c;
+        let Compiled { spec, wl, topo, fib, paths, flows: routes, n_src, n_msg: _, n_tcp: _, flow_names, flow_name, limits: _ } = c;
         let mut flows: Vec<FlowRt> = routes
             .iter()
             .map(|r| FlowRt { src: r.src, dst: r.dst, src_port: r.src_port, dst_ep: r.dst_ep, path: r.path, salt: r.salt, ..Default::default() })

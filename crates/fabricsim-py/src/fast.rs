@@ -5,6 +5,7 @@
 //! and reports it in its own words). Ctrl-C reaches the engine through the same observer as `_core.run`.
 
 use crate::PyObserver;
+use fabricsim_core::budget::with_limit;
 use fabricsim_core::control::{Control, Halt};
 use fabricsim_core::record_json::{incomplete_reason, py_g6, run_json, thousands};
 use fabricsim_core::scenario::cli::{parse_argv, prepare_run, prepare_validate, wire_of, Command};
@@ -26,11 +27,12 @@ fn quietly<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Decline> + Sen
 #[pyo3(signature = (argv, progress = None))]
 pub fn fast_cli(py: Python<'_>, argv: Vec<String>, progress: Option<Py<PyAny>>) -> PyResult<Option<(i32, String, String)>> {
     let Some(cmd) = parse_argv(&argv) else { return Ok(None) };
+    let limit = cmd.memory_limit();
     let (path, seed, fidelity, quiet) = match &cmd {
-        Command::Validate { path } => {
+        Command::Validate { path, .. } => {
             let p = path.clone();
             let ok = quietly(py, move || {
-                let prepared = prepare_validate(&p)?;
+                let prepared = with_limit(limit, || prepare_validate(&p))?;
                 if prepared.flow {
                     fabricsim_flow::check_supported(&prepared.compiled.spec).map_err(|e| Decline::new(format!("flow: {e}")))?;
                 }
@@ -38,11 +40,13 @@ pub fn fast_cli(py: Python<'_>, argv: Vec<String>, progress: Option<Py<PyAny>>) 
             });
             return Ok(ok.map(|()| (0, format!("{path}: ok\n"), String::new())));
         }
-        Command::Run { path, seed, fidelity, quiet } => (path.clone(), *seed, *fidelity, *quiet),
+        Command::Run { path, seed, fidelity, quiet, .. } => (path.clone(), *seed, *fidelity, *quiet),
     };
     let progress = if quiet { None } else { progress };
     let p = path.clone();
-    let Some(prepared) = quietly(py, move || prepare_run(&p, seed, fidelity)) else { return Ok(None) };
+    // The memory budget is checked as the scenario is read and compiled (`fabricsim_core::budget`): a refusal
+    // is a decline, which the click CLI then says in its words.
+    let Some(prepared) = quietly(py, move || with_limit(limit, || prepare_run(&p, seed, fidelity))) else { return Ok(None) };
     let raised = Arc::new(Mutex::new(None));
     let observer = PyObserver { progress, raised: Arc::clone(&raised) };
     let ctl = Control::new(None, None, Some(Box::new(observer)));

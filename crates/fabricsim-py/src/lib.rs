@@ -282,6 +282,45 @@ fn validate<'py>(py: Python<'py>, header_json: &str, columns: Option<&Bound<'py,
     guarded(py, move || Ok(compiled(&header, wl, Some(engine))?.wl.n_msgs()))
 }
 
+/// A memory size as `--memory-limit` and FABRICSIM_MEMORY_LIMIT take it ("8GiB", "500MB", bytes): its bytes,
+/// or SpecError(field, why) naming `field`.
+#[pyfunction]
+#[pyo3(signature = (text, field = "--memory-limit"))]
+fn parse_memory_limit(py: Python<'_>, text: &str, field: &str) -> PyResult<u64> {
+    fabricsim_core::budget::parse_limit(text).map_err(|why| spec_err(py, field, why))
+}
+
+/// The memory budget in force (`limit` bytes if given, else FABRICSIM_MEMORY_LIMIT, else the available memory,
+/// else 8 GiB): (bytes, how it was set: "given", "env", "available" or "fallback").
+#[pyfunction]
+#[pyo3(signature = (limit = None))]
+fn memory_budget(py: Python<'_>, limit: Option<u64>) -> PyResult<(u64, &'static str)> {
+    use fabricsim_core::budget::{self, Source};
+    let lim = budget::with_limit(limit, budget::limit).map_err(|e| error::to_py(py, e))?;
+    let how = match lim.source {
+        Source::Given => "given",
+        Source::Env => "env",
+        Source::Available => "available",
+        Source::Fallback => "fallback",
+    };
+    Ok((lim.bytes, how))
+}
+
+/// The memory a run of the wire header and workload columns is estimated to take, before anything is
+/// compiled (`fabricsim_core::budget::estimate`): ([(key, what, bytes)], lower bound of the run's length in ps).
+#[pyfunction]
+#[pyo3(signature = (header_json, columns = None))]
+#[allow(clippy::type_complexity)]
+fn memory_estimate<'py>(py: Python<'py>, header_json: &str, columns: Option<&Bound<'py, PyDict>>) -> PyResult<(Vec<(String, String, u64)>, u64)> {
+    let wl = workload(py, columns)?;
+    let header = header_json.to_owned();
+    guarded(py, move || {
+        let spec: RunSpec = serde_json::from_str(&header).map_err(|e| fabricsim_core::Error::spec("spec", e.to_string()))?;
+        let est = fabricsim_core::budget::estimate(&spec, &wl)?;
+        Ok((est.items, est.min_length_ps))
+    })
+}
+
 /// Compile a scenario as `validate` does and report what that cost (benchmarks): `compile_s` (header JSON and
 /// workload columns → compiled scenario, wall seconds), the forwarding tables' `fib_bytes`, `fib_groups`
 /// (attachment switches) and `fib_classes` (base tables shared by groups).
@@ -803,6 +842,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(compile_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_memory_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_budget, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_estimate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(maxmin, m)?)?;
     m.add_function(wrap_pyfunction!(roce_presets, m)?)?;

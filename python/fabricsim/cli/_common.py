@@ -40,8 +40,36 @@ FIDELITY = click.option("--fidelity", type=click.Choice(["packet", "flow", "hybr
 """The --fidelity option of every command that simulates a scenario (None = the scenario's own)."""
 
 
+MEMORY_LIMIT_HELP = ("Memory budget, such as 8GiB or 500MB: a scenario whose fabric, messages, throughput bins or "
+                     "queue samples are estimated to need more is refused before anything is built (exit 2). "
+                     "Default: $FABRICSIM_MEMORY_LIMIT, else the machine's available memory.")
+
+
+def _memory_limit(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """--memory-limit: checked here, then in force for the rest of the process (FABRICSIM_MEMORY_LIMIT, which the
+    engine reads and sweep workers inherit)."""
+    if value is None:
+        return
+    import os
+
+    from .. import _core
+    from ..errors import SpecError
+
+    try:
+        _core.parse_memory_limit(value)
+    except SpecError as e:
+        raise click.BadParameter(e.reason, ctx=ctx, param=param) from None
+    os.environ["FABRICSIM_MEMORY_LIMIT"] = value.strip()
+
+
+MEMORY_LIMIT = click.option("--memory-limit", metavar="SIZE", default=None, expose_value=False,
+                            callback=_memory_limit, help=MEMORY_LIMIT_HELP)
+"""The --memory-limit option of every command that builds a scenario (`fabricsim_core::budget`)."""
+
+
 def run_control(fn: Callable) -> Callable:
-    """The options of every command that runs one long simulation: --max-events, --max-wall, --partial, --quiet."""
+    """The options of every command that runs one long simulation: --max-events, --max-wall, --partial, --quiet,
+    --memory-limit."""
     for opt in reversed([
         click.option("--max-events", type=click.IntRange(min=1), default=None, metavar="N",
                      help="Stop after N events (exit 3; the record so far with --partial)."),
@@ -50,6 +78,7 @@ def run_control(fn: Callable) -> Callable:
         click.option("--partial", is_flag=True,
                      help="When a run is stopped (Ctrl-C, --max-events, --max-wall), print the record so far."),
         click.option("--quiet", "-q", is_flag=True, help="No progress bar (shown on a terminal for runs over 2 s)."),
+        MEMORY_LIMIT,
     ]):
         fn = opt(fn)
     return fn
@@ -306,7 +335,22 @@ def missing_extra(e: ModuleNotFoundError, argv: list[str] | None) -> str | None:
 
 
 def run_guarded(root: click.Group, argv: list[str] | None) -> int:
-    """Run `root` on argv and return the exit code, mapping every user error to one line on stderr and code 2."""
+    """Run `root` on argv and return the exit code, mapping every user error to one line on stderr and code 2.
+    FABRICSIM_MEMORY_LIMIT, which --memory-limit sets for the command, is restored afterwards, so a command run
+    in-process (tests, notebooks) leaves no budget behind for the next."""
+    import os
+
+    before = os.environ.get("FABRICSIM_MEMORY_LIMIT")
+    try:
+        return _run_guarded(root, argv)
+    finally:
+        if before is None:
+            os.environ.pop("FABRICSIM_MEMORY_LIMIT", None)
+        else:
+            os.environ["FABRICSIM_MEMORY_LIMIT"] = before
+
+
+def _run_guarded(root: click.Group, argv: list[str] | None) -> int:
     import warnings
 
     warnings.showwarning = _show_warning

@@ -11,6 +11,7 @@ from ..errors import UserError
 from ._common import (
     EXIT_INCOMPLETE,
     FIDELITY,
+    MEMORY_LIMIT,
     PATTERN_RENAMED_WHY,
     Fabric,
     RenamedChoice,
@@ -110,6 +111,7 @@ def _placement(placement: str, fab, sc, hosts: list[str]) -> list[list]:
 @click.option("--workers", type=click.IntRange(min=0), default=None,
               help="Local worker processes (default: cores; 0 = in this process).")
 @FIDELITY
+@MEMORY_LIMIT
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (means and 95% CIs, and the first "
                                                      "seed's links: every directed link, busiest first) on stdout.")
 @links_figure_option

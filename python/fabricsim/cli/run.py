@@ -6,7 +6,7 @@ import click
 
 from ..errors import UserError
 from ..units import format_duration, format_rate, format_size
-from ._common import (EXIT_INCOMPLETE, FIDELITY, check_figure_path, echo_json, incomplete_runs, load_checked,
+from ._common import (EXIT_INCOMPLETE, FIDELITY, MEMORY_LIMIT, check_figure_path, echo_json, incomplete_runs, load_checked,
                       run_control, seed_stats, seed_text, seeds_option, simulate, simulate_seeds, stdout_console)
 from ._links import check_links_figure, links_figure_option, print_links, write_links_figure
 
@@ -115,6 +115,7 @@ def _show_seeds(path: str, recs: list, as_json: bool) -> None:
 
 @click.command("validate")
 @click.argument("scenario", metavar="SCENARIO.toml")
+@MEMORY_LIMIT
 def validate(scenario: str) -> None:
     """Check SCENARIO.toml completely (fields, names, reachability, paths) without simulating."""
     load_checked(scenario)

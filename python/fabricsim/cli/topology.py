@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import UserError
-from ._common import check_figure_path, echo_json, with_spinner
+from ._common import MEMORY_LIMIT, check_figure_path, echo_json, with_spinner
 
 
 def _number(v) -> str:
@@ -19,6 +19,7 @@ def _number(v) -> str:
 
 @click.command("topology")
 @click.argument("scenario", metavar="SCENARIO.toml")
+@MEMORY_LIMIT
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
 @click.option("--figure", metavar="OUT.png", default=None,
               help="Also draw the fabric to this image file (png, pdf, svg, ...; fabrics of at most 2,000 nodes): "

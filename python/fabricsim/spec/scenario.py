@@ -207,6 +207,31 @@ def engine_verdict(data: dict, source: str) -> tuple[str, ScenarioError | None]:
     return verdict, said_error(said, file or source)
 
 
+INT_MAX = 2**63 - 1
+"""The largest integer a scenario document holds (the engine reads TOML integers as 64-bit signed ones)."""
+
+
+def out_of_range(data: Any, at: str = "") -> tuple[str, str] | None:
+    """The first integer of a parsed document outside -2^63..2^63-1, as (field, reason) with the field written as
+    the reader names it (`queue.limit_packets`, `messages[3].size`), or None. JSON would carry it as a float and
+    the reader would name the float, not the number written. O(document)."""
+    stack = [(at, data)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, int):
+            if v > INT_MAX:
+                return path, f"{v} is too large (at most {INT_MAX})"
+            if v < -INT_MAX - 1:
+                return path, f"{v} is too small (at least {-INT_MAX - 1})"
+        elif isinstance(v, Mapping):
+            stack.extend((f"{path}.{k}" if path else str(k), x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((f"{path}[{i}]", x) for i, x in reversed(list(enumerate(v))))
+    return None
+
+
 def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     """Validate a parsed scenario (dict) completely; raises ScenarioError naming the field. The engine's reader
     is the validator (`engine_verdict`); Python's models build the typed scenario, and judge only what the reader
@@ -219,6 +244,8 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError(source, "", f"a scenario must be a table of keys (a dict), got {type(data).__name__}")
     data = plain(data)
+    if (bad := out_of_range(data)) is not None:
+        raise ScenarioError(source, *bad)
     verdict, error = engine_verdict(data, source)
     if error is not None:
         raise error

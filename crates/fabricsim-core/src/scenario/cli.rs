@@ -1,4 +1,4 @@
-//! The commands the native front door takes, `run FILE [--seed N] [--fidelity packet|flow] --json` and `validate FILE`, prepared exactly as the Python CLI prepares them.
+//! The commands the native front door takes, `run FILE [--seed N] [--fidelity packet|flow] [--memory-limit M] --json` and `validate FILE [--memory-limit M]`, prepared exactly as the Python CLI prepares them.
 //!
 //! `parse_argv` accepts only those shapes (anything else, such as `--figure`, `--partial`, `-q` or a run
 //! without `--json`, is None); `prepare` reads the file and builds the engine's RunSpec and workload as
@@ -12,22 +12,31 @@ use crate::workload::Workload;
 /// A command the native front door may take.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// `quiet`: `--quiet`/`-q` (no progress bar).
+    /// `quiet`: `--quiet`/`-q` (no progress bar); `memory_limit`: `--memory-limit` in bytes (`crate::budget`).
     Run {
         path: String,
         seed: Option<u64>,
         fidelity: Option<&'static str>,
         quiet: bool,
+        memory_limit: Option<u64>,
     },
     Validate {
         path: String,
+        memory_limit: Option<u64>,
     },
 }
 
 impl Command {
     pub fn path(&self) -> &str {
         match self {
-            Command::Run { path, .. } | Command::Validate { path } => path,
+            Command::Run { path, .. } | Command::Validate { path, .. } => path,
+        }
+    }
+
+    /// The `--memory-limit` given, in bytes.
+    pub fn memory_limit(&self) -> Option<u64> {
+        match self {
+            Command::Run { memory_limit, .. } | Command::Validate { memory_limit, .. } => *memory_limit,
         }
     }
 }
@@ -38,7 +47,7 @@ impl Command {
 pub fn parse_argv(argv: &[String]) -> Option<Command> {
     let (cmd, rest) = argv.split_first()?;
     let mut path: Option<String> = None;
-    let (mut seed, mut fidelity, mut json, mut quiet) = (None, None, false, false);
+    let (mut seed, mut fidelity, mut json, mut quiet, mut memory_limit) = (None, None, false, false, None);
     let mut i = 0;
     while i < rest.len() {
         let a = rest[i].as_str();
@@ -68,6 +77,8 @@ pub fn parse_argv(argv: &[String]) -> Option<Command> {
                     _ => return None,
                 });
             }
+            // A malformed limit is the click CLI's to report.
+            "--memory-limit" if memory_limit.is_none() => memory_limit = Some(crate::budget::parse_limit(&value()?).ok()?),
             "--json" if cmd == "run" && !json && inline.is_none() => json = true,
             "--quiet" | "-q" if cmd == "run" && !quiet && inline.is_none() => quiet = true,
             _ if !a.starts_with('-') && path.is_none() && !a.is_empty() => path = Some(a.to_string()),
@@ -77,8 +88,8 @@ pub fn parse_argv(argv: &[String]) -> Option<Command> {
     }
     let path = path?;
     match cmd.as_str() {
-        "run" if json => Some(Command::Run { path, seed, fidelity, quiet }),
-        "validate" => Some(Command::Validate { path }),
+        "run" if json => Some(Command::Run { path, seed, fidelity, quiet, memory_limit }),
+        "validate" => Some(Command::Validate { path, memory_limit }),
         _ => None,
     }
 }
@@ -260,12 +271,19 @@ mod tests {
 
     #[test]
     fn argv_shapes() {
-        assert_eq!(parse_argv(&argv("run a.toml --json")), Some(Command::Run { path: "a.toml".into(), seed: None, fidelity: None, quiet: false }));
         assert_eq!(
-            parse_argv(&argv("run --seed=7 a.toml --fidelity flow --json -q")),
-            Some(Command::Run { path: "a.toml".into(), seed: Some(7), fidelity: Some("flow"), quiet: true })
+            parse_argv(&argv("run a.toml --json")),
+            Some(Command::Run { path: "a.toml".into(), seed: None, fidelity: None, quiet: false, memory_limit: None })
         );
-        assert_eq!(parse_argv(&argv("validate a.toml")), Some(Command::Validate { path: "a.toml".into() }));
+        assert_eq!(
+            parse_argv(&argv("run --seed=7 a.toml --fidelity flow --json -q --memory-limit 2GiB")),
+            Some(Command::Run { path: "a.toml".into(), seed: Some(7), fidelity: Some("flow"), quiet: true, memory_limit: Some(2 << 30) })
+        );
+        assert_eq!(parse_argv(&argv("validate a.toml")), Some(Command::Validate { path: "a.toml".into(), memory_limit: None }));
+        assert_eq!(
+            parse_argv(&argv("validate --memory-limit=500MB a.toml")),
+            Some(Command::Validate { path: "a.toml".into(), memory_limit: Some(500_000_000) })
+        );
         for other in [
             "run a.toml",
             "run a.toml --json --partial",
@@ -279,6 +297,8 @@ mod tests {
             "run a.toml --json --figure x.png",
             "run a.toml --json --max-events 5",
             "run a.toml --json --",
+            "validate a.toml --memory-limit lots",
+            "validate a.toml --memory-limit 1GB --memory-limit 2GB",
         ] {
             assert_eq!(parse_argv(&argv(other)), None, "{other}");
         }

@@ -37,12 +37,48 @@ fn what_of(field: &str) -> &'static str {
     }
 }
 
+/// Collective `c` as the engine's spec, its ranks resolved and `after` its references.
+fn collective_spec(c: &super::Collective, r: &Resolved, after: Vec<u32>, at: &str) -> Result<CollectiveSpec, Decline> {
+    let ranks: Vec<(u32, u64)> = match &c.ranks {
+        super::Ranks::All => r.host.iter().enumerate().filter(|(_, h)| **h).map(|(v, _)| (v as u32, 0)).collect(),
+        // Python names a bad rank `collective[k].ranks` (k: the rank's index).
+        super::Ranks::List(l) => {
+            l.iter().enumerate().map(|(k, (n, nic))| Ok((r.node(n, &format!("collective[{k}].ranks"))?, *nic))).collect::<Result<_, Decline>>()?
+        }
+    };
+    let algorithm = c.algorithm.unwrap_or(if c.kind == "all_to_all" { "direct" } else { "ring" });
+    let spec = serde_json::json!({
+        "kind": c.kind, "algorithm": algorithm, "ranks": ranks, "size_bytes": c.size, "packet_bytes": c.packet_size,
+        "header_bytes": c.header, "chunks": c.chunks, "order": c.order, "ag_order": c.ag_order, "barrier": c.barrier,
+        "root": c.root, "start_ps": c.start, "local": c.local, "inter": c.inter, "after": after,
+    });
+    serde_json::from_value(spec).map_err(|e| no(at, e))
+}
+
+/// Refuse a workload whose messages (rows, and each collective counted without expanding it) pass the memory
+/// budget, naming the row that makes the most (`budget::messages`). A collective that is invalid is left to
+/// the lowering, which names its problem in Python's order. O(rows + ranks).
+fn within_budget(sc: &Scenario, r: &Resolved) -> Result<(), Decline> {
+    let mut total = sc.messages.len() as u64;
+    let mut biggest = ("messages".to_string(), total);
+    for (i, c) in sc.collectives.iter().enumerate() {
+        let Ok(spec) = collective_spec(c, r, Vec::new(), "") else { continue };
+        let Ok((msgs, _)) = crate::workload::collectives::volume(&spec, i) else { continue };
+        total = total.saturating_add(msgs);
+        if msgs > biggest.1 {
+            biggest = (format!("collectives[{i}]"), msgs);
+        }
+    }
+    crate::budget::messages(&biggest.0, total).map_err(Decline::from_error)
+}
+
 /// The columns Python's `scenario.workload().columns()` hands the engine, or None where Python hands none
 /// (no workload rows and no streams). O(rows + dependencies + collective messages).
 pub fn workload(sc: &Scenario, r: &Resolved) -> Result<Option<Workload>, Decline> {
     if !sc.has_workload_rows() && sc.streams.is_empty() {
         return Ok(None);
     }
+    within_budget(sc, r)?;
     let mut by_name: HashMap<&str, u32> = HashMap::new();
     fn claim<'a>(by_name: &mut HashMap<&'a str, u32>, name: Option<&'a str>, rf: u32, field: &str) -> Result<(), Decline> {
         let Some(n) = name else { return Ok(()) };
@@ -194,22 +230,9 @@ pub fn workload(sc: &Scenario, r: &Resolved) -> Result<Option<Workload>, Decline
         w.names.push(c.name.clone().unwrap_or_else(|| "None".into()));
     }
     for (i, c) in sc.collectives.iter().enumerate() {
-        let ranks: Vec<(u32, u64)> = match &c.ranks {
-            super::Ranks::All => r.host.iter().enumerate().filter(|(_, h)| **h).map(|(v, _)| (v as u32, 0)).collect(),
-            // Python names a bad rank `collective[k].ranks` (k: the rank's index).
-            super::Ranks::List(l) => {
-                l.iter().enumerate().map(|(k, (n, nic))| Ok((r.node(n, &format!("collective[{k}].ranks"))?, *nic))).collect::<Result<_, Decline>>()?
-            }
-        };
         let after = refs(&c.after, &format!("collectives[{i}].after"), c.name.as_deref(), false)?;
-        let algorithm = c.algorithm.unwrap_or(if c.kind == "all_to_all" { "direct" } else { "ring" });
-        let spec = serde_json::json!({
-            "kind": c.kind, "algorithm": algorithm, "ranks": ranks, "size_bytes": c.size, "packet_bytes": c.packet_size,
-            "header_bytes": c.header, "chunks": c.chunks, "order": c.order, "ag_order": c.ag_order, "barrier": c.barrier,
-            "root": c.root, "start_ps": c.start, "local": c.local, "inter": c.inter, "after": after,
-        });
         let at = format!("collectives[{i}]");
-        let spec: CollectiveSpec = serde_json::from_value(spec).map_err(|e| no(&at, e))?;
+        let spec = collective_spec(c, r, after, &at)?;
         let base = Base { msgs: w.size.len() as u32, barriers: barrier_deps.len() as u32, compute: w.compute_ps.len() as u32 };
         let x = expand(&spec, 0, base).map_err(|e| match e {
             crate::error::Error::Spec { field, reason } if !field.is_empty() => no(&field.replace("collectives[0]", &at), reason),

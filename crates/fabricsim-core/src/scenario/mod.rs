@@ -92,6 +92,14 @@ impl Decline {
         }
     }
 
+    /// A spec error as an invalid input: "field: reason" (the memory budget's refusals, said at a scenario's key).
+    pub fn from_error(e: crate::error::Error) -> Decline {
+        match e {
+            crate::error::Error::Spec { field, reason } => Decline::invalid(&field, reason),
+            other => Decline::new(other.to_string()),
+        }
+    }
+
     /// As a spec error: (field, reason) split at the first ": " after a field path (no blanks), else the
     /// whole text as the reason of field "scenario".
     pub fn into_error(self) -> crate::error::Error {

@@ -305,6 +305,18 @@ fn check(c: &CollectiveSpec, index: usize) -> Result<Shape> {
     Ok(Shape { n, hosts, rails, tree: c.inter == Inter::Tree })
 }
 
+/// The messages collective `index` expands to and a lower bound of the bytes they carry (every message of a
+/// chunk carries at least the chunk over the ranks, one byte at the least), without expanding it: what the
+/// memory budget (`crate::budget`) and the run's length estimate start from. Errors as `expand` names them.
+/// O(ranks).
+pub fn volume(c: &CollectiveSpec, index: usize) -> Result<(u64, u64)> {
+    let shape = check(c, index)?;
+    let (per_msgs, _) = shape.per_chunk(c.kind, c.algorithm);
+    let msgs = per_msgs.saturating_mul(c.chunks as u64);
+    let each = part(c.size_bytes / c.chunks as u64, shape.n as u64);
+    Ok((msgs, msgs.saturating_mul(each)))
+}
+
 /// Expand collective `index` (for error field names `collectives[{index}].ranks` etc.) into a Workload
 /// fragment whose dependency references are ABSOLUTE (offset by `base`), messages unnamed (names empty).
 ///

@@ -177,10 +177,9 @@ impl Sim {
         self.measure.totals.rx += 1;
         if let Some(b) = self.measure.bin {
             let k = (now / b.0) as usize;
-            if self.measure.rx_bins.len() <= k {
-                self.measure.rx_bins.resize(k + 1, 0);
+            if self.measure.rx_bins.len() > k || self.grow_bins(k) {
+                self.measure.rx_bins[k] += pk.payload as u64;
             }
-            self.measure.rx_bins[k] += pk.payload as u64;
         }
         let h = pk.switches as usize;
         if self.measure.hops.len() <= h {

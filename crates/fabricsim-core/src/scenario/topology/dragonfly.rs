@@ -45,7 +45,12 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
         ));
     }
     let g = g.unwrap_or(a.saturating_mul(h).saturating_add(1));
-    super::too_large(g.saturating_mul(a).saturating_mul(p.saturating_mul(2).saturating_add(a).saturating_add(h)))?;
+    // Hosts and routers; a link per host, a(a−1)/2 local links per group, and at most g·a·h/2 global links
+    // (exactly that many when g = a·h + 1, every global port used).
+    let routers_n = g.saturating_mul(a);
+    let hosts = routers_n.saturating_mul(p);
+    let local = g.saturating_mul(a.saturating_mul(a.saturating_sub(1)) / 2);
+    super::fits(hosts.saturating_add(routers_n), hosts.saturating_add(local).saturating_add(routers_n.saturating_mul(h) / 2))?;
     let routers: Vec<Vec<String>> = (0..g).map(|gr| (0..a).map(|r| format!("g{gr}.r{r}")).collect()).collect();
     let mut net = Network::default();
     for grp in &routers {

@@ -12,7 +12,8 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let bottleneck_rate = t.or("bottleneck_rate", 100_000_000, read::link_rate)?;
     let bottleneck_delay = t.or("bottleneck_delay", 5_000_000_000, read::duration)?;
     let sw = Switches::read(t)?;
-    super::too_large(senders.saturating_mul(4))?;
+    // Senders, leaf, spine, receiver; a link per sender, the bottleneck, the receiver's.
+    super::fits(senders.saturating_add(3), senders.saturating_add(2))?;
     let mut net = Network::default();
     net.nodes.extend((0..senders).map(|i| Node::host(format!("sender{i}"))));
     net.nodes.push(sw.node("leaf", None));

@@ -11,7 +11,9 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let rate = t.req("rate", read::link_rate)?;
     let delay = t.or("delay", 0, read::duration)?;
     let sw = Switches::read(t)?;
-    super::too_large(m0.saturating_mul(m1).saturating_mul(3))?;
+    // M0·M1 hosts, M1 leaves, M0 spines; a link per host and per leaf–spine pair.
+    let hosts = m0.saturating_mul(m1);
+    super::fits(hosts.saturating_add(m1).saturating_add(m0), hosts.saturating_mul(2))?;
     let mut net = Network::default();
     for l in 0..m1 {
         for j in 0..m0 {

@@ -29,7 +29,14 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
         return Err(Decline::invalid("topology.oversubscription", format!("{r}·k/2 = {half} rounds to no host per edge switch (k = {k})")));
     }
     let edges = k.saturating_mul(k / 2);
-    super::too_large(edges.saturating_mul((hpe as u64).saturating_mul(2)).saturating_add(k.saturating_mul(k).saturating_mul(k)))?;
+    // Hosts, k²/2 edge and k²/2 aggregation switches, k²/4 cores; a link per host, k³/4 edge–aggregation and
+    // k³/4 aggregation–core links.
+    let hosts = edges.saturating_mul(hpe as u64);
+    let up = edges.saturating_mul(k / 2);
+    super::fits(
+        hosts.saturating_add(edges.saturating_mul(2)).saturating_add((k / 2).saturating_mul(k / 2)),
+        hosts.saturating_add(up.saturating_mul(2)),
+    )?;
     let (half, hpe) = (k / 2, hpe as u64);
     let edges: Vec<String> = (0..k).flat_map(|q| (0..half).map(move |j| format!("p{q}.e{j}"))).collect();
     let aggs: Vec<String> = (0..k).flat_map(|q| (0..half).map(move |j| format!("p{q}.a{j}"))).collect();

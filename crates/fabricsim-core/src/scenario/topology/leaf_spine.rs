@@ -20,11 +20,12 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let fabric_delay = t.or("fabric_delay", 0, read::duration)?;
     let spine_arbiter = t.or("spine_arbiter", "round_robin", read::literal(ARBITERS))?;
     let sw = Switches::read(t)?;
-    super::too_large(
-        racks
-            .saturating_mul(per_rack)
-            .saturating_mul(nics.saturating_add(1))
-            .saturating_add(racks.saturating_mul(lpr).saturating_mul(spines).saturating_mul(parallel)),
+    // Hosts, leaves, spines; host links (one per NIC), leaf–spine links.
+    let hosts = racks.saturating_mul(per_rack);
+    let leaves = racks.saturating_mul(lpr);
+    super::fits(
+        hosts.saturating_add(leaves).saturating_add(spines),
+        hosts.saturating_mul(nics).saturating_add(leaves.saturating_mul(spines).saturating_mul(parallel)),
     )?;
     let leaf = |r: u64, j: u64| if lpr == 1 { format!("leaf{r}") } else { format!("leaf{r}_{j}") };
     let mut net = Network::default();

@@ -76,15 +76,16 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let npu_rate = t.opt("npu_rate", read::link_rate)?;
     let sw = Switches::read(t)?;
     let n = dims.iter().fold(1u64, |n, d| n.saturating_mul(d.npus));
-    let mut elements = n.saturating_mul(3);
+    // Hosts and their routers, a switch per switched group; host–router links and each group's links.
+    let (mut nodes, mut links) = (n.saturating_mul(2), n);
     for d in &dims {
         let groups = n / d.npus.max(1);
-        elements = elements.saturating_add(groups.saturating_mul(d.links_per_group()));
+        links = links.saturating_add(groups.saturating_mul(d.links_per_group()));
         if d.shape == "switch" {
-            elements = elements.saturating_add(groups);
+            nodes = nodes.saturating_add(groups);
         }
     }
-    super::too_large(elements)?;
+    super::fits(nodes, links)?;
     let npu_rate = npu_rate.unwrap_or_else(|| dims.iter().fold(0u64, |r, d| r.saturating_add(d.links_per_npu().saturating_mul(d.rate))));
     let n = n as usize;
     let hosts: Vec<String> = (0..n).map(|i| format!("npu{i}")).collect();

@@ -31,8 +31,16 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
     let nvl_latency = t.or("nvlink_latency", 300_000, read::duration)?;
     let cross_rail = t.or("cross_rail", "pxn", read::literal(&["pxn", "spine"]))?;
     let sw = Switches::read(t)?;
-    super::too_large(
-        sus.saturating_mul(s_per).saturating_mul(g_per).saturating_mul(4).saturating_add(spines.saturating_mul(sus).saturating_mul(g_per)),
+    // GPUs and NICs, NVSwitches, rails, spines (per SU with two tiers), cores; links GPU–NIC, NVSwitch–NIC,
+    // NIC–rail, rail–spine (⌈servers/spines⌉ each), spine–core.
+    let servers = sus.saturating_mul(s_per);
+    let gpus = servers.saturating_mul(g_per);
+    let rails = sus.saturating_mul(g_per);
+    let mult = s_per.div_ceil(spines);
+    let (spine_n, core_n) = if tiers == 1 { (spines, 0) } else { (sus.saturating_mul(spines), g_per.saturating_mul(mult)) };
+    super::fits(
+        gpus.saturating_mul(2).saturating_add(servers).saturating_add(rails).saturating_add(spine_n).saturating_add(core_n),
+        gpus.saturating_mul(3).saturating_add(rails.saturating_mul(spines).saturating_mul(mult)).saturating_add(spine_n.saturating_mul(core_n)),
     )?;
     let (g, s) = (g_per as usize, s_per as usize);
     let gpus: Vec<String> = (0..sus).flat_map(|u| (0..s_per).flat_map(move |sv| (0..g_per).map(move |x| format!("su{u}.s{sv}.g{x}")))).collect();

@@ -35,7 +35,22 @@ pub fn build(t: &mut Tab) -> Result<Network, Decline> {
         return Err(Decline::invalid("topology.dims", format!("a torus has 2 or 3 dimensions, got {} ([{}])", dims.len(), listed.join(", "))));
     }
     let routers = dims.iter().fold(1u64, |n, &d| n.saturating_mul(d));
-    super::too_large(routers.saturating_mul(hpr.saturating_mul(2).saturating_add(1 + dims.len() as u64)))?;
+    // Hosts and routers; a link per host, and per dimension one per router (size ≥ 3), per router pair (2)
+    // or none (1).
+    let hosts = routers.saturating_mul(hpr);
+    let rings = dims
+        .iter()
+        .map(|&d| {
+            if d >= 3 {
+                routers
+            } else if d == 2 {
+                routers / 2
+            } else {
+                0
+            }
+        })
+        .fold(0u64, u64::saturating_add);
+    super::fits(hosts.saturating_add(routers), hosts.saturating_add(rings))?;
     let names = router_names(&dims);
     let mut net = Network::default();
     for r in &names {
