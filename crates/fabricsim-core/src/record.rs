@@ -298,6 +298,21 @@ pub struct RunRecord {
     /// What hybrid fidelity's steady-state jumps skipped (hybrid runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fast_forward: Option<FastForward>,
+    /// The message transport's retransmissions (None when no workload message lost a packet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retransmit: Option<RetransmitStats>,
+}
+
+/// The message transport's retransmissions (runs in which a workload message lost a packet; `transport::message`
+/// in fabricsim-des): message packets lost, timeouts that re-sent, packets and payload bytes re-sent, and
+/// messages abandoned after `max_retries` timeouts without progress.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RetransmitStats {
+    pub lost_packets: u64,
+    pub timeouts: u64,
+    pub packets: u64,
+    pub bytes: u64,
+    pub abandoned: u64,
 }
 
 /// What a hybrid run skipped: its steady-state jumps, the simulated time they covered and the packets they

@@ -183,6 +183,7 @@ impl Sim {
             roce,
             deadlock: self.pfc.deadlock,
             fast_forward: None,
+            retransmit: self.msg.stats,
         })
     }
 }

@@ -550,6 +550,7 @@ impl FlowSim {
             roce: None,
             deadlock: None,
             fast_forward: None,
+            retransmit: None,
         }
     }
 }

@@ -186,6 +186,15 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
     if let Some(x) = r.roce {
         s.set_item("cnps", x.cnps)?;
     }
+    if let Some(x) = r.retransmit {
+        let d = PyDict::new(py);
+        d.set_item("lost_packets", x.lost_packets)?;
+        d.set_item("timeouts", x.timeouts)?;
+        d.set_item("packets", x.packets)?;
+        d.set_item("bytes", x.bytes)?;
+        d.set_item("abandoned", x.abandoned)?;
+        s.set_item("retransmit", d)?;
+    }
     Ok((s, c))
 }
 
@@ -300,6 +309,7 @@ fn compile_stats<'py>(py: Python<'py>, header_json: &str, columns: Option<&Bound
 fn scenario_schema() -> String {
     let mut all = fabricsim_core::scenario::roce::schema();
     all["hybrid"] = fabricsim_core::scenario::hybrid::schema();
+    all["retransmit"] = fabricsim_core::scenario::retransmit::schema();
     all.to_string()
 }
 
@@ -633,6 +643,17 @@ fn record_json(py: Python<'_>, scalars: &Bound<'_, PyDict>, columns: &Bound<'_, 
         }),
         None => None,
     };
+    let rx: Option<Bound<'_, PyDict>> = get(scalars, "retransmit")?;
+    let retransmit = match &rx {
+        Some(d) => Some(fabricsim_core::record::RetransmitStats {
+            lost_packets: get(d, "lost_packets")?.unwrap_or(0),
+            timeouts: get(d, "timeouts")?.unwrap_or(0),
+            packets: get(d, "packets")?.unwrap_or(0),
+            bytes: get(d, "bytes")?.unwrap_or(0),
+            abandoned: get(d, "abandoned")?.unwrap_or(0),
+        }),
+        None => None,
+    };
     let head = Head {
         fidelity: &fidelity,
         seed: get(scalars, "seed")?.unwrap_or(0),
@@ -647,6 +668,7 @@ fn record_json(py: Python<'_>, scalars: &Bound<'_, PyDict>, columns: &Bound<'_, 
         bin_ps: get(scalars, "bin_ps")?,
         cnps: get(scalars, "cnps")?,
         fast_forward,
+        retransmit,
     };
     let (node_names, flow_names, queue_names) =
         (names_of(scalars, "node_names")?, names_of(scalars, "flow_names")?, names_of(scalars, "queue_names")?);
