@@ -157,3 +157,47 @@ def test_retransmit_is_the_message_transports_and_its_keys_are_checked(tmp_path)
     p.write_text(ALL_REDUCE + '\n[retransmit]\nmax_retry = 3\n')
     r = subprocess.run([*FABRICSIM, "validate", str(p)], capture_output=True, text=True)
     assert r.returncode == 2 and "retransmit" in r.stderr and "max_retry" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_the_run_figure_marks_the_failure_at_its_time_from_the_record(tmp_path):
+    """The failure's time and link come from the record (`net_events`), not from the scenario: the figure marks
+    1,110 us with the label "link_down leaf0-spine1", and its throughput panel is the record's 10 us throughput
+    bins, whose payload adds up to what the ring delivered: 8 hosts × 14 steps × 1 MiB (each byte once: a lost
+    packet never arrived, its re-sent copy did)."""
+    from fabricsim.report.figures import network_events
+    from fabricsim.report.roce import run_axes
+
+    sc = fabricsim.scenario_from_dict(tomllib.loads(ALL_REDUCE + FAILURE + '\n[measure]\nthroughput_interval = "10us"\n'))
+    rec = fabricsim.run(sc)
+    assert rec.scalars["net_events"] == [{"t_ps": 1_110_000_000, "kind": "link_down", "links": ["leaf0-spine1"],
+                                          "ber": 0.0}]
+    assert network_events(rec) == [(1.11e-3, "link_down leaf0-spine1")]
+    assert rec.to_json_dict()["network_events"] == [{"t_s": 1.11e-3, "kind": "link_down", "links": ["leaf0-spine1"]}]
+    fig = run_axes(rec, title="fail")
+    try:
+        ax, = fig.axes  # a message-transport run: the throughput panel alone
+        marks = [ln.get_xdata()[0] for ln in ax.get_lines() if ln.get_linestyle() == "--"]
+        assert marks == [1110.0]
+        assert [t.get_text() for t in ax.texts] == ["link_down leaf0-spine1"]
+        step, = [ln for ln in ax.get_lines() if ln.get_linestyle() == "-"]
+        gbps = step.get_ydata()[:-1]  # the last step repeats the last bin to close the plot
+        assert round(float(gbps.sum()) * 1e9 / 8 * 10e-6) == 8 * 14 * 2**20
+    finally:
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+
+
+def test_run_figure_cli_draws_a_failure_and_refuses_without_throughput_bins(tmp_path):
+    p = tmp_path / "fail.toml"
+    p.write_text(ALL_REDUCE + FAILURE + '\n[measure]\nthroughput_interval = "10us"\n')
+    png = tmp_path / "fail.png"
+    r = subprocess.run([*FABRICSIM, "run", str(p), "--figure", str(png)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert png.stat().st_size > 0 and f"wrote {png}" in r.stderr
+    assert "network event at 1.11 ms: link_down leaf0-spine1" in r.stdout
+    assert "retransmission: " in r.stdout and " re-sent " in r.stdout
+    p.write_text(ALL_REDUCE + FAILURE)
+    r = subprocess.run([*FABRICSIM, "run", str(p), "--figure", str(png)], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.strip() == (
+        f"fabricsim run: --figure draws the delivered throughput over time: set [measure] throughput_interval in {p} "
+        '(e.g. "10us")')

@@ -123,9 +123,9 @@ def test_human_output_has_a_roce_line(tmp_path, capsys):
     assert len(roce) == 1 and roce[0].endswith("; no deadlock") and " PFC pauses (" in roce[0]
 
 
-def test_figure_needs_a_roce_scenario_and_an_image_path(tmp_path, capsys):
+def test_figure_needs_a_roce_scenario_or_throughput_bins_and_an_image_path(tmp_path, capsys):
     assert main(["run", str(EXAMPLES / "leaf_spine_incast.toml"), "--figure", str(tmp_path / "x.png")]) == 2
-    assert "--figure draws RoCE runs" in one_line(capsys)[1]
+    assert "--figure draws the delivered throughput over time: set [measure] throughput_interval" in one_line(capsys)[1]
     assert main(["run", str(EXAMPLES / "roce_incast.toml"), "--figure", str(tmp_path / "x.nope")]) == 2
     assert "has no image suffix" in one_line(capsys)[1]
     assert not list(tmp_path.iterdir())

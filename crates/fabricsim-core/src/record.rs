@@ -301,6 +301,19 @@ pub struct RunRecord {
     /// The message transport's retransmissions (None when no workload message lost a packet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retransmit: Option<RetransmitStats>,
+    /// The scenario's network events in time order (runs with `[[events]]`; figures mark them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub net_events: Vec<NetEventRow>,
+}
+
+/// A network event as the record keeps it: when (ps), what ("link_down", "link_up" or "ber"), the links it
+/// touched by their end nodes' names ("leaf0-spine1"), and the bit error rate it set (0 but for "ber").
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NetEventRow {
+    pub t_ps: u64,
+    pub kind: String,
+    pub links: Vec<String>,
+    pub ber: f64,
 }
 
 /// The message transport's retransmissions (runs in which a workload message lost a packet; `transport::message`

@@ -227,6 +227,8 @@ pub struct Head<'a> {
     pub fast_forward: Option<FastForward<'a>>,
     /// The message transport's retransmissions (`RunRecord::retransmit`; None when no message lost a packet).
     pub retransmit: Option<crate::record::RetransmitStats>,
+    /// The scenario's network events (`RunRecord::net_events`; empty without `[[events]]`).
+    pub net_events: &'a [crate::record::NetEventRow],
 }
 
 impl<'a> Head<'a> {
@@ -253,6 +255,7 @@ impl<'a> Head<'a> {
                 note: f.note.as_deref(),
             }),
             retransmit: r.retransmit,
+            net_events: &r.net_events,
         }
     }
 }
@@ -356,6 +359,18 @@ pub fn record_json(h: &Head<'_>, tables: &Tables<'_>, names: &Names<'_>, flows: 
             ", \"retransmit\": {{\"lost_packets\": {}, \"timeouts\": {}, \"packets\": {}, \"bytes\": {}, \"abandoned\": {}}}",
             r.lost_packets, r.timeouts, r.packets, r.bytes, r.abandoned
         ));
+    }
+    if !h.net_events.is_empty() {
+        let rows: Vec<String> = h
+            .net_events
+            .iter()
+            .map(|e| {
+                let links: Vec<String> = e.links.iter().map(|l| json_str(l)).collect();
+                let ber = if e.kind == "ber" { format!(", \"ber\": {}", py_repr(e.ber)) } else { String::new() };
+                format!("{{\"t_s\": {}, \"kind\": {}, \"links\": [{}]{ber}}}", py_repr(e.t_ps as f64 / 1e12), json_str(&e.kind), links.join(", "))
+            })
+            .collect();
+        o.push_str(&format!(", \"network_events\": [{}]", rows.join(", ")));
     }
     o.push('}');
     o

@@ -551,6 +551,7 @@ impl FlowSim {
             deadlock: None,
             fast_forward: None,
             retransmit: None,
+            net_events: Vec::new(),
         }
     }
 }

@@ -195,6 +195,18 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
         d.set_item("abandoned", x.abandoned)?;
         s.set_item("retransmit", d)?;
     }
+    if !r.net_events.is_empty() {
+        let rows = PyList::empty(py);
+        for e in r.net_events {
+            let d = PyDict::new(py);
+            d.set_item("t_ps", e.t_ps)?;
+            d.set_item("kind", e.kind)?;
+            d.set_item("links", PyList::new(py, e.links)?)?;
+            d.set_item("ber", e.ber)?;
+            rows.append(d)?;
+        }
+        s.set_item("net_events", rows)?;
+    }
     Ok((s, c))
 }
 
@@ -643,6 +655,18 @@ fn record_json(py: Python<'_>, scalars: &Bound<'_, PyDict>, columns: &Bound<'_, 
         }),
         None => None,
     };
+    let mut net_events = Vec::new();
+    if let Some(rows) = get::<Bound<'_, PyList>>(scalars, "net_events")? {
+        for row in rows.iter() {
+            let d = row.cast_into::<PyDict>()?;
+            net_events.push(fabricsim_core::record::NetEventRow {
+                t_ps: get(&d, "t_ps")?.unwrap_or(0),
+                kind: get(&d, "kind")?.unwrap_or_default(),
+                links: get(&d, "links")?.unwrap_or_default(),
+                ber: get(&d, "ber")?.unwrap_or(0.0),
+            });
+        }
+    }
     let rx: Option<Bound<'_, PyDict>> = get(scalars, "retransmit")?;
     let retransmit = match &rx {
         Some(d) => Some(fabricsim_core::record::RetransmitStats {
@@ -669,6 +693,7 @@ fn record_json(py: Python<'_>, scalars: &Bound<'_, PyDict>, columns: &Bound<'_, 
         cnps: get(scalars, "cnps")?,
         fast_forward,
         retransmit,
+        net_events: &net_events,
     };
     let (node_names, flow_names, queue_names) =
         (names_of(scalars, "node_names")?, names_of(scalars, "flow_names")?, names_of(scalars, "queue_names")?);

@@ -18,8 +18,10 @@ from ._common import (EXIT_INCOMPLETE, FIDELITY, check_figure_path, echo_json, i
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (the run record) on stdout.")
 @click.option("--figure", metavar="FILE.png", default=None,
-              help="RoCE runs ([pfc], [ecn] or transport = \"rdma\"): also draw the bottleneck queue (from the queue "
-                   "samples), each queue pair's rate and the PFC pause timeline to this image file.")
+              help="Also draw the run to this image file: the delivered throughput over time (needs [measure] "
+                   "throughput_interval) with each network event ([[events]]: link down or up, bit errors) as a "
+                   "labelled dashed line; RoCE runs ([pfc], [ecn] or transport = \"rdma\") add the bottleneck queue "
+                   "(from the queue samples), each queue pair's rate and the PFC pause timeline.")
 @run_control
 def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None, as_json: bool, figure: str | None,
         max_events: int | None, max_wall: float | None, partial: bool, quiet: bool) -> None:
@@ -29,11 +31,13 @@ def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None
     FlowMonitor statistics (flows), packet totals (tx = rx + dropped + in_flight), packets by switch
     hops, per-queue drops and peaks, events, wall_s, seed, complete, incomplete_messages, halted and deadlock
     (the cycle of paused ports that stopped a PFC fabric, or null); a RoCE run adds pfc_pauses,
-    pfc_paused_s, ecn_marks and cnps.
+    pfc_paused_s, ecn_marks and cnps; a run whose messages lost packets adds retransmit (lost_packets,
+    timeouts, re-sent packets and bytes, abandoned messages), and one with [[events]] network_events.
 
-    A run whose workload did not complete (a message never delivered: messages do not retransmit, so any
-    drop on a lossy fabric leaves one undelivered; a PFC deadlock) prints why on stderr and exits with 3, the
-    record still printed. Ctrl-C stops the engine at once (exit 130); runs longer than 2 s show a progress bar
+    Messages re-send lost packets on a timeout ([retransmit]), so a lossy fabric or a failed link costs time
+    (the record's retransmit counts it). A run whose workload did not complete (a message that gave up
+    retransmitting, an RDMA message that lost its tail, a PFC deadlock) prints why on stderr and exits with 3,
+    the record still printed. Ctrl-C stops the engine at once (exit 130); runs longer than 2 s show a progress bar
     on a terminal.
     """
     from ..engine import run as run_scenario
@@ -42,9 +46,9 @@ def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None
     # One validation: the engine compiles the scenario once and reports any problem before simulating.
     check_figure_path("fabricsim run", figure)
     sc = load_scenario(scenario)
-    if figure is not None and not sc.roce:
-        raise UserError(f"fabricsim run: --figure draws RoCE runs; {scenario} has no [pfc], [ecn] or "
-                        "transport = \"rdma\"")
+    if figure is not None and not sc.roce and sc.measure.throughput_interval is None:
+        raise UserError(f"fabricsim run: --figure draws the delivered throughput over time: set [measure] "
+                        f"throughput_interval in {scenario} (e.g. \"10us\")")
     if seeds is not None:
         if figure is not None:
             raise UserError("fabricsim run: --figure draws one run; give it without --seeds")
@@ -115,13 +119,27 @@ def validate(scenario: str) -> None:
 
 
 def _draw(rec, figure: str, scenario: str) -> None:
-    from ..report.roce import roce_figure
+    from ..report.roce import run_figure
 
     try:
-        roce_figure(rec, figure, title=scenario)
+        run_figure(rec, figure, title=scenario)
     except OSError as e:
         raise UserError(f"fabricsim run: --figure: cannot write '{figure}': {e.strerror or e}") from None
     click.echo(f"wrote {figure}", err=True)
+
+
+def retransmit_lines(rec) -> list[str]:
+    """The run's network events and what its message retransmissions cost, one line each (none for a run with
+    neither)."""
+    from ..report.figures import network_events
+
+    out = [f"network event at {format_duration(t * 1e12)}: {label}" for t, label in network_events(rec)]
+    rt = rec.retransmit
+    if rt:
+        out.append(f"retransmission: {rt['lost_packets']:,} message packets lost, {rt['packets']:,} re-sent "
+                   f"({format_size(rt['bytes'])}) after {rt['timeouts']:,} timeouts"
+                   + (f", {rt['abandoned']:,} messages gave up" if rt["abandoned"] else ""))
+    return out
 
 
 def roce_summary(rec) -> str:
@@ -144,6 +162,8 @@ def _print_summary(path: str, rec) -> None:
         f"dropped {p['dropped']} in flight {p['in_flight']}   "
         f"{rec.events} events in {rec.wall_s:.3f} s"
     )
+    for line in retransmit_lines(rec):
+        con.print(line)
     flows = rec.flows(limit=20)
     n_flows = rec.n_flows
     t = Table(title=f"flows ({n_flows})", title_justify="left")

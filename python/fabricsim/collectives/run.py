@@ -149,7 +149,7 @@ def sweep_task(payload: dict, seed: int) -> dict:
     rec = run(sc, fidelity=payload.get("fidelity"))
     m = collective_metrics(rec, interfaces * sum(len(g) for g in groups))
     m.pop("hop_packets_m")
-    if not rec.complete:  # e.g. a drop on a lossy fabric: messages do not retransmit (the sweep stores it incomplete)
+    if not rec.complete:  # e.g. a message that gave up re-sending its drops (the sweep stores it incomplete)
         m["complete"] = False
         m["incomplete_messages"] = rec.incomplete_messages
         m["incomplete_reason"] = rec.incomplete_reason()
