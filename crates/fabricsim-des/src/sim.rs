@@ -193,6 +193,7 @@ impl Sim {
                 received: 0,
                 started: None,
                 complete: None,
+                last_tx: 0,
             })
             .collect();
         let sample_ports = match &spec.measure.sample_ports {
@@ -231,6 +232,7 @@ impl Sim {
                 done: 0,
                 rto: Time(spec.retransmit.as_ref().map_or(RetransmitSpec::default().rto_ps, |r| r.rto_ps)),
                 max_retries: spec.retransmit.as_ref().map_or(RetransmitSpec::default().max_retries, |r| r.max_retries),
+                epoch: 0,
                 retx: Default::default(),
                 stats: None,
             },

@@ -32,6 +32,9 @@ pub(crate) struct MsgRt {
     pub(crate) received: u64,
     pub(crate) started: Option<Time>,
     pub(crate) complete: Option<Time>,
+    /// When the NIC last pulled one of its packets, minus `Messages::epoch` (ps; the retransmission timer is due
+    /// from it).
+    pub(crate) last_tx: u64,
 }
 
 /// The workload's messages (message m is flow `n_src + m`), how many were delivered (progress reports), and
@@ -43,6 +46,9 @@ pub(crate) struct Messages {
     pub(crate) done: u64,
     pub(crate) rto: Time,
     pub(crate) max_retries: u32,
+    /// How far `shift` has moved the run so far (ps): a message's last pull is `last_tx + epoch`, so a shift
+    /// moves every message's last pull in O(1).
+    pub(crate) epoch: u64,
     pub(crate) retx: HashMap<u32, Retx>,
     pub(crate) stats: Option<RetransmitStats>,
 }
@@ -89,11 +95,11 @@ impl TransportModel for Messages {
         sim.wake_port(p);
     }
 
-    /// A message holds only its history (start and completion) and byte counts, and its retransmission timer
-    /// is due from its flow's last send, which is history too: nothing to move. (A timer re-armed right after a
-    /// hybrid jump, before the message sends again, reads that send unshifted and so falls due up to the jump
-    /// early; a loss-free steady state never has one.)
-    fn shift(&mut self, _dt: Time) {}
+    /// A message holds its history (start and completion), byte counts, and its last pull, which its
+    /// retransmission timer is due from: that one moves (every message's at once, through `epoch`).
+    fn shift(&mut self, dt: Time) {
+        self.epoch += dt.0;
+    }
 
     /// Full packets left to pull (the last, partial one included).
     fn remaining(sim: &Sim, m: u32, _ack: bool) -> Option<u64> {
@@ -128,6 +134,7 @@ impl Sim {
         let msg = &mut self.msg.msgs[m as usize];
         let payload = (msg.payload as u64).min(msg.remaining) as u32;
         msg.remaining -= payload as u64;
+        msg.last_tx = self.now.0 - self.msg.epoch;
         let (flow, header) = (msg.flow, msg.header);
         if msg.remaining > 0 {
             self.net.ports[p as usize].senders.push_back(m);
@@ -207,11 +214,11 @@ impl Sim {
         }
     }
 
-    /// When message m's retransmission timer is due: `rto << retries` after its flow's last send.
+    /// When message m's retransmission timer is due: `rto << retries` after its NIC last pulled one of its
+    /// packets.
     fn rto_due(&self, m: u32) -> Time {
         let retries = self.msg.retx.get(&m).map_or(0, |r| r.retries);
-        let flow = self.msg.msgs[m as usize].flow as usize;
-        let last = self.measure.stats[flow].last_tx.unwrap_or(self.now.0);
+        let last = self.msg.msgs[m as usize].last_tx + self.msg.epoch;
         Time(last) + Time(self.msg.rto.0 << retries)
     }
 
