@@ -200,14 +200,14 @@ def test_progress_bar_only_on_a_terminal(two_hosts):
 
 def test_a_collective_that_cannot_complete_says_why_and_exits_3(capsys, tmp_path):
     # A third host, and h1's link at 1 Gb/s behind lossy 2-packet queues: whatever reaches h1 at 10 Gb/s
-    # overflows the switch's queue to h1, a packet is dropped, and its message (no retransmission) is never
+    # overflows the switch's queue to h1, a packet is dropped, and its message (retransmission off) is never
     # delivered.
     f = tmp_path / "lossy.toml"
     f.write_text(TWO_HOSTS.replace('{name = "h1", kind = "host"}', '{name = "h1", kind = "host"}, '
                                    '{name = "h2", kind = "host"}')
                  .replace('{a = "h1", b = "s0", rate = "10Gbps"', '{a = "h1", b = "s0", rate = "1Gbps"')
                  .replace("links = [", 'links = [{a = "h2", b = "s0", rate = "10Gbps", delay = "1us"}, ')
-                 + "[queue]\nlimit_packets = 2\n")
+                 + "[queue]\nlimit_packets = 2\n\n[retransmit]\nmax_retries = 0\n")
     args = ["collective", "--fabric", str(f), "--nodes", "h0,h2,h1", "--pattern", "all-to-all",
             "--size", "64KiB", "--seeds", "2", "--workers", "0"]
     assert main([*args, "--json"]) == 3
@@ -217,6 +217,6 @@ def test_a_collective_that_cannot_complete_says_why_and_exits_3(capsys, tmp_path
     assert all(r["incomplete_messages"] > 0 for r in out["incomplete_runs"])
     assert out["completion_time_ms"] == {"mean": None, "ci95": None, "n": 0}
     assert cap.err.count("\n") == 1 and cap.err.startswith("fabricsim collective: 2 of 2 runs did not complete")
-    assert "dropped (full queues, failed links or bit errors) and messages do not retransmit" in cap.err
+    assert "gave up after [retransmit] max_retries timeouts without progress" in cap.err
     assert main(args) == 3
     assert "completion n/a ms" in capsys.readouterr().out

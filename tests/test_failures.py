@@ -1,4 +1,5 @@
-"""Failures during a run from a scenario file: the hand-computed link-down loss, and bad events as one line, exit 2."""
+"""Failures during a run from a scenario file: the hand-computed link-down loss and its retransmission, and bad events as
+one line, exit 2."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import fabricsim
 
 # h0 - leaf0 = {s0, s1} = leaf1 - h2 at 1 Gb/s, no delays; the s1 side weighs 2 per link, so the message takes s0
 # until leaf0-s0 dies at 10.5 T (T = 8 us, one 1,000 B packet); the tables catch up 20 T later. The derivation is
-# in crates/fabricsim-des/tests/failures.rs: packets 9..=29 are lost (21), 79 arrive, the last at 103 T.
+# in crates/fabricsim-des/tests/failures.rs: packets 9..=29 are lost (21), 79 arrive by 103 T. The message
+# transport re-sends the 21 on its timeout (the default 100 us = 12.5 T) after the last packet's start at 99 T:
+# the j-th re-sent packet starts at (111.5 + j) T and arrives over s1 at (115.5 + j) T, the last (j = 20) at 135.5 T.
 SCENARIO = """
 [topology]
 kind = "custom"
@@ -47,9 +50,19 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_a_link_down_mid_message_loses_what_the_hand_calculation_says(tmp_path):
     rec = fabricsim.run(fabricsim.load_scenario(write(tmp_path, SCENARIO)))
     f = rec.frame().iloc[0]
+    assert (f["lost_packets"], f["rx_packets"], f["tx_packets"]) == (21, 100, 121)
+    assert f["complete_ps"] == f["last_rx_ps"] == 135.5 * 8_000_000
+    assert rec.complete and rec.retransmit == {"lost_packets": 21, "timeouts": 1, "packets": 21, "bytes": 21_000,
+                                               "abandoned": 0}
+
+
+def test_without_retransmission_the_message_is_never_delivered(tmp_path):
+    text = SCENARIO + "\n[retransmit]\nmax_retries = 0\n"
+    rec = fabricsim.run(fabricsim.load_scenario(write(tmp_path, text)))
+    f = rec.frame().iloc[0]
     assert (f["lost_packets"], f["rx_packets"]) == (21, 79)
     assert f["last_rx_ps"] == 103 * 8_000_000
-    assert not rec.complete and rec.incomplete_messages == 1
+    assert not rec.complete and rec.incomplete_messages == 1 and rec.retransmit["abandoned"] == 1
 
 
 def test_a_switch_down_takes_every_link_of_the_switch(tmp_path):
@@ -89,12 +102,13 @@ def test_flow_fidelity_refuses_events_in_one_line(tmp_path):
 def test_throughput_over_time_shows_the_outage(tmp_path):
     # Bins of T = 8 us. Packet k arrives at (k+4) T on either path (four links of T each from its first bit), so
     # bins 4..=12 (packets 0..=8) and 34..=103 (packets 30..=99) carry one 1,000 B packet each (1 Gb/s), and the
-    # 21 bins 13..=33 of the lost packets carry nothing: the receiver sees a 168 us outage.
+    # 21 bins 13..=33 of the lost packets carry nothing: the receiver sees a 168 us outage. The 21 re-sent packets
+    # arrive at (115.5 + j) T (above): one in each of bins 115..=135.
     text = SCENARIO.replace("[[events]]", '[measure]\nthroughput_interval = "8us"\n\n[[events]]')
     rec = fabricsim.run(fabricsim.load_scenario(write(tmp_path, text)))
     tp = rec.throughput()
-    assert len(tp) == 104 and tp["t_s"].iloc[1] == 8e-6
+    assert len(tp) == 136 and tp["t_s"].iloc[1] == 8e-6
     carried = [k for k, g in enumerate(tp["gbps"]) if g > 0]
-    assert carried == list(range(4, 13)) + list(range(34, 104))
+    assert carried == list(range(4, 13)) + list(range(34, 104)) + list(range(115, 136))
     assert set(tp["gbps"].iloc[carried].round(9)) == {1.0}
     assert rec.to_json_dict()["throughput"]["bin_s"] == 8e-6

@@ -16,14 +16,15 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 @pytest.fixture(scope="module")
 def rec():
-    """Two messages, one of them cut to a 1-packet queue behind a 1 Gb/s bottleneck: received, dropped and
-    missing values all occur."""
+    """Two messages, one of them cut to a 1-packet queue behind a 1 Gb/s bottleneck, retransmission off: received,
+    dropped and missing values all occur."""
     return fabricsim.run(scenario_from_dict({
         "topology": {"kind": "custom",
                      "nodes": [{"name": "a", "kind": "host"}, {"name": "s", "kind": "switch"},
                                {"name": "b", "kind": "host"}],
                      "links": [{"a": "a", "b": "s", "rate": "10Gbps"}, {"a": "s", "b": "b", "rate": "1Gbps"}]},
         "queue": {"limit_packets": 1},
+        "retransmit": {"max_retries": 0},
         "measure": {"queue_interval": "5us", "queues": ["s->b"]},
         "messages": [{"name": "m0", "src": "a", "dst": "b", "size": "4KB"},
                      {"name": "m1", "src": "a", "dst": "b", "size": "20KB"}]}))

@@ -21,15 +21,17 @@ DROPTAIL = ROOT / "experiments" / "engine_checks" / "droptail.toml"
 FABRICSIM = [sys.executable, "-m", "fabricsim.cli"]
 
 # The droptail closed form (experiments/engine_checks/droptail.toml): a 20-packet burst into a DropTail queue of
-# B packets drops max(0, 11 - B), and a message with a dropped packet is never delivered (no retransmission).
+# B packets drops max(0, 11 - B), and a message with a dropped packet is never delivered (the base turns
+# retransmission off: `[retransmit] max_retries = 0`).
 DROPS = {2: 9, 5: 6, 8: 3, 11: 0}
 
 
 def reason(drops: int) -> str:
     """RunRecord.incomplete_reason for the droptail message `m` after `drops` drops."""
-    return (f"the workload did not complete: 1 message(s) never delivered (m); {drops} packet(s) were dropped (full "
-            "queues, failed links or bit errors) and messages do not retransmit: use lossless switches "
-            '(switch_model = "input_buffered") or longer queues, or [[tcp]] over failing links')
+    return (f"the workload did not complete: 1 message(s) never delivered (m); {drops} packet(s) were dropped and 1 "
+            "message(s) gave up after [retransmit] max_retries timeouts without progress (a host cut off by a "
+            "failure, or a path that kept losing; max_retries = 0 turns retransmission off): bring the link back "
+            "(link_up), add paths, or raise retransmit.max_retries")
 
 
 def droptail(tmp_path: Path, limits: list) -> Path:

@@ -182,7 +182,7 @@ class RunRecord:
 
     @property
     def incomplete_messages(self) -> int:
-        """How many messages were never delivered (dropped packets: messages do not retransmit; a halt)."""
+        """How many messages were never delivered (a halt, the stop time, messages that gave up retransmitting)."""
         return int(len(self._incomplete))
 
     def incomplete_message_names(self, limit: int = 5) -> list[str]:
@@ -203,10 +203,19 @@ class RunRecord:
         """Whether the run ended at the scenario's stop time with events still pending."""
         return bool(self.scalars.get("reached_stop", False))
 
+    @property
+    def retransmit(self) -> dict[str, int]:
+        """The message transport's retransmissions: `lost_packets` (workload message packets lost: full queues,
+        failed links, bit errors), `timeouts` (retransmission timeouts that re-sent), `packets` and `bytes`
+        (payload) re-sent, and `abandoned` (messages that gave up after `[retransmit] max_retries` timeouts without
+        progress). Empty when no message lost a packet (and for the RDMA transport, which recovers by NACK)."""
+        return dict(self.scalars.get("retransmit") or {})
+
     def incomplete_reason(self, stop_s: float | None = None) -> str | None:
-        """One sentence on why the run did not complete, or None if it did: a halt, drops (messages do not
-        retransmit), the scenario's stop (`stop_s`, for the message) reached first, or a workload that stopped
-        moving (no event left with messages undelivered: a lossless deadlock, or dependencies never met)."""
+        """One sentence on why the run did not complete, or None if it did: a halt, drops the RDMA transport
+        could not recover (a lost tail), messages that gave up retransmitting, the scenario's stop (`stop_s`, for
+        the message) reached first, or a workload that stopped moving (no event left with messages undelivered: a
+        lossless deadlock, or dependencies never met)."""
         if self.complete:
             return None
         n = self.incomplete_messages
@@ -221,12 +230,14 @@ class RunRecord:
             why = f"the run was stopped by its {self.halted.replace('_', ' ')} limit"
         elif dropped and (self.columns["flows.kind"] == FLOW_KINDS.index("rdma-ack")).any():
             why = (f"{dropped:,} packet(s) were dropped and the RDMA transport resends only on a NACK (go-back-N, no "
-                   "retransmission timeout, as HPCC's model): a lost tail is never resent; use lossless switches "
-                   "(switch_model = \"shared_buffer\" with [pfc]) or longer queues")
-        elif dropped:
-            why = (f"{dropped:,} packet(s) were dropped (full queues, failed links or bit errors) and messages do not "
-                   "retransmit: use lossless switches (switch_model = \"input_buffered\") or longer queues, or "
-                   "[[tcp]] over failing links")
+                   "retransmission timeout, as HPCC's model): a lost tail is never resent; for a failed link or bit "
+                   "errors use transport = \"message\", which resends on a timeout ([retransmit]), and for full queues "
+                   "lossless switches (switch_model = \"shared_buffer\" with [pfc]) or longer queues")
+        elif self.retransmit.get("abandoned"):
+            why = (f"{dropped:,} packet(s) were dropped and {self.retransmit['abandoned']:,} message(s) gave up after "
+                   "[retransmit] max_retries timeouts without progress (a host cut off by a failure, or a path that "
+                   "kept losing; max_retries = 0 turns retransmission off): bring the link back (link_up), add paths, "
+                   "or raise retransmit.max_retries")
         elif self.reached_stop:
             why = "the scenario's stop" + (f" ({stop_s:.6g} s)" if stop_s is not None else "") + " came first"
         else:

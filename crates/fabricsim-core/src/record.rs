@@ -301,6 +301,34 @@ pub struct RunRecord {
     /// What hybrid fidelity's steady-state jumps skipped (hybrid runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fast_forward: Option<FastForward>,
+    /// The message transport's retransmissions (None when no workload message lost a packet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retransmit: Option<RetransmitStats>,
+    /// The scenario's network events in time order (runs with `[[events]]`; figures mark them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub net_events: Vec<NetEventRow>,
+}
+
+/// A network event as the record keeps it: when (ps), what ("link_down", "link_up" or "ber"), the links it
+/// touched by their end nodes' names ("leaf0-spine1"), and the bit error rate it set (0 but for "ber").
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NetEventRow {
+    pub t_ps: u64,
+    pub kind: String,
+    pub links: Vec<String>,
+    pub ber: f64,
+}
+
+/// The message transport's retransmissions (runs in which a workload message lost a packet; `transport::message`
+/// in fabricsim-des): message packets lost, timeouts that re-sent, packets and payload bytes re-sent, and
+/// messages abandoned after `max_retries` timeouts without progress.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RetransmitStats {
+    pub lost_packets: u64,
+    pub timeouts: u64,
+    pub packets: u64,
+    pub bytes: u64,
+    pub abandoned: u64,
 }
 
 /// What a hybrid run skipped: its steady-state jumps, the simulated time they covered and the packets they

@@ -142,15 +142,21 @@ pub fn incomplete_reason(r: &RunRecord, stop_s: Option<f64>) -> Option<String> {
         Some(h) => format!("the run was stopped by its {} limit", h.as_str().replace('_', " ")),
         None if dropped > 0 && r.flows.kind.contains(&FlowKind::RdmaAck) => format!(
             "{} packet(s) were dropped and the RDMA transport resends only on a NACK (go-back-N, no retransmission timeout, as \
-             HPCC's model): a lost tail is never resent; use lossless switches (switch_model = \"shared_buffer\" with [pfc]) or \
-             longer queues",
+             HPCC's model): a lost tail is never resent; for a failed link or bit errors use transport = \"message\", which \
+             resends on a timeout ([retransmit]), and for full queues lossless switches (switch_model = \"shared_buffer\" with \
+             [pfc]) or longer queues",
             thousands(dropped)
         ),
-        None if dropped > 0 => format!(
-            "{} packet(s) were dropped (full queues, failed links or bit errors) and messages do not retransmit: use lossless \
-             switches (switch_model = \"input_buffered\") or longer queues, or [[tcp]] over failing links",
-            thousands(dropped)
-        ),
+        None if r.retransmit.is_some_and(|x| x.abandoned > 0) => {
+            let x = r.retransmit.unwrap_or_default();
+            format!(
+                "{} packet(s) were dropped and {} message(s) gave up after [retransmit] max_retries timeouts without progress \
+                 (a host cut off by a failure, or a path that kept losing; max_retries = 0 turns retransmission off): bring the \
+                 link back (link_up), add paths, or raise retransmit.max_retries",
+                thousands(dropped),
+                thousands(x.abandoned)
+            )
+        }
         None if r.reached_stop => format!("the scenario's stop{} came first", stop_s.map(|s| format!(" ({} s)", py_g6(s))).unwrap_or_default()),
         None => "no event was left with work outstanding: a lossless fabric deadlocked or a dependency was never met".into(),
     };
@@ -219,6 +225,10 @@ pub struct Head<'a> {
     /// CNPs received (a RoCE run's; None without RoCE).
     pub cnps: Option<u64>,
     pub fast_forward: Option<FastForward<'a>>,
+    /// The message transport's retransmissions (`RunRecord::retransmit`; None when no message lost a packet).
+    pub retransmit: Option<crate::record::RetransmitStats>,
+    /// The scenario's network events (`RunRecord::net_events`; empty without `[[events]]`).
+    pub net_events: &'a [crate::record::NetEventRow],
 }
 
 impl<'a> Head<'a> {
@@ -244,6 +254,8 @@ impl<'a> Head<'a> {
                 skipped_packets: f.skipped_packets,
                 note: f.note.as_deref(),
             }),
+            retransmit: r.retransmit,
+            net_events: &r.net_events,
         }
     }
 }
@@ -398,6 +410,24 @@ pub fn record_json(h: &Head<'_>, tables: &Tables<'_>, names: &Names<'_>, flows: 
             f.skipped_packets,
             f.note.map(json_str).unwrap_or_else(|| "null".into())
         ));
+    }
+    if let Some(r) = &h.retransmit {
+        o.push_str(&format!(
+            ", \"retransmit\": {{\"lost_packets\": {}, \"timeouts\": {}, \"packets\": {}, \"bytes\": {}, \"abandoned\": {}}}",
+            r.lost_packets, r.timeouts, r.packets, r.bytes, r.abandoned
+        ));
+    }
+    if !h.net_events.is_empty() {
+        let rows: Vec<String> = h
+            .net_events
+            .iter()
+            .map(|e| {
+                let links: Vec<String> = e.links.iter().map(|l| json_str(l)).collect();
+                let ber = if e.kind == "ber" { format!(", \"ber\": {}", py_repr(e.ber)) } else { String::new() };
+                format!("{{\"t_s\": {}, \"kind\": {}, \"links\": [{}]{ber}}}", py_repr(e.t_ps as f64 / 1e12), json_str(&e.kind), links.join(", "))
+            })
+            .collect();
+        o.push_str(&format!(", \"network_events\": [{}]", rows.join(", ")));
     }
     o.push('}');
     o

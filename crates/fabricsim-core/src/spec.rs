@@ -50,6 +50,52 @@ pub struct RunSpec {
     /// The steady-state detector of `fidelity = "hybrid"` (ignored at packet and flow fidelity).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hybrid: Option<HybridSpec>,
+    /// The message transport's retransmission (`RetransmitSpec`; None: its defaults).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retransmit: Option<RetransmitSpec>,
+}
+
+/// The message transport's retransmission: selective repeat on a timeout. A message that lost packets (a full
+/// queue, a dead link, a bit error) re-sends exactly those packets `rto_ps` after its last transmission; each
+/// further timeout without progress doubles the wait, and after `max_retries` of them the message is abandoned
+/// (the run ends incomplete). `max_retries = 0` turns retransmission off.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RetransmitSpec {
+    /// The retransmission timeout (ps; default 100 µs).
+    #[serde(default = "RetransmitSpec::default_rto_ps")]
+    pub rto_ps: u64,
+    /// Consecutive timeouts without progress before a message is abandoned (default 7, InfiniBand's largest
+    /// retry count).
+    #[serde(default = "RetransmitSpec::default_max_retries")]
+    pub max_retries: u32,
+}
+
+impl RetransmitSpec {
+    fn default_rto_ps() -> u64 {
+        100_000_000
+    }
+    fn default_max_retries() -> u32 {
+        7
+    }
+
+    /// Check the knobs: a timeout of 1 ns to 1 s, at most 16 retries (so that the backed-off wait, at most
+    /// 2^16 s, never nears 2^64 ps).
+    pub fn validate(&self) -> Result<()> {
+        if !(1_000..=1_000_000_000_000).contains(&self.rto_ps) {
+            return Err(Error::spec("retransmit.rto_ps", format!("must be 1 ns to 1 s, not {} ps", self.rto_ps)));
+        }
+        if self.max_retries > 16 {
+            return Err(Error::spec("retransmit.max_retries", format!("must be 0 to 16, not {}", self.max_retries)));
+        }
+        Ok(())
+    }
+}
+
+impl Default for RetransmitSpec {
+    fn default() -> Self {
+        RetransmitSpec { rto_ps: Self::default_rto_ps(), max_retries: Self::default_max_retries() }
+    }
 }
 
 /// The knobs of hybrid fidelity's steady-state fast-forward (issue 30). The network is steady when, over
@@ -647,6 +693,7 @@ impl RunSpec {
             ecn: None,
             rdma: None,
             hybrid: None,
+            retransmit: None,
         }
     }
 
@@ -808,6 +855,9 @@ impl RunSpec {
         }
         if let Some(h) = &self.hybrid {
             h.validate()?;
+        }
+        if let Some(r) = &self.retransmit {
+            r.validate()?;
         }
         if let Some(r) = &self.rdma {
             r.validate()?;

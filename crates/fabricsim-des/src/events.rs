@@ -43,9 +43,10 @@ impl Ev {
     /// own events would order them as the serial engine does (benchmarks/PARALLEL.md). Kind-major: at one
     /// picosecond every transmitter decides (`Port`) before any packet, credit or frame lands, so departures
     /// at t come before arrivals at t, and a queue sample sees every event of its picosecond. Kinds: Port 0, Pipe
-    /// 1, Credit 2, Pfc 3, then each transport's timers from its `timer_base` (UDP 4–8, TCP 11–14, RDMA 15–17),
-    /// MsgStart 9, ComputeDone 10, Net 18, Reroute 19, Sample 20, Watchdog 21, Window 22 (last: a detector window
-    /// sees every event of its picosecond). O(1).
+    /// 1, Credit 2, Pfc 3, then each transport's timers from its `timer_base` (UDP 4–8, TCP 11–14, RDMA 15–17,
+    /// the message transport's retransmission timer 20, after the tables caught up with a failure of its
+    /// picosecond), MsgStart 9, ComputeDone 10, Net 18, Reroute 19, Sample 21, Watchdog 22, Window 23 (last: a
+    /// detector window sees every event of its picosecond). O(1).
     #[inline]
     pub fn tie_key(self) -> u64 {
         let (id, kind) = match self {
@@ -58,9 +59,9 @@ impl Ev {
             Ev::ComputeDone(c) => (c, 10),
             Ev::Net(e) => (e, 18),
             Ev::Reroute(e) => (e, 19),
-            Ev::Sample => (0, 20),
-            Ev::Watchdog => (0, 21),
-            Ev::Window => (0, 22),
+            Ev::Sample => (0, 21),
+            Ev::Watchdog => (0, 22),
+            Ev::Window => (0, 23),
         };
         kind << 32 | id as u64
     }

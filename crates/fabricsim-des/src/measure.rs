@@ -184,6 +184,7 @@ impl Sim {
             comp_end: &self.dag.comp_end,
         };
         let (completion_ps, compute, hosts) = work.summarize(self.net.topo.n_nodes(), self.now);
+        let net_events = self.net_event_rows();
         let end = self.now;
         let roce = self.net.roce.then(|| {
             let rp = &self.net.roce_ports;
@@ -226,6 +227,8 @@ impl Sim {
             roce,
             deadlock: self.pfc.deadlock,
             fast_forward: None,
+            retransmit: self.msg.stats,
+            net_events,
         })
     }
 }

@@ -27,7 +27,7 @@ use fabricsim_core::control::{Control, Progress};
 use fabricsim_core::dag::Dag;
 use fabricsim_core::record::{FlowKind, PacketTotals, RunRecord, SampleColumns};
 use fabricsim_core::routing::mix64;
-use fabricsim_core::spec::{Arbiter, EcmpMode, RunSpec};
+use fabricsim_core::spec::{Arbiter, EcmpMode, RetransmitSpec, RunSpec};
 use fabricsim_core::workload::Workload;
 use fabricsim_core::{Bps, Error, Result, Time};
 use rand_core::SeedableRng;
@@ -193,6 +193,7 @@ impl Sim {
                 received: 0,
                 started: None,
                 complete: None,
+                last_tx: 0,
             })
             .collect();
         let sample_ports = match &spec.measure.sample_ports {
@@ -226,7 +227,17 @@ impl Sim {
             pfc: Pfc::default(),
             faults: Faults::new(&spec),
             udp: Udp { srcs },
-            msg: Messages { total_bytes: msgs.iter().map(|m| m.size).sum(), msgs, done: 0, rx_bytes: 0 },
+            msg: Messages {
+                total_bytes: msgs.iter().map(|m| m.size).sum(),
+                msgs,
+                rx_bytes: 0,
+                done: 0,
+                rto: Time(spec.retransmit.as_ref().map_or(RetransmitSpec::default().rto_ps, |r| r.rto_ps)),
+                max_retries: spec.retransmit.as_ref().map_or(RetransmitSpec::default().max_retries, |r| r.max_retries),
+                epoch: 0,
+                retx: Default::default(),
+                stats: None,
+            },
             tcp: Tcp { conns: tcps, hdrs: Vec::new() },
             rdma: Rdma::default(),
             measure: Measure {
@@ -347,7 +358,7 @@ impl Sim {
             Ev::Port(p) | Ev::Credit(p) | Ev::Pfc(p) => Some(port(p)),
             Ev::Pipe(p) => Some(self.net.ports[p as usize].peer_node),
             Ev::Timer(TransportKind::Udp, _, s) => Some(self.flows[self.udp.srcs[s as usize].flow as usize].src),
-            Ev::MsgStart(m) => Some(self.flows[self.msg.msgs[m as usize].flow as usize].src),
+            Ev::MsgStart(m) | Ev::Timer(TransportKind::Message, _, m) => Some(self.flows[self.msg.msgs[m as usize].flow as usize].src),
             Ev::ComputeDone(c) => Some(self.comp_host[c as usize]),
             _ => None,
         }

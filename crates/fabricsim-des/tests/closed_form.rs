@@ -54,6 +54,8 @@ fn droptail_drops_the_hand_computed_count() {
     // a -(2 Gb/s)- s -(0.9 Gb/s)- b, 5-packet egress queue at s. 20 packets of 1000 B arrive every 4 us;
     // service takes 8.888889 us. By t = 80 us (last arrival) 1 + floor(76 / 8.888889) = 9 packets have
     // entered service and 5 wait, so 14 are accepted and 6 dropped (no arrival coincides with a departure).
+    // The 6 are re-sent 100 us (the default RTO) after the last packet started (76 us) into the drained queue,
+    // and the last leaves s at 180 us + 6 x 8,888,889 ps (tests/test_retransmit.py has the derivation).
     let mut n = Net::new();
     let a = n.host("a");
     let s = n.switch("s", 0);
@@ -65,9 +67,13 @@ fn droptail_drops_the_hand_computed_count() {
     spec.messages.push(msg("m", a, b, 20_000, 1000, 0));
     let r = run(&spec);
     assert_eq!(r.packets.dropped, 6);
-    assert_eq!(r.packets.rx, 14);
+    assert_eq!(r.packets.rx, 20);
     assert_eq!(r.flows.lost_packets, vec![6]);
-    assert_eq!(r.completion_ps, None, "a message that lost packets never completes");
+    assert_eq!(r.completion_ps, Some(180_000_000 + 6 * 8_888_889), "re-sent at one timeout");
+    spec.retransmit = Some(fabricsim_core::spec::RetransmitSpec { rto_ps: 100_000_000, max_retries: 0 });
+    let r = run(&spec);
+    assert_eq!((r.packets.dropped, r.packets.rx), (6, 14));
+    assert_eq!(r.completion_ps, None, "without retransmission a message that lost packets never completes");
     let sb = r.queues.name.iter().position(|x| x == "s->b").unwrap();
     assert_eq!((r.queues.drops[sb], r.queues.peak_packets[sb]), (6, 5));
 }

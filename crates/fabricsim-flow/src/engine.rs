@@ -572,6 +572,8 @@ impl FlowSim {
             roce: None,
             deadlock: None,
             fast_forward: None,
+            retransmit: None,
+            net_events: Vec::new(),
         }
     }
 }

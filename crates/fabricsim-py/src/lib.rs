@@ -186,6 +186,27 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
     if let Some(x) = r.roce {
         s.set_item("cnps", x.cnps)?;
     }
+    if let Some(x) = r.retransmit {
+        let d = PyDict::new(py);
+        d.set_item("lost_packets", x.lost_packets)?;
+        d.set_item("timeouts", x.timeouts)?;
+        d.set_item("packets", x.packets)?;
+        d.set_item("bytes", x.bytes)?;
+        d.set_item("abandoned", x.abandoned)?;
+        s.set_item("retransmit", d)?;
+    }
+    if !r.net_events.is_empty() {
+        let rows = PyList::empty(py);
+        for e in r.net_events {
+            let d = PyDict::new(py);
+            d.set_item("t_ps", e.t_ps)?;
+            d.set_item("kind", e.kind)?;
+            d.set_item("links", PyList::new(py, e.links)?)?;
+            d.set_item("ber", e.ber)?;
+            rows.append(d)?;
+        }
+        s.set_item("net_events", rows)?;
+    }
     Ok((s, c))
 }
 
@@ -352,6 +373,7 @@ fn compile_stats<'py>(py: Python<'py>, header_json: &str, columns: Option<&Bound
 fn scenario_schema() -> String {
     let mut all = fabricsim_core::scenario::roce::schema();
     all["hybrid"] = fabricsim_core::scenario::hybrid::schema();
+    all["retransmit"] = fabricsim_core::scenario::retransmit::schema();
     all.to_string()
 }
 
@@ -685,6 +707,29 @@ fn record_json(py: Python<'_>, scalars: &Bound<'_, PyDict>, columns: &Bound<'_, 
         }),
         None => None,
     };
+    let mut net_events = Vec::new();
+    if let Some(rows) = get::<Bound<'_, PyList>>(scalars, "net_events")? {
+        for row in rows.iter() {
+            let d = row.cast_into::<PyDict>()?;
+            net_events.push(fabricsim_core::record::NetEventRow {
+                t_ps: get(&d, "t_ps")?.unwrap_or(0),
+                kind: get(&d, "kind")?.unwrap_or_default(),
+                links: get(&d, "links")?.unwrap_or_default(),
+                ber: get(&d, "ber")?.unwrap_or(0.0),
+            });
+        }
+    }
+    let rx: Option<Bound<'_, PyDict>> = get(scalars, "retransmit")?;
+    let retransmit = match &rx {
+        Some(d) => Some(fabricsim_core::record::RetransmitStats {
+            lost_packets: get(d, "lost_packets")?.unwrap_or(0),
+            timeouts: get(d, "timeouts")?.unwrap_or(0),
+            packets: get(d, "packets")?.unwrap_or(0),
+            bytes: get(d, "bytes")?.unwrap_or(0),
+            abandoned: get(d, "abandoned")?.unwrap_or(0),
+        }),
+        None => None,
+    };
     let head = Head {
         fidelity: &fidelity,
         seed: get(scalars, "seed")?.unwrap_or(0),
@@ -699,6 +744,8 @@ fn record_json(py: Python<'_>, scalars: &Bound<'_, PyDict>, columns: &Bound<'_, 
         bin_ps: get(scalars, "bin_ps")?,
         cnps: get(scalars, "cnps")?,
         fast_forward,
+        retransmit,
+        net_events: &net_events,
     };
     let (node_names, flow_names, queue_names) =
         (names_of(scalars, "node_names")?, names_of(scalars, "flow_names")?, names_of(scalars, "queue_names")?);

@@ -122,8 +122,8 @@ def collective(fabric, pattern, placement, nodes, nodes_b, pattern_b, size, inte
 
     S (--size) is per interface: with --interfaces K each of a node's K NICs runs the whole collective
     with S. A multi-seed run shows a progress bar on stderr when it is a terminal; the seeds used are printed
-    with the result. Runs that do not complete (a drop on a lossy fabric: messages do not retransmit) are named
-    on stderr, and the command exits with 3.
+    with the result. Runs that do not complete (a message that gave up re-sending its drops, see [retransmit]) are
+    named on stderr, and the command exits with 3.
 
     \b
     Examples:

@@ -20,9 +20,11 @@ from ._links import check_links_figure, links_figure_option, print_links, write_
 @FIDELITY
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (the run record) on stdout.")
 @click.option("--figure", metavar="FILE.png", default=None,
-              help="Also draw to this image file: for a RoCE run ([pfc], [ecn] or transport = \"rdma\") the bottleneck "
-                   "queue (from the queue samples), each queue pair's rate and the PFC pause timeline; for any other "
-                   "run the fabric with each link coloured by its utilization (as --links-figure).")
+              help="Also draw the run to this image file: the delivered throughput over time (with [measure] "
+                   "throughput_interval) with each network event ([[events]]: link down or up, bit errors) as a "
+                   "labelled dashed line; RoCE runs ([pfc], [ecn] or transport = \"rdma\") add the bottleneck queue "
+                   "(from the queue samples), each queue pair's rate and the PFC pause timeline. A run with neither "
+                   "draws the fabric with each link coloured by its utilization (as --links-figure).")
 @links_figure_option
 @run_control
 def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None, as_json: bool, figure: str | None,
@@ -35,11 +37,13 @@ def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None
     links_span_s, the completion time or else the end; peak queue, PFC pauses, drops), events, wall_s, seed,
     complete, incomplete_messages, halted and deadlock
     (the cycle of paused ports that stopped a PFC fabric, or null); a RoCE run adds pfc_pauses,
-    pfc_paused_s, ecn_marks and cnps.
+    pfc_paused_s, ecn_marks and cnps; a run whose messages lost packets adds retransmit (lost_packets,
+    timeouts, re-sent packets and bytes, abandoned messages), and one with [[events]] network_events.
 
-    A run whose workload did not complete (a message never delivered: messages do not retransmit, so any
-    drop on a lossy fabric leaves one undelivered; a PFC deadlock) prints why on stderr and exits with 3, the
-    record still printed. Ctrl-C stops the engine at once (exit 130); runs longer than 2 s show a progress bar
+    Messages re-send lost packets on a timeout ([retransmit]), so a lossy fabric or a failed link costs time
+    (the record's retransmit counts it). A run whose workload did not complete (a message that gave up
+    retransmitting, an RDMA message that lost its tail, a PFC deadlock) prints why on stderr and exits with 3,
+    the record still printed. Ctrl-C stops the engine at once (exit 130); runs longer than 2 s show a progress bar
     on a terminal.
     """
     from ..engine import run as run_scenario
@@ -48,7 +52,7 @@ def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None
     # One validation: the engine compiles the scenario once and reports any problem before simulating.
     check_figure_path("fabricsim run", figure)
     sc = load_scenario(scenario)
-    if figure is not None and not sc.roce:
+    if figure is not None and not sc.roce and sc.measure.throughput_interval is None:
         links_figure, figure = links_figure or figure, None
     check_links_figure("fabricsim run", links_figure, sc)
     if seeds is not None:
@@ -123,13 +127,27 @@ def validate(scenario: str) -> None:
 
 
 def _draw(rec, figure: str, scenario: str) -> None:
-    from ..report.roce import roce_figure
+    from ..report.roce import run_figure
 
     try:
-        roce_figure(rec, figure, title=scenario)
+        run_figure(rec, figure, title=scenario)
     except OSError as e:
         raise UserError(f"fabricsim run: --figure: cannot write '{figure}': {e.strerror or e}") from None
     click.echo(f"wrote {figure}", err=True)
+
+
+def retransmit_lines(rec) -> list[str]:
+    """The run's network events and what its message retransmissions cost, one line each (none for a run with
+    neither)."""
+    from ..report.figures import network_events
+
+    out = [f"network event at {format_duration(t * 1e12)}: {label}" for t, label in network_events(rec)]
+    rt = rec.retransmit
+    if rt:
+        out.append(f"retransmission: {rt['lost_packets']:,} message packets lost, {rt['packets']:,} re-sent "
+                   f"({format_size(rt['bytes'])}) after {rt['timeouts']:,} timeouts"
+                   + (f", {rt['abandoned']:,} messages gave up" if rt["abandoned"] else ""))
+    return out
 
 
 def roce_summary(rec) -> str:
@@ -152,6 +170,8 @@ def _print_summary(path: str, rec) -> None:
         f"dropped {p['dropped']} in flight {p['in_flight']}   "
         f"{rec.events} events in {rec.wall_s:.3f} s"
     )
+    for line in retransmit_lines(rec):
+        con.print(line)
     flows = rec.flows(limit=20)
     n_flows = rec.n_flows
     t = Table(title=f"flows ({n_flows})", title_justify="left")

@@ -36,7 +36,7 @@ def sweep(spec_file, store_dir, workers, scheduler, seed, seeds, retries, export
 
     Every finished run is committed to the store at once; re-running skips stored runs, so an
     interrupted sweep resumes where it stopped. Invalid points and incomplete runs (the workload did not
-    complete, e.g. a message never delivered after a drop: stored with their metrics and reason) are
+    complete, e.g. a message that gave up re-sending a drop: stored with their metrics and reason) are
     outcomes: stored, never run again, and reported by every invocation; failed runs are retried.
     Prints mean ± 95% CI (Student t over seeds) of every numeric metric per point (incomplete runs
     included, marked), the counts, and where the results are.

@@ -110,8 +110,8 @@ def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups:
     """Simulate the trace PREFIX.{rank}.et on the fabric of --fabric FABRIC.toml and report per-rank finish,
     compute, communication and exposed communication, and each collective's start and end.
 
-    A trace that did not complete (drops on a lossy fabric: messages do not retransmit) says why on stderr
-    and exits 3; Ctrl-C stops the engine at once (exit 130); long runs show a progress bar on a terminal."""
+    A trace that did not complete (a message that gave up re-sending its drops, see [retransmit]) says why
+    on stderr and exits 3; Ctrl-C stops the engine at once (exit 130); long runs show a progress bar on a terminal."""
     from ..chakra import load, lower
     from ..chakra.lower import summarize
     from ..engine import run as run_scenario

@@ -151,7 +151,7 @@ def sweep_task(payload: dict, seed: int) -> dict:
     m.pop("hop_packets_m")
     if payload.get("links"):  # `fabricsim collective`: the run's links (every directed link, busiest first)
         m["links"], m["links_span_s"] = rec.links(), rec.links_span_s
-    if not rec.complete:  # e.g. a drop on a lossy fabric: messages do not retransmit (the sweep stores it incomplete)
+    if not rec.complete:  # e.g. a message that gave up re-sending its drops (the sweep stores it incomplete)
         m["complete"] = False
         m["incomplete_messages"] = rec.incomplete_messages
         m["incomplete_reason"] = rec.incomplete_reason()

@@ -195,6 +195,31 @@ def lines(summary, x: str, metric: str, group: str | None = None, *, title: str 
     return fig
 
 
+def network_events(rec) -> list[tuple[float, str]]:
+    """(t_s, label) of each network event a run record holds (its scenario's `[[events]]`), in time order: the
+    label says what and where ("link_down leaf0-spine1", "ber 1e-07 leaf0-spine1"). Empty without events."""
+    out = []
+    for e in rec.scalars.get("net_events") or ():
+        what = f"ber {e['ber']:g}" if e["kind"] == "ber" else e["kind"]
+        out.append((e["t_ps"] / 1e12, f"{what} {', '.join(e['links'])}"))
+    return out
+
+
+EVENT_STYLE = dict(color="tab:red", linestyle="--", linewidth=1.2, zorder=4)
+"""How a network event is marked on a time axis (a dashed red vertical line), everywhere the same."""
+
+
+def mark_events(ax, events: Sequence[tuple[float, str]], scale: float = 1.0, label: bool = True) -> None:
+    """A vertical line at each event's time (× `scale`: 1e6 for an axis in µs) and, with `label`, its label at the
+    top of the axes."""
+    for t, text in events:
+        ax.axvline(t * scale, **EVENT_STYLE)
+        if label:
+            ax.annotate(text, (t * scale, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -3),
+                        textcoords="offset points", ha="left", va="top", fontsize="small", color="tab:red",
+                        rotation=0, clip_on=False)
+
+
 def save(fig, path) -> str:
     """Save as PNG (150 dpi) and close; returns the path."""
     fig.savefig(path, dpi=150)

@@ -1,4 +1,5 @@
-"""RoCE figures of one run: the bottleneck queue, each QP's rate and the PFC pause timeline (`run --figure`)."""
+"""Figures of one run (`run --figure`): delivered throughput over time with the network events marked, and for RoCE
+runs the bottleneck queue, each QP's rate and the PFC pause timeline."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ..units import format_duration  # noqa: E402
-from .figures import WIDTH_IN  # noqa: E402
+from .figures import WIDTH_IN, mark_events, network_events  # noqa: E402
 
 US = 1e6
 """Seconds → µs, the figures' time unit."""
@@ -104,27 +105,67 @@ def _pause_panel(ax, rec) -> None:
                  f"{format_duration(rec.pfc_paused_s * 1e12)} paused in all", fontsize="medium", loc="left")
 
 
-def roce_figure(rec, path: str | Path, title: str = "") -> None:
-    """Draw a RoCE run's three panels to `path` (its suffix is the format): the bottleneck queue over time (the
-    sampled switch port with the highest peak), each queue pair's rate (a step per rate change) and the pause
-    timeline (a row per port that was ever paused, a bar per paused interval). Time in µs, shared by the three.
-    O(samples + rate changes + PFC frames)."""
-    n_paused = len({p for p, _, _ in pause_intervals(rec)})
+def _throughput_panel(ax, rec) -> None:
+    """Payload delivered per throughput bin, in Gb/s, as steps; the title says what the retransmissions cost."""
+    ax.set_ylabel("delivered (Gb/s)")
+    tp = rec.throughput()
+    if not len(tp):
+        ax.text(0.5, 0.5, "no throughput bins (set [measure] throughput_interval)", ha="center", va="center",
+                transform=ax.transAxes)
+        return
+    t = tp["t_s"].to_numpy() * US
+    bin_us = float(t[1] - t[0]) if len(t) > 1 else rec.scalars["bin_ps"] * 1e-12 * US
+    g = tp["gbps"].to_numpy()
+    ax.step(np.append(t, t[-1] + bin_us), np.append(g, g[-1]), where="post", lw=1.2, color="tab:green")
+    rt = rec.retransmit
+    cost = (f"; {rt['packets']:,} packets re-sent after {rt['timeouts']:,} timeouts"
+            + (f", {rt['abandoned']:,} messages gave up" if rt["abandoned"] else "")) if rt else ""
+    ax.set_title(f"delivered throughput (payload per {format_duration(bin_us * 1e6)}){cost}", fontsize="medium",
+                 loc="left")
+
+
+def run_axes(rec, title: str = ""):
+    """The figure of one run, not saved: delivered throughput over time (when the run has throughput bins) and,
+    for a RoCE run, its bottleneck queue, queue-pair rates and pause timeline below, time in µs shared by all;
+    every network event of the record is a dashed vertical line (labelled on the top panel), the completion a
+    dotted one. O(bins + samples + rate changes + PFC frames)."""
+    roce = rec.has_roce
+    tput = rec.scalars.get("bin_ps") is not None
+    n_paused = len({p for p, _, _ in pause_intervals(rec)}) if roce else 0
     pause_height = min(3.0, 0.2 * n_paused) if n_paused > 3 else 0.6
-    fig, axes = plt.subplots(3, 1, figsize=(WIDTH_IN, 8 + 0.15 * max(n_paused - 6, 0)), sharex=True,
-                             layout="constrained", height_ratios=[1, 1, pause_height])
-    _queue_panel(axes[0], rec)
-    _rate_panel(axes[1], rec)
-    _pause_panel(axes[2], rec)
-    for ax in axes:
+    panels = (["throughput"] if tput or not roce else []) + (["queue", "rate", "pause"] if roce else [])
+    ratios = [pause_height if p == "pause" else 1 for p in panels]
+    height = (8 + 0.15 * max(n_paused - 6, 0) if roce else 0) + (2.8 if panels[0] == "throughput" else 0)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(WIDTH_IN, max(height, 3.6)), sharex=True, squeeze=False,
+                             layout="constrained", height_ratios=ratios)
+    axes = axes[:, 0]
+    draw = {"throughput": _throughput_panel, "queue": _queue_panel, "rate": _rate_panel, "pause": _pause_panel}
+    events = network_events(rec)
+    for k, (ax, name) in enumerate(zip(axes, panels)):
+        draw[name](ax, rec)
         ax.grid(alpha=0.3)
-    axes[2].set_xlabel("time (µs)")
-    axes[2].set_xlim(0, rec.end_time_s * US)
+        mark_events(ax, events, scale=US, label=k == 0)
+        if rec.completion_time_s is not None:
+            ax.axvline(rec.completion_time_s * US, color="black", linestyle=":", linewidth=1.0)
+    axes[-1].set_xlabel("time (µs)")
+    axes[-1].set_xlim(0, rec.end_time_s * US)
     if rec.deadlock:
         title = f"{title}   DEADLOCK: {rec.deadlock}" if title else f"deadlock: {rec.deadlock}"
     if title:
         fig.suptitle(title)
+    return fig
+
+
+def run_figure(rec, path: str | Path, title: str = "") -> None:
+    """Draw `run_axes` to `path` (its suffix is the format)."""
+    fig = run_axes(rec, title)
     try:
         fig.savefig(path, dpi=150)
     finally:
         plt.close(fig)
+
+
+def roce_figure(rec, path: str | Path, title: str = "") -> None:
+    """A RoCE run's figure (`run_figure`: its queue, rate and pause panels, under its throughput when it has
+    throughput bins)."""
+    run_figure(rec, path, title)

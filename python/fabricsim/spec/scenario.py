@@ -21,7 +21,8 @@ from .base import NonNegativeInt, _Model, _base, engine_read, first_error, said_
 from .network import NetEventDef, PortDef, QueueDef, RoutingDef
 from .roce import EcnDef, PfcDef, RdmaDef
 from .base import Name, PositiveInt
-from .traffic import BarrierDef, CollectiveDef, ComputeDef, HybridDef, MeasureDef, MessageDef, SourceDef, TcpDef
+from .traffic import (BarrierDef, CollectiveDef, ComputeDef, HybridDef, MeasureDef, MessageDef, RetransmitDef, SourceDef,
+                      TcpDef)
 
 ROW_FORM_MAX = 1000
 """A scenario with at most this many message and barrier rows (and no compute steps, collectives or streams) is
@@ -54,8 +55,9 @@ class Scenario(_Model):
     events: list[NetEventDef] = []
     """Link failures, repairs and bit error rates during the run (packet fidelity), in any order."""
     transport: Literal["message", "rdma"] = "message"
-    """How messages (and collectives) travel: "message" (packets paced by the NIC, no ACKs) or "rdma" (RoCEv2:
-    one queue pair per message with ACKs, go-back-N and congestion control, see [rdma]; packet fidelity)."""
+    """How messages (and collectives) travel: "message" (packets paced by the NIC, no ACKs; lost packets re-sent
+    on a timeout, see [retransmit]) or "rdma" (RoCEv2: one queue pair per message with ACKs, NACK and go-back-N
+    without a timeout, and congestion control, see [rdma]; packet fidelity)."""
     pfc: PfcDef | None = None
     """Priority flow control of the `shared_buffer` switches (required when the fabric has one)."""
     ecn: EcnDef | None = None
@@ -65,6 +67,9 @@ class Scenario(_Model):
     the RDMA transport runs DCQCN with the "hpcc" preset)."""
     hybrid: HybridDef | None = None
     """The steady-state detector's window and tolerance at `fidelity = "hybrid"` (ignored otherwise)."""
+    retransmit: RetransmitDef | None = None
+    """The message transport's retransmission timeout and retry limit (without this table: a 100 us timeout and
+    7 retries; a loss-free run never uses them)."""
 
     _source: str = PrivateAttr(default="<scenario>")
     _workload: object = PrivateAttr(default=None)

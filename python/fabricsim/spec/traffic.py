@@ -36,13 +36,15 @@ class MessageDef(_Model):
     It starts `delay` after the later of `start` and the completion of every message (or barrier) named in
     `after`.
 
-    Messages do not retransmit, so messages (and the collectives and traces made of them) complete only on a
-    lossless fabric (input-buffered switches with credit-based flow control: the topology's `switch_model =
-    "input_buffered"` or a custom node's `model`; or `fidelity = "flow"`) or with queues that never overflow;
-    on a lossy queue one dropped packet means the workload never completes, and `fabricsim run` (and
-    `fabricsim sweep`) exits with 3 naming why. Traffic that must survive loss goes over a transport that
-    retransmits: `[[tcp]]` connections. With `transport = "rdma"` every message is an RDMA queue pair instead
-    (ACKs, NACK and go-back-N, congestion control; usually over `shared_buffer` switches with PFC)."""
+    A message re-sends the packets it lost (a full lossy queue, a failed link, a bit error) on a retransmission
+    timeout (`[retransmit]`: selective repeat `rto` after its last send, 100 us by default), so a collective on a
+    lossy fabric or through a failure completes, later by the timeouts and the re-sent packets (the record's
+    `retransmit` counts them). A message abandoned after `max_retries` timeouts without progress (a host cut
+    off) leaves the workload incomplete, and `fabricsim run` (and `fabricsim sweep`) exits with 3 naming why.
+    Lossless fabrics (input-buffered switches with credit-based flow control: the topology's `switch_model =
+    "input_buffered"` or a custom node's `model`; or `fidelity = "flow"`) drop nothing but on failed links.
+    With `transport = "rdma"` every message is an RDMA queue pair instead (ACKs, NACK and go-back-N without a
+    timeout, congestion control; usually over `shared_buffer` switches with PFC)."""
 
     name: Name
     src: Name
@@ -150,6 +152,9 @@ class TcpDef(_Model):
 
 HybridDef = generated.model("HybridDef", "hybrid", __name__)
 """`[hybrid]`, generated from the engine's declaration (crates/fabricsim-core/src/scenario/hybrid.rs)."""
+
+RetransmitDef = generated.model("RetransmitDef", "retransmit", __name__)
+"""`[retransmit]`, generated from the engine's declaration (crates/fabricsim-core/src/scenario/retransmit.rs)."""
 
 
 class MeasureDef(_Model):

@@ -16,6 +16,7 @@ pub mod hybrid;
 pub mod keys;
 pub mod lower;
 pub mod read;
+pub mod retransmit;
 pub mod roce;
 pub mod topology;
 pub mod units;
@@ -317,6 +318,8 @@ pub struct Scenario {
     pub rdma: Option<serde_json::Value>,
     /// `[hybrid]` as its wire object (`hybrid::hybrid`).
     pub hybrid: Option<serde_json::Value>,
+    /// `[retransmit]` as its wire object (`retransmit::retransmit`; message transport only).
+    pub retransmit: Option<serde_json::Value>,
 }
 
 /// Most message and barrier rows a scenario may have and still be checked in its row form (Python's
@@ -716,6 +719,10 @@ impl Scenario {
         let mut roce = roce::tables(transport, pfc_v, ecn_v, rdma_v)?;
         let (pfc, ecn, rdma) = (roce.remove("pfc"), roce.remove("ecn"), roce.remove("rdma"));
         let hybrid = t.opt("hybrid", hybrid::hybrid)?;
+        let retransmit = t.opt("retransmit", retransmit::retransmit)?;
+        if retransmit.is_some() && transport != "message" {
+            return Err(Decline::invalid("retransmit", "is the message transport's; the RDMA transport recovers a loss by its NACK and go-back-N"));
+        }
         t.finish()?;
         Ok(Scenario {
             seed,
@@ -740,6 +747,7 @@ impl Scenario {
             ecn,
             rdma,
             hybrid,
+            retransmit,
         })
     }
 

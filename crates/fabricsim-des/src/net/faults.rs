@@ -2,6 +2,7 @@
 
 use crate::events::Ev;
 use crate::sim::Sim;
+use fabricsim_core::record::NetEventRow;
 use fabricsim_core::spec::{NetEventKind, NetEventSpec, RunSpec};
 use fabricsim_core::Time;
 use rand_core::Rng;
@@ -15,6 +16,8 @@ pub(crate) struct Faults {
     pub(crate) link_up: Vec<bool>,
     pub(crate) link_ber: Vec<f64>,
     pub(crate) detection: Time,
+    /// Each link's end nodes (a, b) as the spec lists them, for the record's event rows (empty without events).
+    pub(crate) link_ends: Vec<(u32, u32)>,
 }
 
 impl Faults {
@@ -25,6 +28,7 @@ impl Faults {
             link_up: vec![true; spec.network.links.len()],
             link_ber: vec![0.0; spec.network.links.len()],
             detection: Time(spec.routing.detection_delay_ps),
+            link_ends: if spec.events.is_empty() { Vec::new() } else { spec.network.links.iter().map(|l| (l.a, l.b)).collect() },
         }
     }
 }
@@ -73,6 +77,40 @@ impl Sim {
                 self.q.schedule(at, Ev::Reroute(e));
             }
         }
+    }
+
+    /// The scenario's network events for the record, in time order (file order among equal times), each link
+    /// named by its end nodes. O(events).
+    pub(crate) fn net_event_rows(&self) -> Vec<NetEventRow> {
+        if self.faults.events.is_empty() {
+            return Vec::new();
+        }
+        let (names, ends) = (&self.net.topo.names, &self.faults.link_ends);
+        let mut rows: Vec<NetEventRow> = self
+            .faults
+            .events
+            .iter()
+            .map(|e| NetEventRow {
+                t_ps: e.at_ps,
+                kind: match e.kind {
+                    NetEventKind::LinkDown => "link_down",
+                    NetEventKind::LinkUp => "link_up",
+                    NetEventKind::Ber => "ber",
+                }
+                .into(),
+                links: e
+                    .links
+                    .iter()
+                    .map(|&l| {
+                        let (a, b) = ends[l as usize];
+                        format!("{}-{}", names[a as usize], names[b as usize])
+                    })
+                    .collect(),
+                ber: if e.kind == NetEventKind::Ber { e.ber } else { 0.0 },
+            })
+            .collect();
+        rows.sort_by_key(|r| r.t_ps);
+        rows
     }
 
     /// The tables catch up with network event e: after links went down only the destinations whose tables

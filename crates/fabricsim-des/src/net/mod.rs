@@ -150,9 +150,17 @@ pub(crate) struct RocePort {
 }
 
 impl Sim {
+    /// A packet is lost at port `port` (a full queue, a dead link, a bit error, no route): counted at the port
+    /// and its flow, and its transport told (the message transport re-sends it).
     #[inline]
     pub(crate) fn drop_packet(&mut self, pkt: u32, port: u32) {
         let flow = self.pkts[pkt as usize].flow;
+        let b = self.flows[flow as usize].transport;
+        if b.kind == TransportKind::Message {
+            // The message transport re-sends it on its retransmission timeout (`transport::message`).
+            let payload = self.pkts[pkt as usize].payload;
+            self.msg_lost(b.idx, payload);
+        }
         self.measure.stats[flow as usize].lost += 1;
         self.net.ports[port as usize].drops += 1;
         self.measure.totals.dropped += 1;

@@ -20,7 +20,7 @@ use fabricsim_core::Time;
 pub enum TransportKind {
     /// UDP sources with ns-3 OnOffApplication semantics (`udp.rs`).
     Udp,
-    /// Workload messages pulled by their NIC, no retransmission (`message.rs`).
+    /// Workload messages pulled by their NIC, selective repeat on a retransmission timeout (`message.rs`).
     Message,
     /// TCP NewReno/CUBIC with SACK (`tcp.rs`).
     Tcp,
@@ -34,7 +34,7 @@ impl TransportKind {
     pub fn timer_base(self) -> u64 {
         match self {
             TransportKind::Udp => 4,
-            TransportKind::Message => 9,
+            TransportKind::Message => 20,
             TransportKind::Tcp => 11,
             TransportKind::Rdma => 15,
         }
