@@ -102,6 +102,10 @@ def test_studies_at_once_give_the_same_reports_in_study_order(tmp_path):
         return {k: v for k, v in r.to_json().items() if k != "wall_s"}
 
     assert [same(r) for r in together] == [same(r) for r in alone]
+    # A study that fails on a worker process fails the whole run with its own error.
+    bare = toy(exp, "d", body='TITLE = "d"\n\n\ndef reproduce(ctx):\n    ctx.compare("x", "q", 1.0, 1.0)\n')
+    with pytest.raises(StudySettingMissing, match="run.py: 1 scored comparison"):
+        list(reproduce_many([dirs[0], bare], True, quiet=True, out=tmp_path / "o3", jobs=2))
 
 
 def test_the_engine_checks_study_names_the_setting_of_every_scored_number(tmp_path, capsys, monkeypatch):

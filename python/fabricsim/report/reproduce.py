@@ -373,9 +373,13 @@ def reproduce_many(study_dirs: list[Path], quick: bool, workers: int | None = No
                     done += 1
                     if progress is not None and f.exception() is None:
                         progress(dirs[index[f]].name, done, len(dirs))
-        finally:
+        except BaseException:
+            # A study failed (or Ctrl-C): stop the others now rather than let them run to their end.
             for f in futures.values():
                 f.cancel()
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                proc.terminate()
+            raise
 
 
 def load_reports(out_dir: str | Path | None = None) -> list[StudyReport]:
