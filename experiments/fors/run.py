@@ -111,7 +111,7 @@ def reproduce(ctx) -> None:
         if len(ft):
             ctx.compare(f"fors-conflict-free-{s}", f"FORS on {s}: at most one flow per link and phase", 1.0,
                         float(ft["max_flows_per_link"].iloc[0]), source="§5 (congestion-free routing)",
-                        setting=f"FORS's schedule and routes for {s} (exact, no simulation)")
+                        setting=f"FORS's schedules and routes, {len(SCENARIOS)} scenarios (exact, no simulation)")
     ctx.table("Figs 3 and 6: throughput per server (Gb/s) by scenario and scheme", table)
     # schemes in SCHEMES order (not the sweep's finishing order), so each keeps its colour from run to run
     fig = (table.rename(columns={"gbps": "gbps_mean"}).assign(gbps_ci95=0.0)
