@@ -54,7 +54,7 @@ def test_totals_lines_per_study_and_overall():
 def test_calibrated_rows_say_calibrated_in_the_console_not_pass(capsys):
     _print_comparisons(engine_like())
     rows = {line.split("│")[1].strip(): line for line in capsys.readouterr().out.splitlines() if line.count("│") > 2}
-    result = {k: v.split("│")[-2].strip() for k, v in rows.items()}
+    result = {k: v.split("│")[-3].strip() for k, v in rows.items()}  # the setting column is last
     assert result["fit"] == "calibrated" and result["in"] == "input" and result["in-off"] == "input (≠ paper)"
     assert result["ok-0"] == "pass" and result["off"] == "miss"
 
@@ -68,7 +68,7 @@ def test_reproduce_ends_with_the_totals(tmp_path, capsys):
         "beta": ['ctx.compare("b1", "closed form", 84.2, 84.2, "us", abs=1e-6, reference="closed form")'],
     }.items():
         (exp / name).mkdir(parents=True)
-        body = "".join(f"    {r}\n" for r in rows)
+        body = "".join(f"    {r}\n" for r in ['ctx.setting("made up, 1 run")', *rows])
         (exp / name / "run.py").write_text(f'"""A made-up study."""\nTITLE = "{name.title()}"\n\n\n'
                                            f"def reproduce(ctx):\n{body}")
     assert main(["reproduce", "all", "--quick", "--experiments", str(exp), "--out", str(tmp_path / "out"),

@@ -34,6 +34,7 @@ def reproduce(ctx) -> None:
 
 def design_numbers(ctx, paper: dict) -> None:
     d = {"baseline": load("baseline"), "motion": load("motion")}
+    ctx.setting("design calculator (closed form), the baseline and MOTION presets")
     js = {k: v.to_json() for k, v in d.items()}
     # Rows with "role": "input" echo a preset setting (or a ratio of settings): shown as inputs, not scored.
     for p in paper["design"]:
@@ -81,6 +82,7 @@ def locality(ctx, paper: dict) -> None:
             for k, v in r["large_groups_spanned_histogram"].items():
                 hist.append({"seed": s, "design": name, "groups": int(k), "apps": v})
     df = pd.DataFrame(rows)
+    ctx.setting(f"best-fit packing, {len(seeds)} synthetic traces (seeds {seeds[0]}-{seeds[-1]}), both designs")
     mean = df.groupby("design")[["single_all", "single_large", "mean_groups_large"]].mean()
     c = paper["locality_claims"]
     ms, bs = float(mean.loc["motion", "single_large"]), float(mean.loc["baseline", "single_large"])
@@ -134,6 +136,8 @@ def fig2(ctx, paper: dict) -> None:
     spec = SweepSpec(name="fig2", base={"leaves": 2}, task=TASK, seeds=1 if ctx.quick else 3,
                      grid={"msg_bytes": msgs, "packet_bytes": pkts}, points=cells)
     df = ctx.sweep(spec, {"leaves": 2}).frame()
+    ctx.setting(f"packet, {spec.seeds} seed{'' if spec.seeds == 1 else 's'}, {len(cells)} VNIC/stack pairs × "
+                f"{len(msgs)} message × {len(pkts)} packet sizes, 1 vs 2 switches")
     g = df.groupby(["vnic_gbps", "stack_us", "msg_bytes", "packet_bytes"])["increase_pct"].mean().reset_index()
     fig, axes = plt.subplots(2, 3, figsize=(WIDTH_IN * 1.2, 8.2), layout="constrained")
     order = [(v, s) for v, pair in sorted(STACKS.items(), reverse=True) for s in pair]

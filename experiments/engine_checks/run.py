@@ -25,6 +25,7 @@ def chain(k_links: int, rate: str, delay: str, latency: str) -> dict:
 
 
 def closed_forms(ctx) -> None:
+    ctx.setting("packet, 1 run (deterministic)")
     one = chain(1, "1Gbps", "1us", "0s")
     one["messages"] = [{"name": "m", "src": "h0", "dst": "h1", "size": 10_000, "packet_size": 1000, "header": 40}]
     r = run(scenario_from_dict(one))
@@ -39,6 +40,7 @@ def closed_forms(ctx) -> None:
 
 def droptail(ctx) -> None:
     res = ctx.sweep("droptail.toml")
+    ctx.setting(f"packet, 1 run per limit (deterministic); {res.total} limits B (droptail.toml)")
     df = res.frame().rename(columns={"queue.limit_packets": "B"})
     for _, row in df.sort_values("B").iterrows():
         b = int(row["B"])
@@ -60,6 +62,7 @@ def fairness(ctx) -> None:
         rx = r.values("flows.rx_bytes")
         return [b / sum(rx) for b in rx]
 
+    ctx.setting("packet, 1 run per start pattern (deterministic), 4 s of CBR")
     even = shares([0, 3 * period + period // 4, 7 * period + period // 2, 2 * period + 3 * period // 4])
     for i, s in enumerate(even):
         ctx.compare(f"fair-{i}", f"share of CBR flow {i}, starts interleaved evenly", 0.25, s, rel=0.02, source="1/N",
@@ -81,6 +84,7 @@ def ecmp(ctx) -> None:
             "messages": [{"name": f"m{i}", "src": "h0", "dst": "h1", "size": 1000, "packet_size": 1000} for i in range(10_000)]}
     spec = SweepSpec(name="ecmp_spread", base=base, task=ctx.task("ecmp_spread"), seeds=5 if ctx.quick else 30)
     df = ctx.sweep(spec, base).frame()
+    ctx.setting(f"packet, {spec.seeds} seeds, 10,000 one-packet messages over 8 spines")
     long = pd.DataFrame([{"spine": k, "seed": r["seed"], "packets": r[f"spine{k}"]} for _, r in df.iterrows() for k in range(8)])
     summary = summarize(long, ["spine"], ["packets"])
     for _, row in summary.iterrows():

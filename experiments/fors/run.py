@@ -54,6 +54,16 @@ def reproduce(ctx) -> None:
              f"once the topology is no longer a fat-tree) unless another up-port has less queued, on lossless "
              f"input-buffered switches, with {ar_msg // 1024} KiB messages, its overhead calibrated the same way "
              f"({ar_over * 1e6:.2f} us); {'three scenarios in quick mode' if ctx.quick else 'every scenario'}.")
+    flow_setting = (f"flow engine, 1 run per scenario and scheme (deterministic), {msg // 1024} KiB messages, "
+                    f"{len(SCENARIOS)} scenarios")
+    ar_setting = (f"packet, 1 run per scenario (seed 1), {ar_msg // 1024} KiB messages, {len(ar_scen)} scenarios "
+                  f"({', '.join(ar_scen)})")
+
+    def setting_of(*schemes: str) -> str:
+        """The setting behind numbers of these schemes: the flow engine's, and Ftree-AR's packet runs if involved."""
+        parts = [flow_setting] if any(s != "ftree-ar" for s in schemes) else []
+        return "; ".join(parts + ([f"Ftree-AR: {ar_setting}"] if "ftree-ar" in schemes else []))
+
     rows = []
     for _, r in pd.concat([df, ar]).iterrows():
         label = r["scheme"] if r["scheme"] in ("fors", "ftree-ar") else "default"
@@ -73,32 +83,35 @@ def reproduce(ctx) -> None:
         ours, cal = val.get((p["scheme"], p["scenario"])), calibrated(p)
         ctx.compare(f"gbps-{p['scheme']}-{p['scenario']}", f"{p['scheme']} per-server throughput, {p['scenario']}"
                     + (" (calibrated)" if cal else ""), p["gbps"], ours, "Gb/s", rel=0.01 if cal else 0.10,
-                    source=p["where"], role="calibrated" if cal else "result", note=fit_note if cal else "")
+                    source=p["where"], role="calibrated" if cal else "result", note=fit_note if cal else "",
+                    setting=setting_of(p["scheme"]))
     for p in paper["total_tbps"]:
         ours = table[(table["scheme"] == p["scheme"]) & (table["scenario"] == p["scenario"])]["tbps"]
         cal = calibrated(p)
         ctx.compare(f"tbps-{p['scheme']}-{p['scenario']}", f"{p['scheme']} total throughput, {p['scenario']}"
                     + (" (calibrated)" if cal else ""), p["tbps"], float(ours.iloc[0]) if len(ours) else None, "Tb/s",
                     rel=0.01 if cal else 0.10, source="§3.2, §6.1", role="calibrated" if cal else "result",
-                    note="141 Gb/s (calibrated) × 326 servers" if cal else "")
+                    note="141 Gb/s (calibrated) × 326 servers" if cal else "", setting=setting_of(p["scheme"]))
     for c in paper["claims"]:
         a, b = val.get(tuple(c["a"])), val.get(tuple(c["b"]))
         if a is None or b is None:
             continue
         ok = abs(a - b) <= 0.02 * max(a, b) if c["kind"] == "equal" else a > b
         ctx.compare(f"claim-{c['id']}", c["text"] + " (1 = holds)", 1.0, float(ok), source="study text",
-                    note=f"{a:.1f} vs {b:.1f} Gb/s")
+                    note=f"{a:.1f} vs {b:.1f} Gb/s", setting=setting_of(c["a"][0], c["b"][0]))
     for s in SCENARIOS:
         others = [v for (sch, sc), v in val.items() if sc == s and sch != "fors"]
         if (("fors", s) in val) and others:
             ctx.compare(f"order-{s}", f"{s}: FORS ≥ every other scheme (1 = holds)", 1.0,
                         float(val[("fors", s)] >= max(others) - 1e-6), source="Fig. 6, §6.1",
-                        note=", ".join(f"{sch} {v:.1f}" for (sch, sc), v in sorted(val.items()) if sc == s))
+                        note=", ".join(f"{sch} {v:.1f}" for (sch, sc), v in sorted(val.items()) if sc == s),
+                        setting=setting_of(*(sch for (sch, sc) in val if sc == s)))
     for s in SCENARIOS:
         ft = table[(table["scenario"] == s) & (table["scheme"] == "fors")]
         if len(ft):
             ctx.compare(f"fors-conflict-free-{s}", f"FORS on {s}: at most one flow per link and phase", 1.0,
-                        float(ft["max_flows_per_link"].iloc[0]), source="§5 (congestion-free routing)")
+                        float(ft["max_flows_per_link"].iloc[0]), source="§5 (congestion-free routing)",
+                        setting=f"FORS's schedules and routes, {len(SCENARIOS)} scenarios (exact, no simulation)")
     ctx.table("Figs 3 and 6: throughput per server (Gb/s) by scenario and scheme", table)
     # schemes in SCHEMES order (not the sweep's finishing order), so each keeps its colour from run to run
     fig = (table.rename(columns={"gbps": "gbps_mean"}).assign(gbps_ci95=0.0)
@@ -124,6 +137,7 @@ def fig7(ctx) -> None:
                          "P_f": paper_phases(m0, m1, f), "lower_bound": phase_lower_bound(m0, m1, f),
                          "proof_condition": bool(f * (m1 - 1) >= m0 - f)})
     df = pd.DataFrame(rows)
+    ctx.setting("FORS's schedules for the study's 5 fat-trees, every f (exact, no simulation)")
     for topo, g in df.groupby("topology", sort=False):
         m0, m1 = (int(x) for x in topo[len("FT(2;"):-1].split(","))
         holds = g[(g["f"] > m0 // m1) & g["proof_condition"]]

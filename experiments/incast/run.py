@@ -210,6 +210,7 @@ def reproduce(ctx) -> None:
     paper = json.loads((HERE / "paper.json").read_text())
     ns3, ns3_note = load_ns3(dur)
     ours = simulate(dur)
+    ctx.setting(f"packet, 1 run of {dur:g} s per scenario (deterministic), S1-S4")
     compare(ctx, ours, ns3, paper, full)
     t4 = {}
     for key, row in paper["table4"]["rows"].items():

@@ -25,6 +25,8 @@ from fabricsim.sweep import SweepSpec
 TITLE = "Study 000: orchestration of collectives on a lossless Vela-like fabric (Table IV, Figs 4-8)"
 HERE = Path(__file__).resolve().parent
 TASK = "fabricsim.studies.orchestration:sweep_task"
+WEIGHT = 10
+"""This study's rough share of a quick run's time against 1 for a light study: `reproduce all` starts it first."""
 CONTENTION_FREE = {"4n_1r", "6n_1r", "4n_4r"}
 METRICS = ["completion_time_ms", "throughput_gbps", "throughput_per_interface_gbps", "packets_1hop_m", "packets_3hop_m"]
 SINGLE = {"4": ["4n_1r", "4n_2r", "4n_3r", "4n_4r"], "6": ["6n_1r", "6n_2r", "6n_3r", "6n_4r"],
@@ -36,9 +38,32 @@ TABLE3 = {"4": ["4n_1_1_1_1", "4n_2_1_1", "4n_2_2", "4n_3_1", "4n_4"],
 PACKETS_PER_MSG = 10 * 1024  # 10 MiB in 1 KiB packets
 
 
-def _run(ctx, name: str, presets: list[str], seeds: int, **base):
-    """Sweep `presets` × seeds with the collective task; returns the summary indexed by preset."""
-    base = {"pattern": "shift-all-reduce", "msg_mib": 10.0, "interfaces": 1, **base}
+def fidelity(ctx) -> str | None:
+    """The fidelity of the buffered runs whose numbers are times: the packet engine (full setting), or hybrid (quick
+    setting): the packet engine with steady-state fast-forward, within 0.03% of it on Table IV's rows
+    (docs/guide/hybrid.md) and up to 14x faster on the one-interface All-Gathers. Table IV itself stays in the
+    packet engine (hybrid's hop counts are not exact: 8n_2r's 3-hop packets round to 0.65 M instead of 0.66 M), and
+    so do the advisor's runs (compared with Table IV's, a contention-free case ties its preset exactly) and the
+    four-interface All-Gathers (which hybrid does not speed up)."""
+    return "hybrid" if ctx.quick else None
+
+
+def engine(ctx, exact: bool = False) -> str:
+    """The name of `fidelity(ctx)` (the packet engine's if `exact`) as the settings and captions give it."""
+    return "hybrid" if ctx.quick and not exact else "packet"
+
+
+def setting(ctx, seeds: int, grid: str, fid: str | None = None) -> str:
+    """A comparison's setting: "hybrid, 5 seeds, 22 placements"."""
+    return f"{fid or engine(ctx)}, {seeds} seed{'' if seeds == 1 else 's'}, {grid}"
+
+
+def _run(ctx, name: str, presets: list[str], seeds: int, exact: bool = False, **base):
+    """Sweep `presets` × seeds with the collective task (at `fidelity(ctx)`, or the packet engine if `exact`, unless
+    `base` names a fidelity); returns the summary indexed by preset."""
+    fid = None if exact else fidelity(ctx)
+    base = {"pattern": "shift-all-reduce", "msg_mib": 10.0, "interfaces": 1, **({"fidelity": fid} if fid else {}),
+            **base}
     spec = SweepSpec(name=name, base=base, task=TASK, seeds=seeds, grid={"preset": presets})
     s = summarize(ctx.sweep(spec, base).frame(), ["preset"], METRICS)
     return s.set_index("preset")
@@ -60,8 +85,10 @@ def _venus_missing(groups: list[list[int]]) -> tuple[int, int]:
 def table4(ctx) -> pd.DataFrame:
     paper = json.loads((HERE / "paper.json").read_text())["table4"]
     seeds = 5 if ctx.quick else 30
-    s = _run(ctx, "table4", [r["placement"] for r in paper], seeds)
-    flow = _run(ctx, "table4_flow", [r["placement"] for r in paper], 30, fidelity="flow")
+    flow_seeds = 5 if ctx.quick else 30
+    s = _run(ctx, "table4", [r["placement"] for r in paper], seeds, exact=True)
+    flow = _run(ctx, "table4_flow", [r["placement"] for r in paper], flow_seeds, fidelity="flow")
+    ctx.setting(setting(ctx, seeds, f"Table IV's {len(paper)} placements, 10 MiB", "packet"))
     rows = []
     for r in paper:
         p = r["placement"]
@@ -94,16 +121,18 @@ def table4(ctx) -> pd.DataFrame:
         best_ours = g.loc[g["ours_ms"].idxmin(), "placement"]
         ctx.compare(f"t4-best-{group}", f"best placement for {group} nodes is {best_paper} (1 = ours agrees)", 1.0,
                     1.0 if best_ours == best_paper else 0.0, source="Table IV", note=f"ours: {best_ours}")
-    ctx.table("Table IV: All-Reduce, 10 MiB, one interface per node (paper / fabricsim packet engine). flow_ms = the "
-              "flow-level engine (30 seeds); paper_msgs = the paper's throughput × time in 10 MiB messages; "
+    ctx.table(f"Table IV: All-Reduce, 10 MiB, one interface per node (paper / fabricsim, packet engine, "
+              f"{seeds} seeds). flow_ms = the flow-level engine ({flow_seeds} seeds); paper_msgs = the paper's throughput × time in 10 MiB messages; "
               "packets_*_raw = every packet we send, packets_*_adjusted = raw minus the omitted_msgs_* messages "
               "(× 10,240 packets) that Venus leaves out of concurrent rows (n_b − 1 consecutive-pair messages of the "
               "second collective; zero for single collectives). The hop-count comparisons use the adjusted counts.",
               table)
-    for p in CONTENTION_FREE:
+    for p in sorted(CONTENTION_FREE):
         ctx.compare(f"t4-{p}-flow", f"{p}: flow-level engine vs packet engine", s.loc[p, "completion_time_ms_mean"],
-                    flow.loc[p, "completion_time_ms_mean"], "ms", rel=0.005, source="fabricsim packet engine (contention-free)",
-                    reference="packet engine")
+                    flow.loc[p, "completion_time_ms_mean"], "ms", rel=0.005, source="fabricsim packet engine "
+                    "(contention-free)", reference="packet engine",
+                    setting=f"flow, {flow_seeds} seeds, against packet, {seeds} seeds; the 3 contention-free "
+                            "placements")
     fig_df = s.reset_index().rename(columns={"preset": "placement"})
     ctx.figure(grouped_bars(fig_df, "placement", "completion_time_ms", title=f"Table IV: All-Reduce execution time ({seeds} seeds, 95% CI)",
                             ylabel="execution time (ms)", paper={r["placement"]: r["time_ms"] for r in paper},
@@ -142,6 +171,7 @@ def all_to_all_sizes(ctx) -> None:
         seeds = 3 if ctx.quick else (10 if mib >= 100 else 30)
         s = _run(ctx, f"fig4_a2a_{mib:g}mib", presets, seeds, pattern="all-to-all", msg_mib=mib).reset_index()
         s["msg_mib"] = mib
+        ctx.setting(setting(ctx, seeds, f"Table II's {len(presets)} single placements, All-to-All {mib:g} MiB"))
         frames.append(s)
         for group, ps in SINGLE.items():
             t = s.set_index("preset").loc[ps, "completion_time_ms_mean"]
@@ -169,6 +199,7 @@ def single_rack(ctx) -> None:
     seeds = 3 if ctx.quick else 30
     presets = [p for ps in TABLE3.values() for p in ps]
     s = _run(ctx, "fig6_single_rack", presets, seeds, pattern="all-to-all", msg_mib=mib)
+    ctx.setting(setting(ctx, seeds, f"Table III's {len(presets)} single-rack placements, All-to-All {mib:g} MiB"))
     bound = {"4": 3 * mib * 2**23 / 100e9 * 1e3, "6": 5 * mib * 2**23 / 100e9 * 1e3}
     for group, ps in TABLE3.items():
         for p in ps:
@@ -200,6 +231,7 @@ def concurrent(ctx) -> None:
     seeds = 3 if ctx.quick else 30
     presets = [p for ps in CONCURRENT.values() for p in ps]
     s = _run(ctx, "fig7_concurrent", presets, seeds, pattern="all-to-all")
+    ctx.setting(setting(ctx, seeds, f"{len(presets)} concurrent placements, two All-to-Alls of 10 MiB"))
     for group, ps in CONCURRENT.items():
         t = s.loc[ps, "completion_time_ms_mean"]
         ctx.compare(f"fig7-{group}", f"concurrent All-to-Alls {group}: a dedicated rack per collective is fastest (1 = yes)", 1.0,
@@ -223,9 +255,12 @@ def all_gather_interfaces(ctx) -> None:
     presets = [p for ps in SINGLE.values() for p in ps]
     frames = []
     for nics in (1, 4):
-        s = _run(ctx, f"fig8_ag_{nics}if", presets, seeds, pattern="all-gather", msg_mib=mib, interfaces=nics).reset_index()
+        s = _run(ctx, f"fig8_ag_{nics}if", presets, seeds, exact=nics > 1, pattern="all-gather", msg_mib=mib,
+                 interfaces=nics).reset_index()
         s["interfaces"] = nics
         frames.append(s)
+        ctx.setting(setting(ctx, seeds, f"Table II's {len(presets)} single placements, All-Gather {mib:g} MiB, "
+                                        f"{plural('interface')(nics)} per node", engine(ctx, exact=nics > 1)))
         t = s.set_index("preset")["completion_time_ms_mean"]
         for group, ps in SINGLE.items():
             g = t[ps]
@@ -292,7 +327,12 @@ def leave_one_out(times: dict[str, pd.Series], paper: list[dict]) -> tuple[float
 def sensitivity(ctx) -> None:
     """Table IV under each setting of SENSITIVITY (packet engine): mean absolute error and rows within ±5% / ±15%."""
     paper = json.loads((HERE / "paper.json").read_text())["table4"]
-    seeds = 1 if ctx.quick else 10
+    if ctx.quick:
+        ctx.note(f"Sensitivity of Table IV to the model details the study does not publish ({len(SENSITIVITY)} "
+                 f"settings × {len(paper)} placements at the packet engine, no scored number): in the full setting "
+                 "only (`fabricsim reproduce orchestration`); it would take most of the quick run's time.")
+        return
+    seeds = 10
     presets = [r["placement"] for r in paper]
     contended = [p for p in presets if p not in CONTENTION_FREE]
     rows, times = [], {}
@@ -354,9 +394,15 @@ def advisor(ctx, presets: pd.DataFrame) -> None:
             recommended[r["group"]] = (r["placement"], r["time_ms"])
     rows = []
     for mode, per in (("one node per server", 1), ("default (shared servers allowed)", None)):
-        cases = advisor_cases(SINGLE, CONCURRENT, per_server=per)
-        spec = SweepSpec(name=f"advisor_{'one' if per else 'shared'}", base={"pattern": "shift-all-reduce", "msg_mib": 10.0},
+        cases = advisor_cases(SINGLE, CONCURRENT, per_server=per, workers=ctx.workers)
+        # The packet engine, as Table IV's presets it is compared with: a contention-free case ties its preset
+        # exactly, and hybrid's 0.0001 ms off the packet engine would turn that tie into a loss.
+        base = {"pattern": "shift-all-reduce", "msg_mib": 10.0}
+        spec = SweepSpec(name=f"advisor_{'one' if per else 'shared'}", base=base,
                          task=TASK, seeds=seeds, points=[{"case": c["case"], "servers": c["servers"]} for c in cases])
+        ctx.setting(setting(ctx, seeds, f"the advisor's placement in each of {len(cases)} cases ({mode}; `place` "
+                                        f"confirms its top 2 at hybrid fidelity over 3 seeds) against Table IV's "
+                                        f"presets", "packet"))
         got = summarize(ctx.sweep(spec, spec.base).frame(), ["case"], ["completion_time_ms"]).set_index("case")
         for c in cases:
             a, a_ci = got.loc[c["case"], "completion_time_ms_mean"], got.loc[c["case"], "completion_time_ms_ci95"]
@@ -424,7 +470,10 @@ def cluster_policies(ctx) -> None:
     from fabricsim.cluster import ClusterConfig, compare_policies, draw_comparison
 
     seeds = 3 if ctx.quick else 10
-    df = compare_policies(ClusterConfig(**CLUSTER), seeds=range(1, seeds + 1))
+    config = ClusterConfig(**CLUSTER)
+    df = compare_policies(config, seeds=range(1, seeds + 1))
+    ctx.setting(f"{config.fidelity} (fabricsim cluster's solo profiles), {seeds} seeds, {CLUSTER['jobs']} jobs of "
+                f"2-8 nodes, 5 policies")
     cols = ["policy", "runs", "mean_slowdown", "mean_slowdown_ci95", "mean_jct_s", "mean_jct_s_ci95", "mean_wait_s",
             "utilization", "fragmentation", "jct_vs_pack_pct", "jct_vs_pack_pct_ci95", "jct_vs_spread_pct",
             "jct_vs_spread_pct_ci95"]

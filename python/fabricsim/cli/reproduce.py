@@ -22,12 +22,17 @@ EXPERIMENTS = click.option("--experiments", "exp_dir", default=None, metavar="DI
 @click.command("reproduce")
 @click.argument("study", metavar="STUDY|all")
 @click.option("--quick", is_flag=True, help="Fewer seeds and points: minutes instead of hours.")
-@click.option("--workers", type=click.IntRange(min=0), default=None, help="Local worker processes (default: cores).")
+@click.option("--workers", type=click.IntRange(min=0), default=None,
+              help="Local worker processes per study's sweeps (default: cores).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Studies run at once, each in its own process, the longest first (default: cores, at most one per "
+                   "study; 1: one after another). Their tables print in study order; with more than one, the "
+                   "sweeps show no progress bars, a line per finished study instead.")
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Run the sweeps on a Dask cluster.")
 @EXPERIMENTS
 @OUT
 @click.option("--quiet", is_flag=True, help="No progress bars.")
-def reproduce(study, quick, workers, scheduler, exp_dir, out_dir, quiet) -> None:
+def reproduce(study, quick, workers, jobs, scheduler, exp_dir, out_dir, quiet) -> None:
     """Reproduce a study (or all) from the studies' folder: our numbers beside the paper's.
 
     Prints each reference number (the paper's, or ns-3's, a closed form, …), ours, and whether it is within the
@@ -35,8 +40,7 @@ def reproduce(study, quick, workers, scheduler, exp_dir, out_dir, quiet) -> None
     figures and the sweeps' results (OUT: ./fabricsim-outputs unless --out). `fabricsim report` then writes the
     HTML report.
     """
-    from ..report.reproduce import discover, experiments_dir, outputs_dir, totals_lines
-    from ..report.reproduce import reproduce as run_study
+    from ..report.reproduce import discover, experiments_dir, outputs_dir, reproduce_many, totals_lines
 
     root = experiments_dir(exp_dir)
     if not root.is_dir():
@@ -50,8 +54,15 @@ def reproduce(study, quick, workers, scheduler, exp_dir, out_dir, quiet) -> None
     if out.exists() and not out.is_dir():
         raise UserError(f"fabricsim: --out: {out} exists and is not a folder")
     reports = []
-    for name in studies if study == "all" else [study]:
-        rep = run_study(studies[name], quick, workers, scheduler, quiet, out=out)
+    names = list(studies) if study == "all" else [study]
+
+    def finished(name: str, done: int, total: int) -> None:
+        if not quiet:
+            click.echo(f"[{done}/{total}] {name} done", err=True)
+
+    for rep in reproduce_many([studies[n] for n in names], quick, workers, scheduler, quiet, out=out, jobs=jobs,
+                              progress=finished):
+        name = rep.study
         reports.append(rep)
         _print_comparisons(rep)
         k = len(rep.figures)
@@ -74,7 +85,8 @@ RESULT_STYLE = {"pass": "green", "miss": "red"}
 
 def _print_comparisons(rep) -> None:
     """The study's table: scored rows, then its calibrated values and inputs (labelled so, not scored). The
-    reference column gives each reference number with what it is: "6.534 (paper)", "84.2 (closed form)"."""
+    reference column gives each reference number with what it is: "6.534 (paper)", "84.2 (closed form)"; the
+    setting column the fidelity, seeds and grid our number came from."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -82,13 +94,14 @@ def _print_comparisons(rep) -> None:
 
     con = stdout_console(160)
     t = Table(title=f"{rep.title} ({'quick' if rep.quick else 'full'}, {rep.wall_s:.1f} s)", title_justify="left")
-    for col in ("id", "quantity", "reference", "ours", "diff", "tolerance", "result"):
-        t.add_column(col, justify="left" if col in ("id", "quantity") else "right")
+    for col in ("id", "quantity", "reference", "ours", "diff", "tolerance", "result", "setting"):
+        t.add_column(col, justify="left" if col in ("id", "quantity", "setting") else "right")
     for c in rep.comparisons + rep.unscored:
         style = RESULT_STYLE.get(c.label, "dim")
         t.add_row(escape(c.id), escape(f"{c.quantity} [{c.unit}]" if c.unit else c.quantity),
                   f"{number(c.paper, c.unit)} ({c.reference})", number(c.ours, c.unit),
-                  difference(c.diff, c.paper, c.unit), c.tolerance, f"[{style}]{c.label}[/{style}]")
+                  difference(c.diff, c.paper, c.unit), c.tolerance, f"[{style}]{c.label}[/{style}]",
+                  escape(c.setting))
     con.print(t)
 
 

@@ -167,9 +167,23 @@ def _result_cell(c: Comparison) -> str:
     return f"<td class='{cls}'>{html.escape(c.label)}</td>"
 
 
+def _setting(c: Comparison) -> str:
+    """The setting our number came from (fidelity, seeds, grid), in small print under it."""
+    setting = getattr(c, "setting", "")
+    return f"<div class='kind setting'>{html.escape(setting)}</div>" if setting else ""
+
+
+def settings_list(r: StudyReport) -> str:
+    """The settings the study's scored numbers came from, each with how many numbers it produced."""
+    items = [f"<li>{html.escape(s or 'not stated')} <span class='muted'>({n} "
+             f"number{'' if n == 1 else 's'})</span></li>" for s, n in r.settings().items()]
+    return f"<ul class='settings'>{''.join(items)}</ul>" if items else ""
+
+
 def comparison_table(rows: list[Comparison]) -> str:
-    """The reference number (and what it is: paper, ns-3, closed form, …, in small print under it) beside ours, one
-    row per comparison (its id in small print under the quantity); misses shaded."""
+    """The reference number (and what it is: paper, ns-3, closed form, …, in small print under it) beside ours (and
+    the setting it came from: fidelity, seeds, grid, in small print under it), one row per comparison (its id in
+    small print under the quantity); misses shaded."""
     head = ("<tr><th class='l'>quantity</th><th>reference</th><th>ours</th><th>difference</th><th>tolerance</th>"
             "<th>result</th><th class='l'>source</th><th class='l'>note</th></tr>")
     body = []
@@ -179,7 +193,7 @@ def comparison_table(rows: list[Comparison]) -> str:
         body.append(f"<tr{' class=missrow' if miss else ''}><td class='q'>{md_inline(c.quantity)}{unit}"
                     f"<div class='id'>{html.escape(c.id)}</div></td>"
                     f"<td class='nw'>{_num(c.paper, c.unit)}<div class='kind'>{html.escape(c.reference)}</div></td>"
-                    f"<td>{_num(c.ours, c.unit)}</td><td class='d'>{_diff(c)}</td>"
+                    f"<td>{_num(c.ours, c.unit)}{_setting(c)}</td><td class='d'>{_diff(c)}</td>"
                     f"<td>{html.escape(c.tolerance)}</td>{_result_cell(c)}<td class='src'>{md_inline(c.source)}</td>"
                     f"<td class='note'>{md_inline(c.note)}</td></tr>")
     return _scroll(f"<table class='comparisons'>{head}{''.join(body)}</table>")
@@ -306,6 +320,10 @@ def study_section(r: StudyReport, hrefs: dict[str, str]) -> str:
     tags.append(f"<span class='tag'>ran in {r.wall_s:.1f} s</span>")
     parts = [f"<section id='{a}'><h2>{md_inline(r.title)}<a class='top' href='#contents'>↑ contents</a></h2>",
              f"<p>{''.join(tags)}</p><div class='prose'>{md_block(r.summary)}</div>"]
+    if r.comparisons:
+        parts.append(f"<h3 id='{a}-settings'>Settings</h3><p class='muted'>The fidelity, seeds and grid each scored "
+                     f"number came from ({'quick' if r.quick else 'full'} setting); each comparison names its own "
+                     f"under our number.</p>{settings_list(r)}")
     if r.figures:
         parts.append(f"<h3 id='{a}-figures'>Figures</h3>")
         parts += [figure_html(f, hrefs.get(f["path"])) for f in r.figures]

@@ -11,18 +11,29 @@ Every comparison has a role (ROLES): only "result" rows, numbers we compute, are
 "input" rows (a value we set, e.g. a preset taken from the paper) and "calibrated" rows (a value fitted to the
 paper's) are shown beside the paper's number for reference and kept apart in `StudyReport.unscored`. Every
 comparison also says what its reference number is (REFERENCES): the paper's, an ns-3 run's, a closed form, ….
+
+Every scored comparison also names the setting that produced our number (`Comparison.setting`): the fidelity, the
+seeds and the grid, e.g. "hybrid, 5 seeds, 22 placements", so a reader of a quick report knows what each number
+rests on. A study sets it per section (`ctx.setting(...)`) or per comparison (`setting=`); `reproduce` refuses a
+study that leaves a scored number without one (StudySettingMissing).
 """
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import importlib.util
 import json
 import math
+import multiprocessing
+import os
 import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import UserError
 from . import numbers
 
 
@@ -58,6 +69,9 @@ class Comparison:
     note: str = ""
     role: str = "result"
     reference: str = "paper"
+    setting: str = ""
+    """The setting our number came from: fidelity, seeds, grid (e.g. "hybrid, 5 seeds, 22 placements"); "" when
+    none was stated (only allowed outside `reproduce`, e.g. hand-built reports)."""
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -119,9 +133,19 @@ class StudyReport:
         return {"results": len(self.comparisons), "pass": passed, "miss": len(self.comparisons) - passed,
                 "calibrated": roles.count("calibrated"), "input": roles.count("input")}
 
+    def settings(self) -> dict[str, int]:
+        """Each setting our scored numbers came from (fidelity, seeds, grid), with how many numbers it produced, in
+        the order they first appear."""
+        out: dict[str, int] = {}
+        for c in self.comparisons:
+            out[c.setting] = out.get(c.setting, 0) + 1
+        return out
+
     def to_json(self) -> dict[str, Any]:
-        """Scored rows carry `passed`; unscored ones carry `matches` (the consistency check) instead."""
+        """Scored rows carry `passed`; unscored ones carry `matches` (the consistency check) instead. `settings`
+        lists each setting of the scored numbers with its count (StudyReport.settings)."""
         d = asdict(self)
+        d["settings"] = [{"setting": k, "results": n} for k, n in self.settings().items()]
         for c, cd in zip(self.comparisons, d["comparisons"]):
             cd.update(diff=c.diff, passed=c.passed, tolerance=c.tolerance)
         for c, cd in zip(self.unscored, d["unscored"]):
@@ -135,11 +159,19 @@ class StudyReport:
                     for c in d.pop(key, [])]
 
         comps, unscored = rows("comparisons"), rows("unscored")
+        d.pop("settings", None)  # derived from the rows (StudyReport.settings)
         return cls(comparisons=comps, unscored=unscored, **d)
 
 
+class StudySettingMissing(UserError):
+    """A study recorded scored comparisons without saying which setting (fidelity, seeds, grid) produced them."""
+
+
 class StudyContext:
-    """What a study's `reproduce(ctx)` uses: sweeps with the chosen executor, comparisons, figures, tables."""
+    """What a study's `reproduce(ctx)` uses: sweeps with the chosen executor, comparisons, figures, tables.
+
+    `setting(text)` names the setting (fidelity, seeds, grid) of the comparisons recorded after it, as a plain
+    call or as a `with` block that restores the previous one on exit."""
 
     def __init__(self, study_dir: Path, quick: bool, workers: int | None = None, scheduler=None, quiet: bool = False,
                  out: str | Path | None = None):
@@ -151,6 +183,21 @@ class StudyContext:
         self.scheduler = scheduler
         self.quiet = quiet
         self.report = StudyReport(study=self.study_dir.name, title="", quick=quick)
+        self._setting = ""
+
+    def setting(self, text: str):
+        """Name the setting of the comparisons that follow ("hybrid, 5 seeds, 22 placements"). Usable as a plain
+        call or as a context manager (`with ctx.setting(...):`) that restores the previous setting after."""
+        prev, self._setting = self._setting, str(text)
+
+        @contextlib.contextmanager
+        def scope():
+            try:
+                yield self
+            finally:
+                self._setting = prev
+
+        return scope()
 
     def sweep(self, spec, base: dict | None = None, seeds: int | None = None):
         """Run a sweep (a SweepSpec, or a sweep file relative to the study) into <study outputs>/store."""
@@ -169,11 +216,12 @@ class StudyContext:
 
     def compare(self, id: str, quantity: str, paper: float, ours: float | None, unit: str = "", *,
                 rel: float | None = None, abs: float | None = None, source: str = "", note: str = "",
-                role: str = "result", reference: str = "paper") -> Comparison:
+                role: str = "result", reference: str = "paper", setting: str | None = None) -> Comparison:
         """Record a comparison; `role` "input" or "calibrated" shows it without scoring it (see ROLES); `reference`
-        says what `paper` is when it is not the paper's number (see REFERENCES)."""
+        says what `paper` is when it is not the paper's number (see REFERENCES); `setting` the setting our number
+        came from (default: the current `ctx.setting`)."""
         c = Comparison(id, quantity, float(paper), None if ours is None else float(ours), unit, rel, abs, source, note,
-                       role, reference)
+                       role, reference, self._setting if setting is None else str(setting))
         (self.report.comparisons if c.scored else self.report.unscored).append(c)
         return c
 
@@ -262,8 +310,76 @@ def reproduce(study_dir: Path, quick: bool, workers: int | None = None, schedule
     t0 = time.perf_counter()
     mod.reproduce(ctx)
     ctx.report.wall_s = time.perf_counter() - t0
+    missing = [c.id for c in ctx.report.comparisons if not c.setting.strip()]
+    if missing:
+        raise StudySettingMissing(
+            f"fabricsim: {Path(study_dir) / 'run.py'}: {len(missing)} scored comparison(s) name no setting "
+            f"(fidelity, seeds, grid; ctx.setting(...) or setting=): {', '.join(missing[:5])}"
+            + (", …" if len(missing) > 5 else ""))
     (ctx.out / "report.json").write_text(json.dumps(ctx.report.to_json(), indent=1))
     return ctx.report
+
+
+def weight(study_dir: Path) -> float:
+    """The study's `WEIGHT` (a number literal in its run.py: its rough share of a quick run's time), 1 if it states
+    none. Read without importing the study; `reproduce_many` starts the heaviest studies first."""
+    try:
+        tree = ast.parse((Path(study_dir) / "run.py").read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return 1.0
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == "WEIGHT" and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, (int, float))):
+            return float(node.value.value)
+    return 1.0
+
+
+def _reproduce_quietly(args: tuple) -> StudyReport:
+    """`reproduce` in a worker process of `reproduce_many` (top level, so that it pickles)."""
+    return reproduce(*args)
+
+
+def reproduce_many(study_dirs: list[Path], quick: bool, workers: int | None = None, scheduler=None,
+                   quiet: bool = False, out: str | Path | None = None, jobs: int | None = None, progress=None):
+    """`reproduce` every study of `study_dirs`, yielding each StudyReport in the given order.
+
+    With `jobs` > 1 (None: one per core, at most one per study) the studies run at once on that many local
+    processes, the heaviest first (`weight`), each with its own sweeps (`workers` each) and without progress bars;
+    `progress(name, done, total)` is called as each study finishes. The studies are independent, so each report is
+    the same as when they run one after another (`jobs` 1, or a Dask `scheduler`, which runs the sweeps
+    elsewhere)."""
+    dirs = [Path(d) for d in study_dirs]
+    jobs = min(len(dirs), jobs if jobs is not None else (os.cpu_count() or 1))
+    if jobs <= 1 or scheduler is not None:
+        for d in dirs:
+            yield reproduce(d, quick, workers, scheduler, quiet, out)
+        return
+    ctx = multiprocessing.get_context("forkserver")
+    order = sorted(range(len(dirs)), key=lambda i: -weight(dirs[i]))  # stable: ties keep the given order
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        futures = {i: pool.submit(_reproduce_quietly, (dirs[i], quick, workers, None, True, out)) for i in order}
+        index = {f: i for i, f in futures.items()}
+        pending, done, nxt = set(futures.values()), 0, 0
+        try:
+            while nxt < len(dirs):
+                while nxt < len(dirs) and futures[nxt].done():
+                    yield futures[nxt].result()
+                    nxt += 1
+                if nxt == len(dirs):
+                    break
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    done += 1
+                    if progress is not None and f.exception() is None:
+                        progress(dirs[index[f]].name, done, len(dirs))
+        except BaseException:
+            # A study failed (or Ctrl-C): stop the others now rather than let them run to their end.
+            for f in futures.values():
+                f.cancel()
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                proc.terminate()
+            raise
 
 
 def load_reports(out_dir: str | Path | None = None) -> list[StudyReport]:

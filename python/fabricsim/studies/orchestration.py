@@ -5,6 +5,9 @@ calibrated to its Table IV), collectives on it, and the sweep task its experimen
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Sequence
 
 from ..advisor.api import place
@@ -64,25 +67,43 @@ def sweep_task(payload: dict[str, Any], seed: int) -> dict[str, Any]:
     return collective_run.sweep_task(payload, seed)
 
 
+def _advise(nodes: int, busy: list[dict] | None, per_server: int | None, seeds: int) -> dict[str, Any]:
+    """One `place` call of `advisor_cases`: the best placement's servers and origin, and the advisor's reasons."""
+    res = place(nodes, fabric=FABRIC, busy=busy, per_server=per_server, seeds=seeds)
+    return {"servers": res.placements[0].servers, "origin": res.placements[0].origin, "why": res.why}
+
+
 def advisor_cases(single: dict[str, list[str]], concurrent: dict[str, list[str]], per_server: int | None = None,
-                  seeds: int = 3) -> list[dict[str, Any]]:
+                  seeds: int = 3, workers: int | None = 1) -> list[dict[str, Any]]:
     """The placement advisor (`fabricsim.place`, default settings but `per_server`) on each Table IV group: for a
     single collective, N nodes on the empty fabric; for a concurrent pair, the second collective's nodes with the
     first's placement fixed as in each row (a background All-Reduce that keeps running). Returns per case its
-    group, a label, the Table IV rows it is compared with, and the server-id lists per collective to simulate."""
-    out = []
+    group, a label, the Table IV rows it is compared with, and the server-id lists per collective to simulate.
+
+    The `place` calls are independent and deterministic: with `workers` > 1 (None: one per core) they run on that
+    many local processes, with the same results as one after the other (`workers` 0 or 1)."""
     presets = PRESETS
+    cases, calls = [], []
     for group, rows in single.items():
         n = len(presets[rows[0]][0])
-        res = place(n, fabric=FABRIC, per_server=per_server, seeds=seeds)
-        out.append({"group": group, "case": f"{n} nodes", "rows": rows, "servers": [res.placements[0].servers],
-                    "origin": res.placements[0].origin, "why": res.why})
+        cases.append({"group": group, "case": f"{n} nodes", "rows": rows, "first": None})
+        calls.append((n, None))
     for group, rows in concurrent.items():
         for row in rows:
             first, second = presets[row]
             busy = [{"server": s, "job": "first", "pattern": "shift-all-reduce"} for s in first]
-            res = place(len(second), fabric=FABRIC, busy=busy, per_server=per_server, seeds=seeds)
-            out.append({"group": group, "case": f"first as {row}", "rows": rows, "fixed": row,
-                        "servers": [first, res.placements[0].servers], "origin": res.placements[0].origin,
-                        "why": res.why})
+            cases.append({"group": group, "case": f"first as {row}", "rows": rows, "fixed": row, "first": first})
+            calls.append((len(second), busy))
+    n_workers = min(len(calls), workers if workers is not None else (os.cpu_count() or 1))
+    if n_workers > 1:
+        ctx = multiprocessing.get_context("forkserver")
+        with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx) as pool:
+            got = list(pool.map(_advise, *zip(*calls), [per_server] * len(calls), [seeds] * len(calls)))
+    else:
+        got = [_advise(n, busy, per_server, seeds) for n, busy in calls]
+    out = []
+    for case, res in zip(cases, got):
+        first = case.pop("first")
+        out.append({**case, "servers": ([first] if first is not None else []) + [res["servers"]],
+                    "origin": res["origin"], "why": res["why"]})
     return out
