@@ -67,7 +67,7 @@ SIMULATING = {
     # seeds are its own, --quick picks fewer); fors schedule/route/verify/export-opensm (--seed draws random
     # failures, nothing is simulated); locality trace/pack (a synthetic trace, --seed draws it); trace info/synth.
 }
-SIZED = {"collective", "place", "cluster", "fors evaluate", "locality simulate"}
+SIZED = {"collective", "place", "cluster", "fors evaluate", "locality simulate", "design"}
 """Commands that take a message size. Not here: nccl-tests, which takes a range of sizes with nccl-tests' own
 -b/--minbytes, -e/--maxbytes (its K, M, G are powers of 1024, as in nccl-tests)."""
 FABRIC_FILE = {"collective", "place", "cluster", "trace run", "nccl-tests", "train", "compare"}

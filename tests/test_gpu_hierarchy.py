@@ -133,7 +133,7 @@ def test_design_writes_a_scenario_that_validates_and_runs(tmp_path, capsys, over
     # 2 x 7/8 x S/8 x 8 / 400 Gb/s = 18.4 us: 34.7 us.
     path = tmp_path / "rail.toml"
     assert main(["design", "--gpus", "64", "--su-servers", "4", "--oversubscription", str(over), "--write", str(path),
-                 "--collective-size", "4MiB", "--json"]) == 0
+                 "--size", "4MiB", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert (d["servers"], d["sus"], d["leaves"], d["leaf_up_ports"], d["written"]) == (8, 2, 16, 4 // over, str(path))
     assert main(["validate", str(path)]) == 0

@@ -28,8 +28,10 @@ def test_ctrl_c_stops_place_during_packet_confirmations():
     # in flight first (0.06-5.8 s). Now the main thread tells them to stop, which each engine run reads every
     # ~50 ms. Measured on a loaded 2-core machine: 0.14-0.32 s after SIGINT at 2-6 s into a 9 s search (before:
     # 0.5-1.24 s). No timed assertion: the exit code, and a bound (5 s) that only a hang breaks.
-    args = [sys.executable, "-m", "fabricsim.cli", "place", "--nodes", "8", "--confirm-with", "packet", "--seeds", "4",
-            "--top", "3", "--evals", "30"]
+    # 64 MiB messages and 8 seeds: about 17 s of packet confirmations on an idle machine (2 s with the defaults,
+    # which an idle machine finished before the signal), so the signal always lands inside them.
+    args = [sys.executable, "-m", "fabricsim.cli", "place", "--nodes", "8", "--confirm-with", "packet", "--seeds", "8",
+            "--top", "3", "--evals", "30", "--msg-mb", "64"]
     proc = subprocess.Popen(args, env={**os.environ, "PYTHONPATH": str(PYTHON)}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     time.sleep(3)

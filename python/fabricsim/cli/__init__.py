@@ -35,7 +35,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                    "and 95% CI."),
     "fors": ("fors", "fors", "Fault-adaptive all-to-all on two-level fat-trees FT(2;M0,M1) (the FORS study, seed 004)."),
     "ina": ("ina", "ina", "Parameter-server All-Reduce with in-network aggregation (study 002, ATRO)."),
-    "design": ("cpo", "design", "Two-level leaf-spine network calculator (study 003, co-packaged optics)."),
+    "design": ("cpo", "design", "Two-level leaf-spine network calculator (study 003, co-packaged optics), or with --gpus a rail-optimized GPU cluster calculator."),
     "locality": ("cpo", "locality",
                  "Job locality on two-level designs (study 003): a synthetic VM trace, best-fit packing, and the "
                  "simulated cost of spreading an all-to-all over several first-level switches (Fig."),

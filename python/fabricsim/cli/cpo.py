@@ -73,7 +73,7 @@ def _design(source: str, overrides: dict):
 @click.option("--write", "write_path", default=None, metavar="SCENARIO.toml",
               help="With --gpus: write a runnable scenario of the cluster (lossless switches) with a hierarchical "
                    "all-reduce over every GPU, for `fabricsim validate`, `run`, `place --fabric`, `topology`.")
-@click.option("--collective-size", type=SIZE, default="64MiB", show_default=True, metavar="SIZE",
+@click.option("--size", "collective_size", type=SIZE, default="64MiB", show_default=True, metavar="SIZE",
               help=f"With --write: the all-reduce's buffer per GPU, {SIZE_HELP}.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def design(design, compare, as_json, gpus, gpus_per_server, nics_per_gpu, rails, su_servers, spines, radix,

@@ -50,7 +50,9 @@ def _fat_tree(m0: int, m1: int, scenario: str | None, failed: str | None, random
                 links.append((int(leaf), int(spine)))
         return FatTree(m0, m1, frozenset(links))
     except ValueError as e:
-        msg = str(e)
+        from ..errors import ArgumentError
+
+        msg = e.reason if isinstance(e, ArgumentError) else str(e)  # the reason alone: this names the option
         if random_links is not None and not msg.startswith("--"):
             msg = f"--random-failures {random_links}: {msg}"
         elif failed is not None and msg.startswith("failed link"):
