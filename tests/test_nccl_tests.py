@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from dataclasses import replace
 
 import pytest
@@ -111,11 +110,11 @@ def test_sizes_are_nccl_tests_sizes():
     assert ag.rows[0]["size_bytes"] == 960 and ag.rows[0]["count"] == 240
 
 
-def test_the_whole_table_is_fast():
-    t = time.perf_counter()
+def test_every_collective_gives_the_whole_table():
+    """nccl-tests' default sweep -b 8 -e 8G -f 2 is 31 sizes for each of the four collectives (the table's speed is
+    a benchmark's business, not a test's)."""
     for c in ("all_reduce", "all_gather", "reduce_scatter", "alltoall"):
-        nccl_tests("h100_ib_2x8", c)
-    assert time.perf_counter() - t < 2.0
+        assert len(nccl_tests("h100_ib_2x8", c).rows) == 31
 
 
 # ---- the flow engine checks the closed form -----------------------------------------------------------------

@@ -153,3 +153,16 @@ def test_one_progress_bar_across_the_seeds(monkeypatch):
         assert (bar.bar.tasks[0].completed, bar.bar.tasks[0].total) == (250, 1000)
     finally:
         bar.close()
+
+
+def test_seeds_beyond_what_a_scenario_holds_are_one_line(capsys):
+    """A scenario holds its seed as a signed 64-bit TOML integer: --seed above 2**63 - 1, or a --seeds range that
+    runs past it, is refused in one line with exit 2 (it used to reach the reader: "u64 value was too large")."""
+    scenario = INCAST
+    assert main(["run", scenario, "--seed", str(2**63)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"fabricsim: Invalid value for '--seed': {2**63} is not in the range 0<=x<={2**63 - 1}.")
+    assert main(["run", scenario, "--seed", str(2**63 - 1), "--seeds", "3", "-q"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"fabricsim: --seed {2**63 - 1} --seeds 3: the last seed, {2**63 + 1}, is more than a scenario's seed can "
+        f"be ({2**63 - 1})")

@@ -162,15 +162,11 @@ def test_rail_two_tiers_counts():
     check_sane(net)
 
 
-def test_rail_8192_gpus_builds_fast():
-    """The flow engine's target cluster: 32 SUs × 32 servers × 8 GPUs builds in well under a second."""
-    import time
-
-    t = time.perf_counter()
+def test_rail_8192_gpus_counts():
+    """The flow engine's target cluster: 32 SUs × 32 servers × 8 GPUs = 8,192 GPUs on 1,024 servers (its build time
+    is measured in benchmarks/bench_fabrics.py, rail8192, not here)."""
     net = rail_optimized(sus=32, servers_per_su=32, spines=32)
-    took = time.perf_counter() - t
     assert len(split(net)[0]) == 8192 and len(net.policy.servers) == 1024
-    assert took < 1.0, f"{took:.2f} s"
 
 
 # ---- dragonfly ----------------------------------------------------------------------------------------------

@@ -62,6 +62,10 @@ def _memory_limit(ctx: click.Context, param: click.Parameter, value: str | None)
     os.environ["FABRICSIM_MEMORY_LIMIT"] = value.strip()
 
 
+SEED = click.IntRange(min=0, max=2**63 - 1)
+"""The type of every --seed: a scenario holds its seed as a TOML integer, signed 64-bit."""
+
+
 MEMORY_LIMIT = click.option("--memory-limit", metavar="SIZE", default=None, expose_value=False,
                             callback=_memory_limit, help=MEMORY_LIMIT_HELP)
 """The --memory-limit option of every command that builds a scenario (`fabricsim_core::budget`)."""
@@ -205,6 +209,9 @@ def simulate_seeds(run_one: Callable[..., Any], seeds: list[int], label: str, *,
     records in order, under one progress bar across the seeds (SeedsProgress: "LABEL, seed S (i/K)"). A run
     stopped by Ctrl-C or a limit keeps the finished seeds' results: `show(records)` prints them (with --partial,
     the stopped run's record so far too), then it exits as `simulate` does."""
+    if seeds and seeds[-1] > SEED.max:
+        raise UserError(f"fabricsim: --seed {seeds[0]} --seeds {len(seeds)}: the last seed, {seeds[-1]}, is more than a "
+                        f"scenario's seed can be ({SEED.max})")
     recs: list = []
     bar = SeedsProgress(label, enabled=not quiet)
     try:

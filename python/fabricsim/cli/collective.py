@@ -8,7 +8,7 @@ import click
 from ..collectives.fabrics import builtin_fabrics, default_fabric
 from ..collectives.patterns import PATTERNS, RENAMED_PATTERNS
 from ..errors import UserError
-from ._common import (
+from ._common import (SEED,
     EXIT_INCOMPLETE,
     FIDELITY,
     MEMORY_LIMIT,
@@ -105,7 +105,7 @@ def _placement(placement: str, fab, sc, hosts: list[str]) -> list[list]:
               help="How a node issues its messages: sent = back to back (the next when the previous has left the "
                    "NIC), delivered = the next after the previous arrived, parallel = all at once. Default: sent for "
                    "All-to-All, parallel for All-Gather (also inside All-Reduce).")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
+@click.option("--seed", type=SEED, default=1, show_default=True,
               help="The first seed; runs use seeds S..S+K-1 (ECMP is random).")
 @seeds_option("Runs K, one per seed.", default=5)
 @click.option("--workers", type=click.IntRange(min=0), default=None,

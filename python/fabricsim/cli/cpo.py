@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import ScenarioError, UserError
-from ._common import (
+from ._common import (SEED,
     OUT_HELP,
     SIZE,
     SIZE_HELP,
@@ -206,7 +206,7 @@ def locality() -> None:
 
 
 @locality.command("trace")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
+@click.option("--seed", type=SEED, default=1, show_default=True)
 @click.option("--capacity", type=click.IntRange(min=1), default=6144, show_default=True, help="VM slots to fill.")
 @click.option("--fill", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
               help="Stop when the applications' VMs reach this share of --capacity.")
@@ -237,7 +237,7 @@ def trace_cmd(seed, capacity, fill, small_share, small_max, large_max, out) -> N
 @click.option("--trace", "trace_file", default=None, metavar="FILE.csv",
               help=f"One row per application: its VM count (column `vms`, or the first column), e.g. the "
                    f"DIR/{TRACE_FILE} of `locality trace --out DIR`.")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
+@click.option("--seed", type=SEED, default=1, show_default=True,
               help="Seed of the synthetic trace used when no --trace is given.")
 @click.option("--designs", default="baseline,motion", show_default=True,
               help="Comma-separated designs (presets or files) to pack onto.")
@@ -302,7 +302,7 @@ def pack_cmd(trace_file, seed, designs, vms_per_server, large_vms, as_json) -> N
               help="First-level switches the spread placement uses (2: the halves of the exchange apart).")
 @click.option("--fabric-delay-us", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Propagation delay of every leaf-spine link (the study states none).")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="The first ECMP seed S.")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="The first ECMP seed S.")
 @seeds_option("Runs K, seeds S..S+K-1; prints every run and the mean ± 95% CI. Default: one run, seed S.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def simulate_cmd(size, packet_bytes, vnic_gbps, stack_us, leaves, fabric_delay_us, seed, seeds, as_json) -> None:

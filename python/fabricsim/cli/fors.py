@@ -11,7 +11,7 @@ import click
 
 from ..errors import UserError
 from ..studies import fors as study
-from ._common import (
+from ._common import (SEED,
     OUT_HELP,
     deprecated_option,
     echo_json,
@@ -72,7 +72,7 @@ def _fat_tree(m0: int, m1: int, scenario: str | None, failed: str | None, random
 
 
 def _topology_options(fn):
-    fn = click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+    fn = click.option("--seed", type=SEED, default=0, show_default=True,
                       help="Seed of random failures (and of the spines of xF_SW0).")(fn)
     fn = click.option("--random-failures", "random_links", type=click.IntRange(min=1), default=None,
                       help="This many failed leaf-spine links drawn at random, every leaf pair still connected.")(fn)

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import UserError
-from ._common import deprecated_option, echo_json, seeds_option
+from ._common import SEED, deprecated_option, echo_json, seeds_option
 
 FABRICS = ["reconfigurable", "leaf-spine", "fat-tree"]
 """The fabrics `ina --fabric` names."""
@@ -75,7 +75,7 @@ def _evaluate_file(path: str, as_json: bool, simulate: bool) -> None:
               help="Capacity b of every link, Gb/s.")
 @click.option("--layers", type=click.IntRange(min=1), default=5, show_default=True,
               help="Layer limit L (loop-freedom): at most L switches on any path to the PS.")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
+@click.option("--seed", type=SEED, default=1, show_default=True,
               help="The first seed S (of the random placement of the baselines).")
 @seeds_option("Random repetitions K of a baseline, seeds S..S+K-1; ATRO runs once (seed S).", default=30)
 @click.option("--time-limit-s", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import UserError
-from ._common import (
+from ._common import (SEED,
     FIDELITY,
     echo_json,
     pm_text,
@@ -46,7 +46,7 @@ _NONNEG = click.FloatRange(min=0)
               help="UDP payload per packet (+30 B UDP/IP/PPP headers).")
 @click.option("--duration-s", type=_POS, default=60.0, show_default=True, help="Simulated time.")
 @click.option("--sample-ms", type=_POS, default=None, help="Sample the bottleneck's depth at this period.")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="The seed (the first, S).")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="The seed (the first, S).")
 @seeds_option("Runs K, seeds S..S+K-1: one line per run and each metric's mean ± 95% CI; with --json one object "
               "with every run's metrics in `runs`. Default: one run.")
 @FIDELITY

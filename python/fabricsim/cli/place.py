@@ -8,7 +8,7 @@ import click
 
 from ..collectives.fabrics import builtin_fabrics, default_fabric
 from ..collectives.patterns import PATTERNS, RENAMED_PATTERNS
-from ._common import (
+from ._common import (SEED,
     PATTERN_RENAMED_WHY,
     Fabric,
     FiniteFloat,
@@ -67,7 +67,7 @@ its one-line description; `default_fabric()` is the one whose file says `default
 @click.option("--budget", "budget_s", type=FiniteFloat(min=0), default=None, metavar="SECONDS",
               help="Also stop the local search after this long (the result then depends on the machine's speed).")
 @click.option("--no-confirm", is_flag=True, help="Rank by the flow engine only (no confirming runs).")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
+@click.option("--seed", type=SEED, default=1, show_default=True,
               help="The first seed S: of the engine runs (ECMP draws, S..S+K-1) and of the local search's RNG.")
 @click.option("--figure", default=None, metavar="FILE.png", help="Draw the ranking (completion time and 95% CI).")
 @click.option("--json", "as_json", is_flag=True,

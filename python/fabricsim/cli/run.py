@@ -6,14 +6,14 @@ import click
 
 from ..errors import UserError
 from ..units import format_duration, format_rate, format_size
-from ._common import (EXIT_INCOMPLETE, FIDELITY, MEMORY_LIMIT, check_figure_path, echo_json, incomplete_runs, load_checked,
+from ._common import (SEED, EXIT_INCOMPLETE, FIDELITY, MEMORY_LIMIT, check_figure_path, echo_json, incomplete_runs, load_checked,
                       run_control, seed_stats, seed_text, seeds_option, simulate, simulate_seeds, stdout_console)
 from ._links import check_links_figure, links_figure_option, print_links, write_links_figure
 
 
 @click.command("run")
 @click.argument("scenario", metavar="SCENARIO.toml")
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed (the first, S).")
+@click.option("--seed", type=SEED, default=None, help="Override the scenario's seed (the first, S).")
 @seeds_option("Runs K, seeds S..S+K-1 (S = --seed, else the scenario's): one line per run and the completion "
               "time's mean ± 95% CI (Student t over the complete runs); with --json one object with every run's "
               "record in `runs`. Ctrl-C keeps the finished seeds (printed, exit 130). Default: one run.")

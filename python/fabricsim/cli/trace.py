@@ -10,7 +10,7 @@ import click
 from ..collectives.fabrics import builtin_fabrics
 from ..devices import DEVICES
 from ..units import format_duration, format_size
-from ._common import (
+from ._common import (SEED,
     EXIT_INCOMPLETE,
     FIDELITY,
     OUT_HELP,
@@ -93,7 +93,7 @@ def info(prefix: str, as_json: bool) -> None:
                    "--detail messages; collectives and the critical path as tracks).")
 @detail_option
 @links_figure_option
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="Override the fabric's seed (the first, S).")
+@click.option("--seed", type=SEED, default=None, help="Override the fabric's seed (the first, S).")
 @seeds_option("Runs K, seeds S..S+K-1 (S = --seed, else the fabric's): one line per run and the completion time's "
               "mean ± 95% CI (Student t over the complete runs); with --json one object with every run's in `runs`. "
               "Ctrl-C keeps the finished seeds (printed, exit 130). Default: one run.")
