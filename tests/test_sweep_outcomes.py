@@ -194,6 +194,7 @@ def test_an_unreachable_scheduler_is_one_line_and_exit_2(tmp_path):
     run_sweep(*load_sweep(DROPTAIL), tmp_path / "done", workers=0, quiet=True)
     r = subprocess.run([*FABRICSIM, "sweep", str(DROPTAIL), "--store", str(tmp_path / "done"), "--scheduler", addr,
                         "--json"], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip(), f"exit {r.returncode}, no JSON; stderr: {r.stderr}"
     s = json.loads(r.stdout)
     assert r.returncode == 3 and (s["skipped"], s["ran"], s["ok"], s["incomplete"]) == (4, 0, 1, 3)
 
