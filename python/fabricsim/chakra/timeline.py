@@ -513,6 +513,15 @@ _PREPARED: dict = {}
 """The last run `_prepared` saw (one entry: the CLI writes a run's timeline and its Perfetto trace one after the other)."""
 
 
+def _collective_span(tl, c) -> tuple[int, int] | None:
+    """Collective `c`'s span in ps: its messages' earliest start to latest end (those that did both), or None."""
+    a, b = c["messages"]
+    ok = (tl.msg_start[a:b] != MISSING) & (tl.msg_end[a:b] != MISSING)
+    if b <= a or not ok.any():
+        return None
+    return int(tl.msg_start[a:b][ok].min()), int(tl.msg_end[a:b][ok].max())
+
+
 def gantt(lowered, rec, path, *, max_ranks: int = 64, title: str | None = None, detail: str = "collectives") -> Path:
     """Draw a Gantt chart of the run and save it (PNG, or SVG/PDF by the path's suffix); returns the path.
 
@@ -560,11 +569,9 @@ def gantt(lowered, rec, path, *, max_ranks: int = 64, title: str | None = None, 
     colls = lowered.collectives
     if per_message:
         for c in colls:
-            a, b = c["messages"]
-            ok = (tl.msg_start[a:b] != MISSING) & (tl.msg_end[a:b] != MISSING)
-            if b <= a or not ok.any():
+            if (span := _collective_span(tl, c)) is None:
                 continue
-            s, e = int(tl.msg_start[a:b][ok].min()) * us, int(tl.msg_end[a:b][ok].max()) * us
+            s, e = span[0] * us, span[1] * us
             rows = [r for r in c["ranks"] if r < shown]
             for r in rows:
                 ax.add_patch(_rect(s, r - 0.5, e - s, 1.0, fc=COLLECTIVE_COLOUR, alpha=0.12, lw=0))
@@ -612,11 +619,9 @@ def gantt(lowered, rec, path, *, max_ranks: int = 64, title: str | None = None, 
                 ax.add_collection(PolyCollection(verts, facecolors=colour, edgecolors="white", linewidths=0.3))
         if len(colls) <= 40:
             for c in colls:
-                a, b = c["messages"]
-                ok = (tl.msg_start[a:b] != MISSING) & (tl.msg_end[a:b] != MISSING)
-                if b <= a or not ok.any():
+                if (span := _collective_span(tl, c)) is None:
                     continue
-                s, e = int(tl.msg_start[a:b][ok].min()) * us, int(tl.msg_end[a:b][ok].max()) * us
+                s, e = span[0] * us, span[1] * us
                 top = min(c["ranks"]) // g
                 if (e - s) > 0.06 * max(t_end, 1e-12):
                     ax.text((s + e) / 2, top - 0.47, f"{c['kind']} {_fmt_bytes(c['bytes'])} ({c['algorithm']})",

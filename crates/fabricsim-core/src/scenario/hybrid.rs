@@ -1,8 +1,7 @@
 //! `[hybrid]`: the steady-state detector of `fidelity = "hybrid"`, declared once (`HYBRID`) and read into the
 //! engine's `HybridSpec` (defaults and validation are the engine's; errors name the user's key).
 
-use super::keys::{given, key, said, schema_of, Key, Kind};
-use super::read::Tab;
+use super::keys::{defaulted, defaulted_schema, key, Key, Kind};
 use super::Decline;
 use crate::spec::HybridSpec;
 use serde_json::Value as J;
@@ -24,24 +23,12 @@ const DOC: &str = "The steady-state detector of `fidelity = \"hybrid\"` (docs/gu
 
 /// The schema of `[hybrid]` (defaults: `HybridSpec::default()`'s).
 pub fn schema() -> J {
-    let d = serde_json::to_value(HybridSpec::default()).unwrap_or(J::Null);
-    schema_of(DOC, HYBRID, |k| d.get(k.wire).cloned().unwrap_or(J::Null))
+    defaulted_schema::<HybridSpec>(DOC, HYBRID)
 }
 
 /// `[hybrid]` as the engine's wire object (every field, defaults filled), validated.
 pub fn hybrid(v: &Value) -> Result<J, Decline> {
-    let mut t = Tab::of(v, "hybrid")?;
-    let mut out = match serde_json::to_value(HybridSpec::default()) {
-        Ok(J::Object(m)) => m,
-        _ => unreachable!("HybridSpec serializes to an object"),
-    };
-    for (k, v) in given(&mut t, HYBRID)? {
-        out.insert(k.wire.into(), v);
-    }
-    t.finish()?;
-    let spec: HybridSpec = serde_json::from_value(J::Object(out.clone())).map_err(|e| Decline::new(format!("hybrid: {e}")))?;
-    spec.validate().map_err(|e| said(e, "hybrid", HYBRID))?;
-    Ok(J::Object(out))
+    defaulted(v, "hybrid", HYBRID, HybridSpec::validate)
 }
 
 #[cfg(test)]

@@ -140,3 +140,29 @@ pub fn strip_nulls(v: J) -> J {
         other => other,
     }
 }
+
+/// The schema of a table whose every key defaults to the engine spec `S`'s `Default` (`[hybrid]`, `[retransmit]`).
+pub fn defaulted_schema<S: Default + serde::Serialize>(doc: &str, keys: &'static [Key]) -> J {
+    let d = serde_json::to_value(S::default()).unwrap_or(J::Null);
+    schema_of(doc, keys, |k| d.get(k.wire).cloned().unwrap_or(J::Null))
+}
+
+/// Table `head` read by its `keys` into the engine spec `S`'s wire object: every field, `S::default()` filling
+/// what is not given, checked by `validate` (the engine's), whose errors name the user's key.
+pub fn defaulted<S>(v: &Value, head: &str, keys: &'static [Key], validate: impl Fn(&S) -> crate::error::Result<()>) -> Result<J, Decline>
+where
+    S: Default + serde::Serialize + serde::de::DeserializeOwned,
+{
+    let mut t = Tab::of(v, head)?;
+    let mut out = match serde_json::to_value(S::default()) {
+        Ok(J::Object(m)) => m,
+        _ => unreachable!("an engine spec serializes to an object"),
+    };
+    for (k, v) in given(&mut t, keys)? {
+        out.insert(k.wire.into(), v);
+    }
+    t.finish()?;
+    let spec: S = serde_json::from_value(J::Object(out.clone())).map_err(|e| Decline::new(format!("{head}: {e}")))?;
+    validate(&spec).map_err(|e| said(e, head, keys))?;
+    Ok(J::Object(out))
+}

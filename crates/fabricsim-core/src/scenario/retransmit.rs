@@ -2,8 +2,7 @@
 //! and read into the engine's `RetransmitSpec` (defaults and validation are the engine's; errors name the user's
 //! key).
 
-use super::keys::{given, key, said, schema_of, Key, Kind};
-use super::read::Tab;
+use super::keys::{defaulted, defaulted_schema, key, Key, Kind};
 use super::Decline;
 use crate::spec::RetransmitSpec;
 use serde_json::Value as J;
@@ -29,24 +28,12 @@ const DOC: &str = "Retransmission of the message transport (`transport = \"messa
 
 /// The schema of `[retransmit]` (defaults: `RetransmitSpec::default()`'s).
 pub fn schema() -> J {
-    let d = serde_json::to_value(RetransmitSpec::default()).unwrap_or(J::Null);
-    schema_of(DOC, RETRANSMIT, |k| d.get(k.wire).cloned().unwrap_or(J::Null))
+    defaulted_schema::<RetransmitSpec>(DOC, RETRANSMIT)
 }
 
 /// `[retransmit]` as the engine's wire object (every field, defaults filled), validated.
 pub fn retransmit(v: &Value) -> Result<J, Decline> {
-    let mut t = Tab::of(v, "retransmit")?;
-    let mut out = match serde_json::to_value(RetransmitSpec::default()) {
-        Ok(J::Object(m)) => m,
-        _ => unreachable!("RetransmitSpec serializes to an object"),
-    };
-    for (k, v) in given(&mut t, RETRANSMIT)? {
-        out.insert(k.wire.into(), v);
-    }
-    t.finish()?;
-    let spec: RetransmitSpec = serde_json::from_value(J::Object(out.clone())).map_err(|e| Decline::new(format!("retransmit: {e}")))?;
-    spec.validate().map_err(|e| said(e, "retransmit", RETRANSMIT))?;
-    Ok(J::Object(out))
+    defaulted(v, "retransmit", RETRANSMIT, RetransmitSpec::validate)
 }
 
 #[cfg(test)]
