@@ -101,8 +101,8 @@ def test_the_api_takes_numpy_scalars(tmp_path):
 
 
 def test_an_interrupt_stops_the_worker_threads_engine_runs():
-    # The mechanism itself, in one process: SIGINT 0.5 s into four packet runs on two worker threads (one run alone
-    # takes 1.3-1.5 s here). The KeyboardInterrupt reaches the caller and no worker thread is left running: they
+    # The mechanism itself, in one process: SIGINT 0.5 s into four packet runs on two worker threads (512 MiB
+    # all-to-alls: 3.6 s for the four on an idle machine; 64 MiB took 0.49 s there, over before the signal). The KeyboardInterrupt reaches the caller and no worker thread is left running: they
     # stopped their engine runs instead of finishing them. Measured: 0.05-0.06 s after the signal. It runs in a
     # child process, so the signal can never reach pytest itself (were the runs over before it fired).
     code = textwrap.dedent("""
@@ -112,7 +112,7 @@ def test_an_interrupt_stops_the_worker_threads_engine_runs():
         from fabricsim.advisor.search import assign_nics
 
         fab = load_fabric("vela")
-        scorer = Scorer(fab, JobSpec(pattern="all-to-all", msg_bytes=64 << 20), workers=2)
+        scorer = Scorer(fab, JobSpec(pattern="all-to-all", msg_bytes=512 << 20), workers=2)
         nodes = [assign_nics(fab, hosts, fab.all_free(), 1) for hosts in ([0, 6, 12, 18], [1, 7, 13, 19])]
         before = threading.active_count()
         threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
