@@ -3,7 +3,7 @@
 //! `compile` is the only validator of a scenario: the header (`RunSpec::validate`), then the workload columns
 //! (rows from the JSON form, columns from Python, and the collectives expanded here), then what needs the
 //! built network: reachability of every flow and the explicit paths. Flows are numbered sources, messages,
-//! TCP data flows, TCP ACK flows, RDMA ACK flows (one per message when `spec.rdma` is set); each carries its NIC port, destination endpoint, path and ECMP salt.
+//! TCP data flows, TCP ACK flows, RDMA or UEC ACK flows (one per message when `spec.rdma` or `spec.uec` is set); each carries its NIC port, destination endpoint, path and ECMP salt.
 
 use crate::error::{Error, Result};
 use crate::policy::PathPolicy;
@@ -71,6 +71,8 @@ impl Compiled {
             FlowKind::Tcp
         } else if f < t + self.n_tcp {
             FlowKind::TcpAck
+        } else if self.spec.uec.is_some() {
+            FlowKind::UecAck
         } else {
             FlowKind::RdmaAck
         }
@@ -199,8 +201,8 @@ pub fn compile(mut spec: RunSpec, columns: Workload) -> Result<Compiled> {
         flows.push(route(n_src + n_msg + n_tcp + i as u32, &|| format!("tcp[{i}]"), t.dst, t.dst_nic, t.src, t.src_nic, rev.as_deref(), None)?);
         flow_name.push(name(&mut flow_names, format!("{}/ack", t.name)));
     }
-    if spec.rdma.is_some() {
-        // One ACK flow per message (its QP's reverse direction), named after a named message.
+    if spec.rdma.is_some() || spec.uec.is_some() {
+        // One ACK flow per message (its QP's or connection's reverse direction), named after a named message.
         for i in 0..n_msg as usize {
             let p = wl.path[i];
             let rev: Option<Vec<u32>> = (p != NONE)

@@ -15,6 +15,7 @@ pub mod routing;
 pub mod scenario;
 pub mod spec;
 pub mod topology;
+pub mod uec;
 pub mod units;
 pub mod workload;
 

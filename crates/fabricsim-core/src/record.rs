@@ -18,6 +18,9 @@ pub enum FlowKind {
     TcpAck,
     #[serde(rename = "rdma-ack")]
     RdmaAck,
+    /// The reverse flow of a UEC connection: its ACKs, NACKs and credit packets.
+    #[serde(rename = "uec-ack")]
+    UecAck,
 }
 
 impl FlowKind {
@@ -29,6 +32,7 @@ impl FlowKind {
             FlowKind::Tcp => "tcp",
             FlowKind::TcpAck => "tcp-ack",
             FlowKind::RdmaAck => "rdma-ack",
+            FlowKind::UecAck => "uec-ack",
         }
     }
 }
@@ -304,6 +308,9 @@ pub struct RunRecord {
     /// The message transport's retransmissions (None when no workload message lost a packet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retransmit: Option<RetransmitStats>,
+    /// The UEC transport's counters, per-connection figures and window log (runs with `[uec]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uec: Option<UecColumns>,
     /// The scenario's network events in time order (runs with `[[events]]`; figures mark them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub net_events: Vec<NetEventRow>,
@@ -329,6 +336,39 @@ pub struct RetransmitStats {
     pub packets: u64,
     pub bytes: u64,
     pub abandoned: u64,
+}
+
+/// The UEC transport's run-wide counters: data packets sent (new and re-sent), packets trimmed at switches,
+/// trimmed headers that reached their receiver, NACKs and ACKs sent, ACKs echoing an ECN mark, retransmission
+/// timeouts, packets re-sent, duplicates and out-of-order arrivals at the receivers, credit packets (RCCC).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct UecStats {
+    pub data_packets: u64,
+    pub trims: u64,
+    pub trimmed_received: u64,
+    pub nacks: u64,
+    pub acks: u64,
+    pub ecn_echoes: u64,
+    pub timeouts: u64,
+    pub retransmits: u64,
+    pub duplicates: u64,
+    pub out_of_order: u64,
+    pub pulls: u64,
+}
+
+/// The UEC section of a record: the counters; one row per connection (its data flow, when its sender saw the
+/// last byte acknowledged — htsim_uec's "finished at" —, packets it re-sent, NACKs it got); and the window log
+/// (NSCC's congestion window or RCCC's credit, one row per change of at least an MTU or after 1 µs).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct UecColumns {
+    pub stats: UecStats,
+    pub flow: Vec<u32>,
+    pub finish_ps: Vec<Option<u64>>,
+    pub retransmits: Vec<u64>,
+    pub nacks: Vec<u64>,
+    pub window_t_ps: Vec<u64>,
+    pub window_flow: Vec<u32>,
+    pub window_bytes: Vec<i64>,
 }
 
 /// What a hybrid run skipped: its steady-state jumps, the simulated time they covered and the packets they

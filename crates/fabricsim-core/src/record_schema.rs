@@ -14,7 +14,7 @@ pub const MISSING: u64 = u64::MAX;
 /// Seconds per picosecond.
 pub const PS: f64 = 1e-12;
 /// `flows.kind` codes, in the engine's order (`FlowKind as u8`).
-pub const FLOW_KINDS: [&str; 6] = ["cbr", "onoff", "message", "tcp", "tcp-ack", "rdma-ack"];
+pub const FLOW_KINDS: [&str; 7] = ["cbr", "onoff", "message", "tcp", "tcp-ack", "rdma-ack", "uec-ack"];
 
 /// A column's element type (as Arrow names it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,7 +224,7 @@ pub static FIELDS: &[Field] = &[
         dtype: Dtype::U8,
         labels: Some(Labels::FlowKinds),
         json: Some(("kind", Json::Label)),
-        description: "what the flow is: cbr, onoff, message, tcp, tcp-ack, rdma-ack",
+        description: "what the flow is: cbr, onoff, message, tcp, tcp-ack, rdma-ack, uec-ack",
         source: Source::Stored(|r| Some(Values::U8(Cow::Owned(r.flows.kind.iter().map(|k| *k as u8).collect())))),
         ..U64
     },

@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 pub use crate::roce::{EcnSpec, EcnThreshold, PfcSpec, RdmaCc, RdmaSpec};
+pub use crate::uec::{UecCc, UecSpec, UecSpray};
 use crate::workload::collectives::CollectiveSpec;
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +48,10 @@ pub struct RunSpec {
     /// When present, every message (and collective) runs over the RDMA transport, one QP per message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdma: Option<RdmaSpec>,
+    /// When present, every message (and collective) runs over the Ultra Ethernet transport (`crate::uec`), one
+    /// connection per message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uec: Option<UecSpec>,
     /// The steady-state detector of `fidelity = "hybrid"` (ignored at packet and flow fidelity).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hybrid: Option<HybridSpec>,
@@ -692,6 +697,7 @@ impl RunSpec {
             pfc: None,
             ecn: None,
             rdma: None,
+            uec: None,
             hybrid: None,
             retransmit: None,
         }
@@ -869,6 +875,20 @@ impl RunSpec {
             }
             if r.cc == RdmaCc::Dcqcn && self.ecn.is_none() {
                 return Err(Error::spec("rdma.cc", "dcqcn reacts to ECN marks, but the scenario has no [ecn] section"));
+            }
+        }
+        if let Some(u) = &self.uec {
+            u.validate()?;
+            if self.rdma.is_some() {
+                return Err(Error::spec("uec", "a scenario has one message transport: [uec] or [rdma], not both"));
+            }
+            if u.trimming {
+                if let Some(i) = self.network.nodes.iter().position(|n| n.model == SwitchModel::InputBuffered && n.kind == NodeKind::Switch) {
+                    return Err(Error::spec(
+                        self.network.node_field(i, ".model"),
+                        "UEC trimming needs output_queued or shared_buffer switches; a credit-based input_buffered switch never fills a queue to trim at (set uec.trimming = false, or change the switch model)",
+                    ));
+                }
             }
         }
         for (i, e) in self.events.iter().enumerate() {

@@ -185,6 +185,7 @@ impl Sim {
         };
         let (completion_ps, compute, hosts) = work.summarize(self.net.topo.n_nodes(), self.now);
         let net_events = self.net_event_rows();
+        let uec = self.uec_columns();
         let end = self.now;
         let roce = self.net.roce.then(|| {
             let rp = &self.net.roce_ports;
@@ -228,6 +229,7 @@ impl Sim {
             deadlock: self.pfc.deadlock,
             fast_forward: None,
             retransmit: self.msg.stats,
+            uec,
             net_events,
         })
     }

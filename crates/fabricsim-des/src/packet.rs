@@ -54,6 +54,9 @@ impl Sim {
                     if self.rdma.hpcc_on {
                         self.rdma.ints.push(IntStack::default());
                     }
+                    if self.uec.on {
+                        self.uec.side.push(Default::default());
+                    }
                 }
                 self.pkts.push(p);
                 (self.pkts.len() - 1) as u32

@@ -17,7 +17,7 @@ impl Sim {
     /// × path length).
     pub(crate) fn setup_roce(&mut self, spec: &RunSpec, wl: &Workload, n_tcp: u32) {
         let shared = spec.network.nodes.iter().any(|n| n.model == SwitchModel::SharedBuffer);
-        if spec.pfc.is_none() && spec.ecn.is_none() && spec.rdma.is_none() && !shared {
+        if spec.pfc.is_none() && spec.ecn.is_none() && spec.rdma.is_none() && spec.uec.is_none() && !shared {
             return;
         }
         self.net.roce = true;
@@ -85,6 +85,10 @@ impl Sim {
                 .collect();
             self.rdma.hpcc_on = r.cc == RdmaCc::Hpcc;
             self.rdma.cfg = Some(RdmaCfg { spec: r.clone(), base_rtt, bdp: bdp.max(1) });
+        }
+        if spec.uec.is_some() {
+            let ack_base = (spec.sources.len() + wl.n_msgs()) as u32 + 2 * n_tcp;
+            self.setup_uec(spec, wl.n_msgs(), ack_base);
         }
     }
 

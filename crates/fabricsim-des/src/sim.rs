@@ -21,6 +21,7 @@ use crate::transport::message::{Messages, MsgRt};
 use crate::transport::rdma::Rdma;
 use crate::transport::tcp::{self, Tcp, TcpConn};
 use crate::transport::udp::{self, SourceRt, Udp};
+use crate::transport::uec::Uec;
 use crate::transport::{Binding, FlowRt, TransportKind, TransportModel};
 use fabricsim_core::compile::{compile, Compiled};
 use fabricsim_core::control::{Control, Progress};
@@ -70,7 +71,7 @@ pub struct Sim {
     pub(crate) last_key: u64,
     /// Set when a run must stop with an error (checked only where it can be set).
     pub(crate) failure: Option<Error>,
-    /// The transport the NICs pull messages from: `Message`, or `Rdma` when the scenario has `[rdma]`.
+    /// The transport the NICs pull messages from: `Message`, `Rdma` with `[rdma]`, `Uec` with `[uec]`.
     pub(crate) pulled: TransportKind,
     /// The components.
     pub(crate) net: Net,
@@ -80,6 +81,7 @@ pub struct Sim {
     pub(crate) msg: Messages,
     pub(crate) tcp: Tcp,
     pub(crate) rdma: Rdma,
+    pub(crate) uec: Uec,
     pub(crate) measure: Measure,
     /// Hybrid fidelity's steady-state detector (None at packet fidelity; `hybrid.rs`).
     pub(crate) hybrid: Option<Box<crate::hybrid::Hybrid>>,
@@ -136,7 +138,13 @@ impl Sim {
             .collect();
         // The flow's transport from its compiled kind (compile numbers flows by kind); the index is into its
         // transport's state.
-        let pulled = if spec.rdma.is_some() { TransportKind::Rdma } else { TransportKind::Message };
+        let pulled = if spec.rdma.is_some() {
+            TransportKind::Rdma
+        } else if spec.uec.is_some() {
+            TransportKind::Uec
+        } else {
+            TransportKind::Message
+        };
         let bind = |kind, ack, idx| Binding { kind, ack, idx };
         let transport = |f: u32| match flow_kind[f as usize] {
             FlowKind::Cbr | FlowKind::Onoff => bind(TransportKind::Udp, false, f),
@@ -144,6 +152,7 @@ impl Sim {
             FlowKind::Tcp => bind(TransportKind::Tcp, false, f - n_src - n_msg),
             FlowKind::TcpAck => bind(TransportKind::Tcp, true, f - n_src - n_msg - n_tcp),
             FlowKind::RdmaAck => bind(TransportKind::Rdma, true, f - n_src - n_msg - 2 * n_tcp),
+            FlowKind::UecAck => bind(TransportKind::Uec, true, f - n_src - n_msg - 2 * n_tcp),
         };
         let flows: Vec<FlowRt> = routes
             .iter()
@@ -240,6 +249,7 @@ impl Sim {
             },
             tcp: Tcp { conns: tcps, hdrs: Vec::new() },
             rdma: Rdma::default(),
+            uec: Uec::default(),
             measure: Measure {
                 stats: vec![FlowStat::default(); n_flows],
                 totals: PacketTotals::default(),

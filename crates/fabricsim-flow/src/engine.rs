@@ -121,6 +121,14 @@ pub fn check_supported(spec: &RunSpec) -> Result<()> {
             "the RDMA transport (ACKs, congestion control, PFC) runs only in the packet engine; use fidelity = \"packet\"",
         ));
     }
+    if let Some(u) = &spec.uec {
+        if u.spray != fabricsim_core::spec::UecSpray::Ecmp {
+            return Err(Error::spec(
+                "uec.spray",
+                "packet spraying is not modelled at flow fidelity (a flow follows one route, at its max-min fair rate); use spray = \"ecmp\" or fidelity = \"packet\"",
+            ));
+        }
+    }
     if spec.pfc.is_some() {
         return Err(unsupported("pfc", "PFC (pause frames are a packet-level mechanism)"));
     }
@@ -573,6 +581,7 @@ impl FlowSim {
             deadlock: None,
             fast_forward: None,
             retransmit: None,
+            uec: None,
             net_events: Vec::new(),
         }
     }

@@ -19,6 +19,7 @@ pub mod read;
 pub mod retransmit;
 pub mod roce;
 pub mod topology;
+pub mod uec;
 pub mod units;
 pub mod wire;
 
@@ -310,7 +311,7 @@ pub struct Scenario {
     pub streams: Vec<(String, u64)>,
     pub measure: Measure,
     pub events: Vec<NetEvent>,
-    /// "message" or "rdma".
+    /// "message", "rdma" or "uec".
     pub transport: &'static str,
     /// The RoCE wire objects the scenario has (`roce_wire`): `pfc`, `ecn`, and `rdma` with the RDMA transport.
     pub pfc: Option<serde_json::Value>,
@@ -320,6 +321,8 @@ pub struct Scenario {
     pub hybrid: Option<serde_json::Value>,
     /// `[retransmit]` as its wire object (`retransmit::retransmit`; message transport only).
     pub retransmit: Option<serde_json::Value>,
+    /// `[uec]` as its wire object (`uec::uec`; present exactly with `transport = "uec"`).
+    pub uec: Option<serde_json::Value>,
 }
 
 /// Most message and barrier rows a scenario may have and still be checked in its row form (Python's
@@ -714,14 +717,28 @@ impl Scenario {
             Ok(out)
         })?;
         let events = t.or("events", Vec::new(), |v| list(v, "events", event))?;
-        let transport = t.or("transport", "message", read::literal(&["message", "rdma"]))?;
+        let transport = t.or("transport", "message", read::literal(&["message", "rdma", "uec"]))?;
         let (pfc_v, ecn_v, rdma_v) = (t.get("pfc"), t.get("ecn"), t.get("rdma"));
         let mut roce = roce::tables(transport, pfc_v, ecn_v, rdma_v)?;
         let (pfc, ecn, rdma) = (roce.remove("pfc"), roce.remove("ecn"), roce.remove("rdma"));
         let hybrid = t.opt("hybrid", hybrid::hybrid)?;
         let retransmit = t.opt("retransmit", retransmit::retransmit)?;
         if retransmit.is_some() && transport != "message" {
-            return Err(Decline::invalid("retransmit", "is the message transport's; the RDMA transport recovers a loss by its NACK and go-back-N"));
+            return Err(Decline::invalid(
+                "retransmit",
+                "is the message transport's; the RDMA transport recovers a loss by its NACK and go-back-N, the UEC transport by its NACK and [uec] rto",
+            ));
+        }
+        let uec_v = t.get("uec");
+        if uec_v.is_some() && transport != "uec" {
+            return Err(Decline::invalid("uec", "a [uec] table needs transport = \"uec\" (without it, messages use the message transport)"));
+        }
+        let uec = if transport == "uec" { Some(uec::uec(uec_v).map_err(|d| d.within("uec"))?) } else { None };
+        if uec.is_some() && fidelity == "hybrid" {
+            return Err(Decline::invalid(
+                "fidelity",
+                "transport = \"uec\" runs at packet fidelity (hybrid's steady-state jumps do not model its windows); use fidelity = \"packet\"",
+            ));
         }
         t.finish()?;
         Ok(Scenario {
@@ -748,6 +765,7 @@ impl Scenario {
             rdma,
             hybrid,
             retransmit,
+            uec,
         })
     }
 

@@ -395,7 +395,8 @@ pub fn to_wire(sc: &Scenario, rows: bool) -> Result<Value, Decline> {
         routing.insert("detection_delay_ps".into(), json!(sc.routing.detection_delay));
     }
     out["routing"] = Value::Object(routing);
-    for (key, v) in [("pfc", &sc.pfc), ("ecn", &sc.ecn), ("rdma", &sc.rdma), ("hybrid", &sc.hybrid), ("retransmit", &sc.retransmit)] {
+    for (key, v) in [("pfc", &sc.pfc), ("ecn", &sc.ecn), ("rdma", &sc.rdma), ("hybrid", &sc.hybrid), ("retransmit", &sc.retransmit), ("uec", &sc.uec)]
+    {
         if let Some(v) = v {
             out[key] = v.clone();
         }

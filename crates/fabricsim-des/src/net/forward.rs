@@ -35,6 +35,9 @@ impl Sim {
             }
             return self.queue_at(best, pkt, from);
         }
+        // UEC sprays: a packet's entropy value (EV) joins its flow's ECMP hash (`transport::uec`).
+        let salt = if self.uec.on { self.uec_salt(pkt) } else { self.flows[pk.flow as usize].salt };
+        let pk = &mut self.pkts[pkt as usize];
         let mut cands: &[u32] = if pk.path != NONE {
             pk.hop += 1;
             self.net.paths.hop_ports(pk.path, pk.hop as u32)
@@ -52,7 +55,7 @@ impl Sim {
             n => match self.ecmp {
                 EcmpMode::PerPacket => cands[(self.rngs[v as usize].next_u64() % n as u64) as usize],
                 EcmpMode::Adaptive => {
-                    let first = ecmp_index(self.flows[pk.flow as usize].salt, v, n);
+                    let first = ecmp_index(salt, v, n);
                     let now = self.now;
                     for &c in cands {
                         self.net.ports[c as usize].settle_if_commits(now);
@@ -63,7 +66,7 @@ impl Sim {
                     };
                     (0..n).map(|k| cands[(first + k) % n]).min_by_key(|&p| load(p)).expect("n > 1 candidates")
                 }
-                _ => cands[ecmp_index(self.flows[pk.flow as usize].salt, v, n)],
+                _ => cands[ecmp_index(salt, v, n)],
             },
         };
         self.queue_at(out, pkt, from);
@@ -80,7 +83,10 @@ impl Sim {
             let v = self.net.topo.ports[out as usize].node;
             if self.pfc.mmu_of[v as usize] != NONE && !self.mmu_admit(v, pkt, from) {
                 // Headroom exhausted (PFC off, or too little headroom): dropped on arrival, counted at the
-                // switch's ingress port.
+                // switch's ingress port (a UEC data packet is trimmed and queued at its output instead).
+                if self.uec.on && self.uec_trim(out, pkt) {
+                    return;
+                }
                 let rev = self.net.topo.ports[from as usize].peer_port;
                 return self.drop_packet(pkt, rev);
             }

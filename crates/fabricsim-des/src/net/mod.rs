@@ -213,10 +213,14 @@ impl Sim {
         self.try_start(p);
     }
 
-    /// Account for every packet port p's buffering dropped since the last call.
+    /// Account for every packet port p's buffering dropped since the last call (a UEC data packet is trimmed
+    /// instead, `transport::uec`).
     #[inline]
     pub(crate) fn drain_drops(&mut self, p: u32) {
         while let Some((pkt, _)) = self.net.ports[p as usize].egress.drops.pop() {
+            if self.uec.on && self.uec_trim(p, pkt) {
+                continue;
+            }
             self.drop_packet(pkt, p);
         }
     }

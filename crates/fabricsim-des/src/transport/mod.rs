@@ -10,6 +10,7 @@ pub(crate) mod message;
 pub(crate) mod rdma;
 pub(crate) mod tcp;
 pub(crate) mod udp;
+pub(crate) mod uec;
 
 use crate::packet::Packet;
 use crate::sim::Sim;
@@ -26,6 +27,8 @@ pub enum TransportKind {
     Tcp,
     /// RoCEv2 queue pairs: DCQCN or HPCC, go-back-N (`rdma/`).
     Rdma,
+    /// Ultra Ethernet connections: spraying, trimming, SACK, NSCC or RCCC (`uec.rs`).
+    Uec,
 }
 
 impl TransportKind {
@@ -37,6 +40,7 @@ impl TransportKind {
             TransportKind::Message => 20,
             TransportKind::Tcp => 11,
             TransportKind::Rdma => 15,
+            TransportKind::Uec => 24,
         }
     }
 }
@@ -59,6 +63,10 @@ macro_rules! with_transport {
             }
             $crate::transport::TransportKind::Rdma => {
                 type $T = $crate::transport::rdma::Rdma;
+                $body
+            }
+            $crate::transport::TransportKind::Uec => {
+                type $T = $crate::transport::uec::Uec;
                 $body
             }
         }
