@@ -356,19 +356,18 @@ pub struct UecStats {
     pub pulls: u64,
 }
 
-/// The UEC section of a record: the counters; one row per connection (its data flow, when its sender saw the
-/// last byte acknowledged — htsim_uec's "finished at" —, packets it re-sent, NACKs it got); and the window log
-/// (NSCC's congestion window or RCCC's credit, one row per change of at least an MTU or after 1 µs).
+/// The UEC section of a record: the counters; per flow row (None or 0 for rows that are not a connection's data
+/// flow) when the sender saw the last byte acknowledged (htsim_uec's "finished at"), and the packets it re-sent;
+/// and the window log (NSCC's congestion window or RCCC's credit, clamped at 0, in bytes: one row per change of
+/// at least an MTU, or after 1 µs).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct UecColumns {
     pub stats: UecStats,
-    pub flow: Vec<u32>,
-    pub finish_ps: Vec<Option<u64>>,
+    pub acked_ps: Vec<Option<u64>>,
     pub retransmits: Vec<u64>,
-    pub nacks: Vec<u64>,
     pub window_t_ps: Vec<u64>,
     pub window_flow: Vec<u32>,
-    pub window_bytes: Vec<i64>,
+    pub window_bytes: Vec<u64>,
 }
 
 /// What a hybrid run skipped: its steady-state jumps, the simulated time they covered and the packets they

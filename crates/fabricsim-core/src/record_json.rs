@@ -229,6 +229,8 @@ pub struct Head<'a> {
     pub retransmit: Option<crate::record::RetransmitStats>,
     /// The scenario's network events (`RunRecord::net_events`; empty without `[[events]]`).
     pub net_events: &'a [crate::record::NetEventRow],
+    /// The UEC transport's counters (`RunRecord::uec`; None without `[uec]`).
+    pub uec: Option<crate::record::UecStats>,
 }
 
 impl<'a> Head<'a> {
@@ -256,6 +258,7 @@ impl<'a> Head<'a> {
             }),
             retransmit: r.retransmit,
             net_events: &r.net_events,
+            uec: r.uec.as_ref().map(|u| u.stats),
         }
     }
 }
@@ -415,6 +418,12 @@ pub fn record_json(h: &Head<'_>, tables: &Tables<'_>, names: &Names<'_>, flows: 
         o.push_str(&format!(
             ", \"retransmit\": {{\"lost_packets\": {}, \"timeouts\": {}, \"packets\": {}, \"bytes\": {}, \"abandoned\": {}}}",
             r.lost_packets, r.timeouts, r.packets, r.bytes, r.abandoned
+        ));
+    }
+    if let Some(u) = &h.uec {
+        o.push_str(&format!(
+            ", \"uec\": {{\"data_packets\": {}, \"trims\": {}, \"trimmed_received\": {}, \"nacks\": {}, \"acks\": {}, \"ecn_echoes\": {}, \"timeouts\": {}, \"retransmits\": {}, \"duplicates\": {}, \"out_of_order\": {}, \"pulls\": {}}}",
+            u.data_packets, u.trims, u.trimmed_received, u.nacks, u.acks, u.ecn_echoes, u.timeouts, u.retransmits, u.duplicates, u.out_of_order, u.pulls
         ));
     }
     if !h.net_events.is_empty() {

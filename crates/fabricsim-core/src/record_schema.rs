@@ -162,7 +162,8 @@ pub struct Field {
     pub labels: Option<Labels>,
     /// Its key and form in the table's `--json` rows, if it has one (the rows follow `FIELDS` order).
     pub json: Option<(&'static str, Json)>,
-    /// When the record has it: "" always, "hybrid" (hybrid runs), "roce" (runs with PFC, ECN or RDMA).
+    /// When the record has it: "" always, "hybrid" (hybrid runs), "roce" (runs with PFC, ECN, RDMA or UEC),
+    /// "uec" (runs of the UEC transport).
     pub when: &'static str,
     pub description: &'static str,
     pub source: Source,
@@ -370,6 +371,23 @@ pub static FIELDS: &[Field] = &[
         ..TIME
     },
     Field {
+        name: "flows.acked_ps",
+        json: Some(("acked_s", Json::Seconds)),
+        when: "uec",
+        description: "UEC connections: when the sender saw the last byte acknowledged (uet-htsim's flow finish)",
+        source: Source::Stored(|r| r.uec.as_ref().and_then(|u| times(&u.acked_ps))),
+        ..TIME
+    },
+    Field {
+        name: "flows.retransmits",
+        unit: "packets",
+        json: Some(("retransmits", Json::Int)),
+        when: "uec",
+        description: "UEC connections: packets re-sent (after a NACK of a trimmed packet, or a timeout)",
+        source: Source::Stored(|r| r.uec.as_ref().and_then(|u| u64s(&u.retransmits))),
+        ..U64
+    },
+    Field {
         name: "flows.skipped_packets",
         unit: "packets",
         when: "hybrid",
@@ -563,6 +581,30 @@ pub static FIELDS: &[Field] = &[
         when: "roce",
         description: "the new rate",
         source: Source::Stored(|r| r.roce.as_ref().and_then(|x| u64s(&x.rate_bps))),
+        ..U64
+    },
+    // ---- windows: the UEC window log, one row per change of a connection's window (NSCC) or credit (RCCC)
+    Field {
+        name: "windows.t_ps",
+        unit: "ps",
+        when: "uec",
+        description: "when the window or credit changed (by an MTU or more, or 1 us after the last row)",
+        source: Source::Stored(|r| r.uec.as_ref().and_then(|u| u64s(&u.window_t_ps))),
+        ..U64
+    },
+    Field {
+        name: "windows.flow",
+        when: "uec",
+        description: "the connection's data flow (its row in flows)",
+        source: Source::Stored(|r| r.uec.as_ref().and_then(|u| u32s(&u.window_flow))),
+        ..U32
+    },
+    Field {
+        name: "windows.bytes",
+        unit: "bytes",
+        when: "uec",
+        description: "NSCC's congestion window, or RCCC's credit (clamped at 0)",
+        source: Source::Stored(|r| r.uec.as_ref().and_then(|u| u64s(&u.window_bytes))),
         ..U64
     },
     // ---- pfc: the PFC frame log, one row per PAUSE or RESUME taking effect

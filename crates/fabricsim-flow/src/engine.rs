@@ -156,7 +156,13 @@ impl FlowSim {
     /// Build from a compiled scenario; reject what the flow model cannot represent. O(flows + workload).
     pub fn new_compiled(c: Compiled) -> Result<FlowSim> {
         check_supported(&c.spec)?;
-        let Compiled { spec, wl, topo, fib, paths, flows: routes, n_src, n_msg: _, n_tcp: _, flow_names, flow_name, limits: _ } = c;
+        let Compiled { spec, wl, topo, fib, paths, flows: mut routes, n_src, n_msg, n_tcp: _, flow_names, mut flow_name, limits: _ } = c;
+        if spec.uec.is_some() {
+            // A UEC connection is one fluid flow at its max-min fair share (what NSCC and RCCC converge to): its
+            // ACK flow carries nothing at this fidelity, and its packets are the transport's MTU.
+            routes.truncate((n_src + n_msg) as usize);
+            flow_name.truncate((n_src + n_msg) as usize);
+        }
         let mut flows: Vec<FlowRt> = routes
             .iter()
             .map(|r| FlowRt { src: r.src, dst: r.dst, src_port: r.src_port, dst_ep: r.dst_ep, path: r.path, salt: r.salt, ..Default::default() })
@@ -173,7 +179,10 @@ impl FlowSim {
         }
         for i in 0..wl.n_msgs() {
             let f = &mut flows[n_src as usize + i];
-            let (size, packet, header) = (wl.size[i], wl.packet[i] as u64, wl.header[i] as u64);
+            let (size, packet, header) = match &spec.uec {
+                Some(u) => (wl.size[i], u.mss() as u64, u.header_bytes as u64),
+                None => (wl.size[i], wl.packet[i] as u64, wl.header[i] as u64),
+            };
             let n_pkts = size.div_ceil(packet);
             f.pkt_payload = packet;
             f.header = header;

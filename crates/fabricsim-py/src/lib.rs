@@ -195,6 +195,26 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
         d.set_item("abandoned", x.abandoned)?;
         s.set_item("retransmit", d)?;
     }
+    if let Some(u) = &r.uec {
+        let x = u.stats;
+        let d = PyDict::new(py);
+        for (k, v) in [
+            ("data_packets", x.data_packets),
+            ("trims", x.trims),
+            ("trimmed_received", x.trimmed_received),
+            ("nacks", x.nacks),
+            ("acks", x.acks),
+            ("ecn_echoes", x.ecn_echoes),
+            ("timeouts", x.timeouts),
+            ("retransmits", x.retransmits),
+            ("duplicates", x.duplicates),
+            ("out_of_order", x.out_of_order),
+            ("pulls", x.pulls),
+        ] {
+            d.set_item(k, v)?;
+        }
+        s.set_item("uec", d)?;
+    }
     if !r.net_events.is_empty() {
         let rows = PyList::empty(py);
         for e in r.net_events {
@@ -367,13 +387,14 @@ fn compile_stats<'py>(py: Python<'py>, header_json: &str, columns: Option<&Bound
 /// Max-min fair rates: `capacity[r]` per resource, `uses[f]` the (resource, weight) pairs of flow f, and
 /// `caps[f]` its own rate cap (None = uncapped). Returns one rate per flow.
 /// The schema of the scenario tables declared in the engine (`[pfc]`, `[ecn]`, `[[ecn.rate]]`, `[rdma]`,
-/// `[hybrid]`) as JSON: each table's meaning and keys (name, JSON Schema with unit, meaning, default).
+/// `[hybrid]`, `[retransmit]`, `[uec]`) as JSON: each table's meaning and keys (name, JSON Schema with unit, meaning, default).
 /// `fabricsim.spec.generated` makes Python's models from it.
 #[pyfunction]
 fn scenario_schema() -> String {
     let mut all = fabricsim_core::scenario::roce::schema();
     all["hybrid"] = fabricsim_core::scenario::hybrid::schema();
     all["retransmit"] = fabricsim_core::scenario::retransmit::schema();
+    all["uec"] = fabricsim_core::scenario::uec::schema();
     all.to_string()
 }
 
@@ -730,6 +751,23 @@ fn record_json(py: Python<'_>, scalars: &Bound<'_, PyDict>, columns: &Bound<'_, 
         }),
         None => None,
     };
+    let ux: Option<Bound<'_, PyDict>> = get(scalars, "uec")?;
+    let uec = match &ux {
+        Some(d) => Some(fabricsim_core::record::UecStats {
+            data_packets: get(d, "data_packets")?.unwrap_or(0),
+            trims: get(d, "trims")?.unwrap_or(0),
+            trimmed_received: get(d, "trimmed_received")?.unwrap_or(0),
+            nacks: get(d, "nacks")?.unwrap_or(0),
+            acks: get(d, "acks")?.unwrap_or(0),
+            ecn_echoes: get(d, "ecn_echoes")?.unwrap_or(0),
+            timeouts: get(d, "timeouts")?.unwrap_or(0),
+            retransmits: get(d, "retransmits")?.unwrap_or(0),
+            duplicates: get(d, "duplicates")?.unwrap_or(0),
+            out_of_order: get(d, "out_of_order")?.unwrap_or(0),
+            pulls: get(d, "pulls")?.unwrap_or(0),
+        }),
+        None => None,
+    };
     let head = Head {
         fidelity: &fidelity,
         seed: get(scalars, "seed")?.unwrap_or(0),
@@ -746,6 +784,7 @@ fn record_json(py: Python<'_>, scalars: &Bound<'_, PyDict>, columns: &Bound<'_, 
         fast_forward,
         retransmit,
         net_events: &net_events,
+        uec,
     };
     let (node_names, flow_names, queue_names) =
         (names_of(scalars, "node_names")?, names_of(scalars, "flow_names")?, names_of(scalars, "queue_names")?);

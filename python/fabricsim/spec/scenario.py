@@ -22,7 +22,7 @@ from .network import NetEventDef, PortDef, QueueDef, RoutingDef
 from .roce import EcnDef, PfcDef, RdmaDef
 from .base import Name, PositiveInt
 from .traffic import (BarrierDef, CollectiveDef, ComputeDef, HybridDef, MeasureDef, MessageDef, RetransmitDef, SourceDef,
-                      TcpDef)
+                      TcpDef, UecDef)
 
 ROW_FORM_MAX = 1000
 """A scenario with at most this many message and barrier rows (and no compute steps, collectives or streams) is
@@ -54,10 +54,12 @@ class Scenario(_Model):
     measure: MeasureDef = MeasureDef()
     events: list[NetEventDef] = []
     """Link failures, repairs and bit error rates during the run (packet fidelity), in any order."""
-    transport: Literal["message", "rdma"] = "message"
+    transport: Literal["message", "rdma", "uec"] = "message"
     """How messages (and collectives) travel: "message" (packets paced by the NIC, no ACKs; lost packets re-sent
-    on a timeout, see [retransmit]) or "rdma" (RoCEv2: one queue pair per message with ACKs, NACK and go-back-N
-    without a timeout, and congestion control, see [rdma]; packet fidelity)."""
+    on a timeout, see [retransmit]), "rdma" (RoCEv2: one queue pair per message with ACKs, NACK and go-back-N
+    without a timeout, and congestion control, see [rdma]; packet fidelity) or "uec" (Ultra Ethernet: packet
+    spraying, trimming, selective ACKs, NSCC or RCCC congestion control, see [uec]; packet fidelity, or flow
+    fidelity with spray = "ecmp")."""
     pfc: PfcDef | None = None
     """Priority flow control of the `shared_buffer` switches (required when the fabric has one)."""
     ecn: EcnDef | None = None
@@ -70,6 +72,9 @@ class Scenario(_Model):
     retransmit: RetransmitDef | None = None
     """The message transport's retransmission timeout and retry limit (without this table: a 100 us timeout and
     7 retries; a loss-free run never uses them)."""
+    uec: UecDef | None = None
+    """The UEC transport's congestion control, spraying, trimming and reliability (needs `transport = "uec"`;
+    without this table uet-htsim's defaults: NSCC, oblivious spraying over 64 entropies, trimming)."""
 
     _source: str = PrivateAttr(default="<scenario>")
     _workload: object = PrivateAttr(default=None)
@@ -115,8 +120,9 @@ class Scenario(_Model):
 
     @property
     def roce(self) -> bool:
-        """Whether the scenario uses RoCE: PFC, ECN marking or the RDMA transport."""
-        return self.pfc is not None or self.ecn is not None or self.transport == "rdma"
+        """Whether the scenario uses RoCE or UEC: PFC, ECN marking, the RDMA or the UEC transport (runs with
+        the control class, ECN and the RoCE record columns)."""
+        return self.pfc is not None or self.ecn is not None or self.transport in ("rdma", "uec")
 
     @property
     def has_workload_rows(self) -> bool:

@@ -156,6 +156,9 @@ HybridDef = generated.model("HybridDef", "hybrid", __name__)
 RetransmitDef = generated.model("RetransmitDef", "retransmit", __name__)
 """`[retransmit]`, generated from the engine's declaration (crates/fabricsim-core/src/scenario/retransmit.rs)."""
 
+UecDef = generated.model("UecDef", "uec", __name__)
+"""`[uec]`, generated from the engine's declaration (crates/fabricsim-core/src/scenario/uec.rs)."""
+
 
 class MeasureDef(_Model):
     """Queue-depth sampling: every `queue_interval`, of the ports named "node->peer" (default: every switch port);

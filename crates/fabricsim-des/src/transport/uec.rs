@@ -194,7 +194,6 @@ pub(crate) struct Conn {
     log_v: i64,
     pub(crate) finished: Option<u64>,
     pub(crate) rtx_sent: u64,
-    pub(crate) nacks: u64,
 }
 
 /// The receiver of one connection (`UecSink`).
@@ -497,7 +496,6 @@ impl Sim {
                     log_v: i64::MIN,
                     finished: None,
                     rtx_sent: 0,
-                    nacks: 0,
                 }
             })
             .collect();
@@ -851,7 +849,6 @@ impl Sim {
             self.net.ports[self.flows[f as usize].src_port as usize].rate.0 as f64
         };
         let conn = &mut self.uec.conns[c as usize];
-        conn.nacks += 1;
         let psn = pk.psn as u64;
         let Some(r) = conn.rec(psn).filter(|r| r.live).copied() else { return };
         let raw = now - r.send;
@@ -1029,18 +1026,22 @@ impl Sim {
         if !self.uec.on {
             return None;
         }
+        let n = self.flows.len();
         let u = &mut self.uec;
         let mut stats = u.stats;
         stats.retransmits = u.conns.iter().map(|c| c.rtx_sent).sum();
+        let (mut acked_ps, mut retransmits) = (vec![None; n], vec![0; n]);
+        for c in &u.conns {
+            acked_ps[c.flow as usize] = c.finished;
+            retransmits[c.flow as usize] = c.rtx_sent;
+        }
         Some(UecColumns {
             stats,
-            flow: u.conns.iter().map(|c| c.flow).collect(),
-            finish_ps: u.conns.iter().map(|c| c.finished).collect(),
-            retransmits: u.conns.iter().map(|c| c.rtx_sent).collect(),
-            nacks: u.conns.iter().map(|c| c.nacks).collect(),
+            acked_ps,
+            retransmits,
             window_t_ps: std::mem::take(&mut u.log.t_ps),
             window_flow: std::mem::take(&mut u.log.flow),
-            window_bytes: std::mem::take(&mut u.log.bytes),
+            window_bytes: std::mem::take(&mut u.log.bytes).into_iter().map(|b| b.max(0) as u64).collect(),
         })
     }
 }
