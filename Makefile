@@ -92,7 +92,9 @@ bench: setup
 ## RoCE incasts beside HPCC's ns-3 fork when it is built (benchmarks/HPCC_NS3.md; fabricsim's side alone otherwise),
 ## then the k = 8 fat-tree RoCE permutation, incast and one packet beside htsim when it is built (benchmarks/HTSIM.md;
 ## fabricsim's side alone otherwise), then SimAI's AICB workloads beside SimAI_analytical when it is built
-## (benchmarks/SIMAI.md, section 8; against SimAI's stored runs otherwise)
+## (benchmarks/SIMAI.md, section 8; against SimAI's stored runs otherwise), then the UEC transport's k = 8 permutation
+## and 32 -> 1 incast beside uet-htsim's htsim_uec when it is built (benchmarks/UET_HTSIM.md; fabricsim's side beside
+## the stored reference runs otherwise)
 validate: setup
 	$(PY) -m pip install -q "ns3==3.44.post0"
 	$(PY) benchmarks/validate_incast.py
@@ -100,6 +102,7 @@ validate: setup
 	$(PY) benchmarks/vs_hpcc_ns3.py
 	$(PY) benchmarks/vs_htsim.py
 	$(PY) benchmarks/vs_simai.py
+	$(PY) benchmarks/vs_uet_htsim.py
 
 ## docs: the user guide (mkdocs, material theme) into site/; the reference pages (scenario keys, command line,
 ## Python API) are generated from the code (docs/gen_reference.py, also at build time); strict, so a broken link

@@ -173,7 +173,11 @@ def run_fabricsim(cm: str, spray: str, seed: int, work: Path, tag: str) -> dict:
     path = work / f"{tag}.toml"
     path.write_text(scenario_toml(cm, spray, seed))
     out, t = timed([str(exe), "run", str(path), "--json", "--quiet"], work)
-    rec = json.loads(out)
+    return dict(t, **fabricsim_result(json.loads(out), tag))
+
+
+def fabricsim_result(rec: dict, tag: str) -> dict:
+    """FCTs (us) by (src, dst), events, engine time and UEC counters of a `fabricsim run --json` record."""
     if not rec["complete"]:
         raise RuntimeError(f"fabricsim {tag}: incomplete run ({rec['incomplete_messages']} messages left)")
     fct = {}
@@ -184,7 +188,7 @@ def run_fabricsim(cm: str, spray: str, seed: int, work: Path, tag: str) -> dict:
     u = rec["uec"]
     counters = dict(new=u["data_packets"] - u["retransmits"], rtx=u["retransmits"], trims=u["trims"],
                     nacks=u["nacks"], rtos=u["timeouts"], acks=u["acks"])
-    return dict(t, fct_us=fct, events=rec["events"], engine_s=rec["wall_s"], counters=counters)
+    return dict(fct_us=fct, events=rec["events"], engine_s=rec["wall_s"], counters=counters)
 
 
 # ----------------------------------------------------------------------------------------------------- htsim
