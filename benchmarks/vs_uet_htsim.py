@@ -12,9 +12,9 @@ its defaults). Every parameter, htsim_uec's flag or default beside fabricsim's k
   switch port, up and down = `[queue] limit_bytes = 178450`, `limit_packets = "unlimited"` (fabricsim's default
   output-queued switches, the only ones htsim_uec has). Host NICs: htsim's FairPriorityQueue of 1,000 packets,
   fed by the source after each serialisation; fabricsim's NIC pulls the connection's next packet when its port
-  frees (neither ever drops at a host);
-- transport: `transport = "uec"`, whose `[uec]` defaults are htsim_uec's (crates/fabricsim-core/src/uec.rs,
-  docs/uec_parameters.md): MTU 4,150 B on the wire with a 64 B header (htsim's `-mtu` default, `_hdr_size`),
+  frees (no packet is dropped at a host in either);
+- transport: `transport = "uec"`, whose `[uec]` defaults are htsim_uec's (crates/fabricsim-core/src/uec.rs):
+  MTU 4,150 B on the wire with a 64 B header (htsim's `-mtu` default, `_hdr_size`),
   64 B ACKs and NACKs (`ACKSIZE`), trimming on with 64 B trimmed headers (`-trimsize`), an ACK per 16 KiB
   received (`-sack_threshold`) and at once for ECN, AR and duplicates, ACKs, NACKs and trimmed headers ahead
   of data (htsim: 100,000 : 1 at switches; fabricsim: strict priority);
