@@ -70,6 +70,10 @@ pub struct UecSpec {
     /// NSCC's target queueing delay; None: 0.75 × base RTT with trimming, 1 × without (`initNsccParams`).
     #[serde(default)]
     pub target_qdelay_ps: Option<u64>,
+    /// The largest window (NSCC's maxwnd; RCCC's credit cap); None: 1.5 × the base BDP at the NIC's rate
+    /// (`initNscc`).
+    #[serde(default)]
+    pub max_window_bytes: Option<u64>,
     /// ECN marking thresholds at switch egress when the scenario has no `[ecn]`; None: 0.2 and 0.8 of a BDP in
     /// whole packets (main_uec.cpp).
     #[serde(default)]
@@ -98,6 +102,7 @@ impl Default for UecSpec {
             rto_ps: None,
             base_rtt_ps: None,
             target_qdelay_ps: None,
+            max_window_bytes: None,
             ecn_low_bytes: None,
             ecn_high_bytes: None,
             pull_packets: Self::default_pull_packets(),
@@ -185,6 +190,11 @@ impl UecSpec {
             }
             (Some(0), _) | (_, Some(0)) => return Err(Error::spec("uec.ecn_low_bytes", "ECN thresholds must be > 0 B")),
             _ => {}
+        }
+        if let Some(w) = self.max_window_bytes {
+            if w < self.mtu_bytes as u64 {
+                return Err(Error::spec("uec.max_window_bytes", format!("must hold at least one MTU ({} B), not {w} B", self.mtu_bytes)));
+            }
         }
         if self.pull_packets == 0 || self.pull_packets > 1024 {
             return Err(Error::spec("uec.pull_packets", format!("must be 1 to 1024 packets, not {}", self.pull_packets)));

@@ -47,6 +47,12 @@ pub const UEC: &[Key] = &[
         "target_qdelay_ps",
         "NSCC's target queueing delay (\"auto\": 0.75 x the base RTT with trimming, 1 x without).",
     ),
+    key(
+        "max_window",
+        Kind::AutoSize,
+        "max_window_bytes",
+        "NSCC's largest window, and RCCC's credit cap (\"auto\": 1.5 x the base BDP at the NIC's rate, as htsim_uec; a smaller base RTT sample lowers it with the BDP, a set value stays).",
+    ),
     key("ecn_low", Kind::AutoSize, "ecn_low_bytes", "ECN marking starts above this queue depth at switch egress when the scenario has no [ecn] (\"auto\": 0.2 BDP in whole MTU packets)."),
     key("ecn_high", Kind::AutoSize, "ecn_high_bytes", "ECN marks every packet above this queue depth, linearly from ecn_low (\"auto\": 0.8 BDP in whole MTU packets)."),
     key("pull_packets", Kind::Count32, "pull_packets", "RCCC: credit each pull grants, in full packets (4)."),

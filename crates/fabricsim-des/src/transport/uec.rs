@@ -161,6 +161,8 @@ pub(crate) struct Conn {
     in_flight: i64,
     pub(crate) cwnd: i64,
     maxwnd: i64,
+    /// Whether `max_window` was given (it then stays as given).
+    fixed_window: bool,
     base_rtt: u64,
     avg_delay: u64,
     achieved: i64,
@@ -447,13 +449,13 @@ impl Sim {
             }
         }
         let seed = self.seed;
-        let maxwnd = (1.5 * (rtt as f64 / 1e12 * nic_rate / 8.0) as i64 as f64) as i64;
+        let maxwnd = u.max_window_bytes.map_or((1.5 * (rtt as f64 / 1e12 * nic_rate / 8.0) as i64 as f64) as i64, |w| w as i64);
         self.uec.conns = (0..n_msg)
             .map(|i| {
                 let flow = (n_src + i) as u32;
                 let line = self.net.ports[self.flows[flow as usize].src_port as usize].rate.0 as f64;
                 let bdp_c = (rtt as f64 / 1e12 * line / 8.0) as i64;
-                let mw = ((1.5 * bdp_c as f64) as i64).max(mtu as i64);
+                let mw = u.max_window_bytes.map_or(((1.5 * bdp_c as f64) as i64).max(mtu as i64), |w| w as i64);
                 let mut rng = Pcg64Mcg::seed_from_u64(fabricsim_core::routing::mix64(seed ^ 0x0EC0_5EED ^ ((i as u64) << 20)));
                 let mp = Mp::new(u.spray, u.entropies, &mut rng);
                 let size = self.msg.msgs[i].size;
@@ -466,6 +468,7 @@ impl Sim {
                     in_flight: 0,
                     cwnd: mw,
                     maxwnd: mw,
+                    fixed_window: u.max_window_bytes.is_some(),
                     base_rtt: rtt,
                     avg_delay: 0,
                     achieved: 0,
@@ -1080,8 +1083,10 @@ impl Conn {
     fn update_base_rtt(&mut self, raw: u64, line: f64) {
         if self.base_rtt > raw {
             self.base_rtt = raw;
-            let bdp = (raw as f64 / 1e6 * line / 8e6) as i64;
-            self.maxwnd = (1.5 * bdp as f64) as i64;
+            if !self.fixed_window {
+                let bdp = (raw as f64 / 1e6 * line / 8e6) as i64;
+                self.maxwnd = (1.5 * bdp as f64) as i64;
+            }
         }
     }
 
