@@ -71,6 +71,12 @@ pub(crate) struct Hybrid {
 }
 
 impl Hybrid {
+    /// Drop the snapshots taken so far: the network changed (a `link_rate` event), so the windows before the
+    /// change say nothing of the steady state after it, and detection starts afresh from the next window.
+    pub(crate) fn forget(&mut self) {
+        self.spare.append(&mut self.hist);
+    }
+
     #[inline]
     pub(crate) fn touch(&mut self, flow: u32) {
         let t = &mut self.touched[flow as usize];
