@@ -488,6 +488,33 @@ mod tests {
     }
 
     #[test]
+    fn the_rate_at_the_end_of_a_rated_link() {
+        use crate::record::NetEventRow;
+        let ev = |t_ps, links: &[&str], rate_bps| NetEventRow {
+            t_ps,
+            kind: "link_rate".into(),
+            links: links.iter().map(|l| l.to_string()).collect(),
+            ber: 0.0,
+            rate_bps,
+        };
+        // a-b halved at 1 µs then restored at 2 µs; b-c quartered at 5 µs, after a 3 µs run's end; a link_down
+        // sets no rate.
+        let mut down = ev(1_000_000, &["c-d"], 0);
+        down.kind = "link_down".into();
+        let events = [ev(1_000_000, &["a-b"], 5), ev(2_000_000, &["a-b"], 10), ev(5_000_000, &["b-c"], 2), down];
+        let rated = rated_links(&events, 3_000_000);
+        assert_eq!(rated, vec![("a-b".to_string(), 10)]);
+        // Both directions, and every parallel link between the two nodes (the events name each "a-b").
+        for q in ["a->b", "b->a", "a->b#1"] {
+            assert_eq!(rate_end(&rated, q), Some(10), "{q}");
+        }
+        for q in ["b->c", "a->c", "ab", "c->d"] {
+            assert_eq!(rate_end(&rated, q), None, "{q}");
+        }
+        assert_eq!(rated_links(&events, 1_500_000), vec![("a-b".to_string(), 5)]);
+    }
+
+    #[test]
     fn links_by_hand() {
         // Two 10 Gb/s ports over a 1 ms span: a->b sent 625,000 B (5 Gb of 10 Gb/ms: 50%), b->a 1,250,000 B (100%);
         // b->a comes first (busiest), and a flow-fidelity record has no peak queue.

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use fabricsim_core::compile::compile;
 use fabricsim_core::control::Control;
-use fabricsim_core::spec::{NetEventKind, NetEventSpec, RunSpec};
+use fabricsim_core::spec::{EcnSpec, NetEventKind, NetEventSpec, PfcSpec, RdmaCc, RdmaSpec, RunSpec, SwitchModel};
 use fabricsim_core::workload::Workload;
 
 /// Serialisation of one 1,000 B packet (no header) at 10 Gb/s: 800 ns.
@@ -95,7 +95,8 @@ fn a_degraded_switch_link_is_the_bottleneck_in_both_directions() {
     assert_eq!(rec.packets.dropped, 0, "the default queue (100 packets) holds the backlog");
 }
 
-/// A rate on a kind other than link_rate, and a link_rate without a rate, are errors naming `rate_bps`.
+/// A rate on a kind other than link_rate, a link_rate without a rate, and one above 1 Pb/s are errors naming
+/// `rate_bps`.
 #[test]
 fn the_spec_names_a_missing_or_misplaced_rate() {
     let (mut spec, nic) = line();
@@ -106,6 +107,11 @@ fn the_spec_names_a_missing_or_misplaced_rate() {
     spec.events.push(NetEventSpec { at_ps: T, kind: NetEventKind::LinkDown, links: vec![nic], ber: 0.0, rate_bps: GBPS });
     let err = fabricsim_des::run(&spec).expect_err("a rate on a link_down").to_string();
     assert!(err.contains("events[0].rate_bps"), "{err}");
+    // Above 1 Pb/s, the ceiling of every rate a scenario writes.
+    let (mut spec, nic) = line();
+    spec.events.push(rate_event(T, nic, 2_000_000_000_000_000));
+    let err = fabricsim_des::run(&spec).expect_err("2 Pb/s").to_string();
+    assert!(err.contains("events[0].rate_bps") && err.contains("1 Pb/s"), "{err}");
 }
 
 /// Hybrid fidelity never jumps across the change: a 20,000-packet message (1,000 B + 48 B headers, T = 838.4 ns
@@ -129,4 +135,39 @@ fn hybrid_stops_at_the_change_and_lands_on_the_packet_engine() {
     let got = h.flows.complete_ps[0].expect("completes");
     assert!(got.abs_diff(exact) <= 2 * TH, "{got} vs {exact}");
     assert_eq!(h.flows.rx_packets[0], 20_000);
+}
+
+/// HPCC reads the rate now in force from its INT records. One queue pair s0 → sw → rx at 100 Gb/s (HPCC, η = 0.95,
+/// the hpcc preset); at 20 µs the switch's link to rx drops to 25 Gb/s. HPCC sets the window so that the
+/// bottleneck's utilisation, txRate / B + qlen / (B · T_base), is η, B being the rate the INT record carries: with
+/// B = 25 Gb/s the sender settles at η · 25 Gb/s = 23.75 Gb/s and the queue drains, so no PAUSE is ever sent. Had
+/// the record kept the topology's 100 Gb/s, a 25 Gb/s flow would read as 25% utilised and HPCC would climb back
+/// toward line rate (with the INT record reading the topology's rate, this test fails: the rate samples sit at
+/// 92–93 Gb/s).
+#[test]
+fn hpcc_settles_at_eta_times_the_degraded_rate() {
+    let (net, s, rx) = star(1, SwitchModel::SharedBuffer);
+    let mut spec = net.spec(1);
+    spec.pfc = Some(PfcSpec::hpcc());
+    spec.ecn = EcnSpec::preset("hpcc");
+    spec.rdma = Some(RdmaSpec::preset("hpcc", RdmaCc::Hpcc).expect("preset"));
+    spec.messages = vec![msg("m", s[0], rx, 10_000_000, 1000, 48)];
+    spec.events.push(rate_event(20 * US, 1, 25 * GBPS));
+    spec.measure.queue_sample_ps = Some(US);
+    let r = run(&spec);
+    let done = r.flows.complete_ps[0].expect("completes");
+    let roce = r.roce.expect("a RoCE record");
+    assert_eq!(roce.pause_tx.iter().sum::<u64>(), 0, "no PAUSE: the queue never builds");
+    // The sender's rate samples between 200 µs (well after the change) and the end: every one within 10% of
+    // 23.75 Gb/s.
+    let late: Vec<u64> = roce.rate_t_ps.iter().zip(&roce.rate_bps).filter(|&(&t, _)| t > 200 * US && t < done).map(|(_, &b)| b).collect();
+    assert!(!late.is_empty(), "HPCC adjusts its rate after the change");
+    let target = 0.95 * 25e9;
+    assert!(late.iter().all(|&b| (b as f64 - target).abs() <= 0.1 * target), "rates {:?}", &late[..late.len().min(20)]);
+    // 10 MB of payload (10,480,000 wire bytes) at ≤ 25 Gb/s after 20 µs: done no sooner than 20 µs + the bytes
+    // left × 8 / 25 Gb/s, and within 10% of the 23.75 Gb/s pace.
+    let left_bytes = 10_480_000.0 - 20e-6 * 100e9 / 8.0;
+    let floor = 20e-6 + left_bytes * 8.0 / 25e9;
+    let got = done as f64 * 1e-12;
+    assert!(got >= floor && got <= 1.1 * (20e-6 + left_bytes * 8.0 / target), "{got} vs floor {floor}");
 }
