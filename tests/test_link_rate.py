@@ -162,3 +162,23 @@ def test_flow_fidelity_still_refuses_a_link_down_in_one_line(tmp_path):
     r = cli("run", "rate.toml", "--fidelity", "flow", cwd=tmp_path)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1
     assert "events[1]" in r.stderr and "not modelled at flow fidelity" in r.stderr
+
+
+def test_a_scenario_built_in_python_takes_the_event(tmp_path):
+    # sw -> h1 drops to 2.5 Gb/s (3.2 us per packet) at 10 us. Packet k reaches sw at (k + 1) T + 1 us and leaves at
+    # once while the port keeps up: packet 10 starts at 9.8 us, before the event, and ends at the old rate at
+    # 10.6 us, when packet 11 arrives; packets 11..=99 (89) follow back to back at 3.2 us, the last ending at
+    # 10.6 + 89 × 3.2 = 295.4 us and landing 1 us later: 296.4 us.
+    import fabricsim
+    from fabricsim.errors import ScenarioError
+    from fabricsim.spec import NetEventDef
+
+    (tmp_path / "rate.toml").write_text(LINE)
+    sc = fabricsim.load_scenario(tmp_path / "rate.toml")
+    ev = NetEventDef(at="10us", kind="link_rate", link=["sw", "h1"], rate="2.5Gbps")
+    rec = fabricsim.run(sc.model_copy(update={"events": [ev]}))
+    assert rec.completion_time_s == pytest.approx(296.4e-6, abs=1e-15)
+    assert rec.scalars["net_events"] == [{"t_ps": 10_000_000, "kind": "link_rate", "links": ["sw-h1"], "ber": 0.0,
+                                          "rate_bps": 2_500_000_000}]
+    with pytest.raises(ScenarioError, match=r"events\[0\]\.rate: a link_rate event sets the link's new rate"):
+        fabricsim.run(sc.model_copy(update={"events": [NetEventDef(at="10us", kind="link_rate", link=["sw", "h1"])]}))
