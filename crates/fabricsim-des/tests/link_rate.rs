@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use fabricsim_core::compile::compile;
 use fabricsim_core::control::Control;
-use fabricsim_core::spec::{EcnSpec, NetEventKind, NetEventSpec, PfcSpec, RdmaCc, RdmaSpec, RunSpec, SwitchModel};
+use fabricsim_core::spec::{EcnSpec, NetEventKind, NetEventSpec, PfcSpec, RdmaCc, RdmaSpec, RunSpec, SourceKind, SwitchModel};
 use fabricsim_core::workload::Workload;
 
 /// Serialisation of one 1,000 B packet (no header) at 10 Gb/s: 800 ns.
@@ -170,4 +170,25 @@ fn hpcc_settles_at_eta_times_the_degraded_rate() {
     let floor = 20e-6 + left_bytes * 8.0 / 25e9;
     let got = done as f64 * 1e-12;
     assert!(got >= floor && got <= 1.1 * (20e-6 + left_bytes * 8.0 / target), "{got} vs floor {floor}");
+}
+
+/// A UDP CBR source (1 Gb/s of 1,000 B packets: one every 8 µs, the first one interval after its start at 0, as
+/// ns-3's OnOff sends, until it stops at 79 µs: 9 packets, at 8..=72 µs) over the line, the NIC's link dropping to
+/// 2 Gb/s at 36 µs. Nothing queues (a packet takes at most 4 µs of the 8 µs gap), so only each packet's delay
+/// shows the change: before it, T + d + T + d = 3.6 µs; after it, 4 µs + d + T + d = 6.8 µs. Packets sent at
+/// 8..=32 µs (4) take the first, at 40..=72 µs (5) the second: delay sum 4 × 3.6 + 5 × 6.8 = 48.4 µs, maximum
+/// 6.8 µs.
+#[test]
+fn a_udp_source_sees_the_slower_link_in_its_delay() {
+    let (mut spec, nic) = line();
+    spec.messages.clear();
+    let mut s = source("u", SourceKind::Cbr, 0, 2, GBPS, 1000);
+    s.stop_ps = Some(79 * US);
+    spec.sources.push(s);
+    spec.events.push(rate_event(36 * US, nic, 2 * GBPS));
+    let rec = run(&spec);
+    assert_eq!((rec.flows.tx_packets[0], rec.flows.rx_packets[0], rec.flows.lost_packets[0]), (9, 9, 0));
+    assert_eq!(rec.flows.max_delay_ps[0], 6_800_000);
+    assert_eq!(rec.flows.first_tx_ps[0], Some(8 * US));
+    assert_eq!(rec.flows.delay_sum_ps[0], 48_400_000);
 }
