@@ -491,7 +491,8 @@ class RunRecord:
         writer): name ("node->peer"), rate_bps (line rate), bytes and packets sent, utilization = bytes·8 /
         (rate_bps · `links_span_s`), gbps (mean rate over that span), peak_bytes and peak_packets of its queue
         (None at flow fidelity: the fluid model has no queues), pfc_pauses (PAUSE frames its sender received) and
-        drops. O(ports · log ports)."""
+        drops; a link that a `link_rate` event changed also has rate_end_bps, the rate in force at the end (its
+        rate_bps and utilization stay the topology's line rate's). O(ports · log ports)."""
         return json.loads(_core.record_json(self.scalars, self._queue_columns(), False))["links"]
 
     @property

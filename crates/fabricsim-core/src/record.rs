@@ -316,14 +316,50 @@ pub struct RunRecord {
     pub net_events: Vec<NetEventRow>,
 }
 
-/// A network event as the record keeps it: when (ps), what ("link_down", "link_up" or "ber"), the links it
-/// touched by their end nodes' names ("leaf0-spine1"), and the bit error rate it set (0 but for "ber").
+/// A network event as the record keeps it: when (ps), what ("link_down", "link_up", "ber" or "link_rate"), the
+/// links it touched by their end nodes' names ("leaf0-spine1"), the bit error rate it set (0 but for "ber") and
+/// the rate it set (bit/s; 0 but for "link_rate").
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct NetEventRow {
     pub t_ps: u64,
     pub kind: String,
     pub links: Vec<String>,
     pub ber: f64,
+    #[serde(default)]
+    pub rate_bps: u64,
+}
+
+impl NetEventRow {
+    /// The record's rows of a scenario's network events, in time order (file order among equal times), each link
+    /// named by its end nodes (`link_ends[l]` = (a, b), `names` the nodes'). Empty without events. O(events).
+    pub fn of_spec(events: &[crate::spec::NetEventSpec], link_ends: &[(u32, u32)], names: &[String]) -> Vec<NetEventRow> {
+        use crate::spec::NetEventKind;
+        let mut rows: Vec<NetEventRow> = events
+            .iter()
+            .map(|e| NetEventRow {
+                t_ps: e.at_ps,
+                kind: match e.kind {
+                    NetEventKind::LinkDown => "link_down",
+                    NetEventKind::LinkUp => "link_up",
+                    NetEventKind::Ber => "ber",
+                    NetEventKind::LinkRate => "link_rate",
+                }
+                .into(),
+                links: e
+                    .links
+                    .iter()
+                    .map(|&l| {
+                        let (a, b) = link_ends[l as usize];
+                        format!("{}-{}", names[a as usize], names[b as usize])
+                    })
+                    .collect(),
+                ber: if e.kind == NetEventKind::Ber { e.ber } else { 0.0 },
+                rate_bps: e.rate_bps,
+            })
+            .collect();
+        rows.sort_by_key(|r| r.t_ps);
+        rows
+    }
 }
 
 /// The message transport's retransmissions (runs in which a workload message lost a packet; `transport::message`

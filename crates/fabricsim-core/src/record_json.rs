@@ -287,8 +287,10 @@ pub fn links_span_ps(completion_ps: Option<u64>, end_ps: u64) -> u64 {
 /// port id): name ("node->peer"), rate_bps (line rate), bytes and packets sent, utilization = bytes·8 / (rate_bps ·
 /// span), gbps = bytes·8 / span / 1e9 (span = `links_span_ps`), peak_bytes and peak_packets of its queue (null at
 /// flow fidelity: the fluid model has no queues), pfc_pauses (PAUSE frames the link's sender received, 0 without
-/// PFC) and drops. Utilization is null without a rate or a span. O(ports · log ports).
-pub fn links_json(fidelity: &str, span_ps: u64, queues: &Table<'_>, roce: &Table<'_>, names: &Names<'_>) -> String {
+/// PFC) and drops. Utilization is null without a rate or a span. A link that a `link_rate` event changed (one of
+/// `rated`, from `rated_links`) also says `rate_end_bps`, the rate in force at the end of the run; its `rate_bps`
+/// and utilization stay the topology's line rate's. O(ports · log ports + ports · rated links).
+pub fn links_json(fidelity: &str, span_ps: u64, queues: &Table<'_>, roce: &Table<'_>, names: &Names<'_>, rated: &[(String, u64)]) -> String {
     let (bytes, pkts, rate) = (u64s(queues, "queues.tx_bytes"), u64s(queues, "queues.tx_packets"), u64s(queues, "queues.rate_bps"));
     let (peak_b, peak_p, drops, pauses) =
         (u64s(queues, "queues.peak_bytes"), u64s(queues, "queues.peak_packets"), u64s(queues, "queues.drops"), u64s(roce, "roce.pause_rx"));
@@ -325,10 +327,40 @@ pub fn links_json(fidelity: &str, span_ps: u64, queues: &Table<'_>, roce: &Table
         } else {
             o.push_str(&format!(", \"peak_bytes\": {}, \"peak_packets\": {}", at(peak_b, i), at(peak_p, i)));
         }
-        o.push_str(&format!(", \"pfc_pauses\": {}, \"drops\": {}}}", at(pauses, i), at(drops, i)));
+        o.push_str(&format!(", \"pfc_pauses\": {}, \"drops\": {}", at(pauses, i), at(drops, i)));
+        if !rated.is_empty() {
+            if let Some(r) = names.queue_names.get(i).and_then(|n| rate_end(rated, n)) {
+                o.push_str(&format!(", \"rate_end_bps\": {r}"));
+            }
+        }
+        o.push('}');
     }
     o.push(']');
     o
+}
+
+/// The links `link_rate` events changed by the end of the run (`end_ps`), each with the rate in force then: the
+/// last such event's at or before the end (events are in time order). Names as the events give them ("a-b").
+pub fn rated_links(events: &[crate::record::NetEventRow], end_ps: u64) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = Vec::new();
+    for e in events.iter().filter(|e| e.kind == "link_rate" && e.t_ps <= end_ps) {
+        for l in &e.links {
+            match out.iter_mut().find(|(n, _)| n == l) {
+                Some(slot) => slot.1 = e.rate_bps,
+                None => out.push((l.clone(), e.rate_bps)),
+            }
+        }
+    }
+    out
+}
+
+/// The rate at the end of the directed link named `queue` ("x->y", "#k" for a parallel link) if `rated` has its
+/// link ("x-y" or "y-x"). O(rated).
+fn rate_end(rated: &[(String, u64)], queue: &str) -> Option<u64> {
+    let base = queue.rsplit_once('#').map_or(queue, |(b, _)| b);
+    let (x, y) = base.split_once("->")?;
+    let (xy, yx) = (format!("{x}-{y}"), format!("{y}-{x}"));
+    rated.iter().find(|(n, _)| *n == xy || *n == yx).map(|&(_, r)| r)
 }
 
 /// The CLI's `--json` object, byte for byte as Python's `json.dumps` writes it: the head's scalars, the flow rows
@@ -356,7 +388,7 @@ pub fn record_json(h: &Head<'_>, tables: &Tables<'_>, names: &Names<'_>, flows: 
     let queues = rows_json(qt, names, Some(&active));
     let span = links_span_ps(h.completion_ps, h.end_ps);
     o.push_str(&format!(", \"queues\": {queues}, \"links_span_s\": {}, \"links\": ", py_repr(span as f64 * PS)));
-    o.push_str(&links_json(h.fidelity, span, qt, &tables.roce, names));
+    o.push_str(&links_json(h.fidelity, span, qt, &tables.roce, names, &rated_links(h.net_events, h.end_ps)));
     o.push_str(&format!(", \"events\": {}, \"wall_s\": ", h.events));
     o.push_str(&py_repr(h.wall_s));
     let halted = h.halted.map(json_str).unwrap_or_else(|| "null".into());
@@ -432,7 +464,11 @@ pub fn record_json(h: &Head<'_>, tables: &Tables<'_>, names: &Names<'_>, flows: 
             .iter()
             .map(|e| {
                 let links: Vec<String> = e.links.iter().map(|l| json_str(l)).collect();
-                let ber = if e.kind == "ber" { format!(", \"ber\": {}", py_repr(e.ber)) } else { String::new() };
+                let ber = match e.kind.as_str() {
+                    "ber" => format!(", \"ber\": {}", py_repr(e.ber)),
+                    "link_rate" => format!(", \"rate_bps\": {}", e.rate_bps),
+                    _ => String::new(),
+                };
                 format!("{{\"t_s\": {}, \"kind\": {}, \"links\": [{}]{ber}}}", py_repr(e.t_ps as f64 / 1e12), json_str(&e.kind), links.join(", "))
             })
             .collect();
@@ -461,6 +497,33 @@ mod tests {
     }
 
     #[test]
+    fn the_rate_at_the_end_of_a_rated_link() {
+        use crate::record::NetEventRow;
+        let ev = |t_ps, links: &[&str], rate_bps| NetEventRow {
+            t_ps,
+            kind: "link_rate".into(),
+            links: links.iter().map(|l| l.to_string()).collect(),
+            ber: 0.0,
+            rate_bps,
+        };
+        // a-b halved at 1 µs then restored at 2 µs; b-c quartered at 5 µs, after a 3 µs run's end; a link_down
+        // sets no rate.
+        let mut down = ev(1_000_000, &["c-d"], 0);
+        down.kind = "link_down".into();
+        let events = [ev(1_000_000, &["a-b"], 5), ev(2_000_000, &["a-b"], 10), ev(5_000_000, &["b-c"], 2), down];
+        let rated = rated_links(&events, 3_000_000);
+        assert_eq!(rated, vec![("a-b".to_string(), 10)]);
+        // Both directions, and every parallel link between the two nodes (the events name each "a-b").
+        for q in ["a->b", "b->a", "a->b#1"] {
+            assert_eq!(rate_end(&rated, q), Some(10), "{q}");
+        }
+        for q in ["b->c", "a->c", "ab", "c->d"] {
+            assert_eq!(rate_end(&rated, q), None, "{q}");
+        }
+        assert_eq!(rated_links(&events, 1_500_000), vec![("a-b".to_string(), 5)]);
+    }
+
+    #[test]
     fn links_by_hand() {
         // Two 10 Gb/s ports over a 1 ms span: a->b sent 625,000 B (5 Gb of 10 Gb/ms: 50%), b->a 1,250,000 B (100%);
         // b->a comes first (busiest), and a flow-fidelity record has no peak queue.
@@ -473,7 +536,7 @@ mod tests {
         let span = links_span_ps(r.completion_ps, r.end_ps);
         assert_eq!(span, 1_000_000_000);
         let (qt, rt) = (Table::of_record(&r, "queues"), Table::of_record(&r, "roce"));
-        let got = links_json("packet", span, &qt, &rt, &Names::of_record(&r));
+        let got = links_json("packet", span, &qt, &rt, &Names::of_record(&r), &[]);
         assert_eq!(
             got,
             "[{\"name\": \"b->a\", \"rate_bps\": 10000000000, \"bytes\": 1250000, \"packets\": 1250, \"utilization\": 1.0, \
@@ -481,7 +544,7 @@ mod tests {
              {\"name\": \"a->b\", \"rate_bps\": 10000000000, \"bytes\": 625000, \"packets\": 625, \"utilization\": 0.5, \
              \"gbps\": 5.0, \"peak_bytes\": 2000, \"peak_packets\": 2, \"pfc_pauses\": 0, \"drops\": 0}]"
         );
-        let flow = links_json("flow", span, &qt, &rt, &Names::of_record(&r));
+        let flow = links_json("flow", span, &qt, &rt, &Names::of_record(&r), &[]);
         assert!(flow.contains("\"peak_bytes\": null, \"peak_packets\": null"));
         // Without a completion the span is the end: half the utilization.
         assert_eq!(links_span_ps(None, 2_000_000_000), 2_000_000_000);

@@ -151,8 +151,9 @@ impl Default for HybridSpec {
     }
 }
 
-/// A change of the network at `at_ps`: `links` go down or up, or get a bit error rate `ber` (0 clears it).
-/// A switch going down is every link of the switch going down.
+/// A change of the network at `at_ps`: `links` go down or up, get a bit error rate `ber` (0 clears it), or
+/// run at a new rate `rate_bps` in both directions (`link_rate`; 0 on every other kind). A switch going down is
+/// every link of the switch going down.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NetEventSpec {
@@ -161,6 +162,8 @@ pub struct NetEventSpec {
     pub links: Vec<u32>,
     #[serde(default)]
     pub ber: f64,
+    #[serde(default)]
+    pub rate_bps: u64,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -169,6 +172,7 @@ pub enum NetEventKind {
     LinkDown,
     LinkUp,
     Ber,
+    LinkRate,
 }
 
 /// A barrier of the workload DAG: it completes (carrying no traffic) when every message in `deps` has been
@@ -673,6 +677,8 @@ pub struct MeasureSpec {
 
 /// Largest link weight: the tables' search keeps one bucket per weight value (Dial's algorithm).
 pub const MAX_LINK_WEIGHT: u32 = 255;
+/// The highest rate a `link_rate` event may set (bit/s): the scenario reader's ceiling on any rate, 1 Pb/s.
+pub const MAX_EVENT_RATE_BPS: u128 = crate::scenario::units::MAX_RATE_BPS;
 /// Largest packet we accept (jumbo frames are 9 KB; 64 KiB leaves room for TSO-like experiments).
 pub const MAX_PACKET_BYTES: u64 = 65_536;
 /// Largest single message (1 TiB).
@@ -901,6 +907,14 @@ impl RunSpec {
             }
             if !(0.0..1.0).contains(&e.ber) {
                 return Err(Error::spec(f("ber"), format!("{} is not a bit error rate in [0, 1)", e.ber)));
+            }
+            match (e.kind, e.rate_bps) {
+                (NetEventKind::LinkRate, 0) => return Err(Error::spec(f("rate_bps"), "a link_rate event needs a rate > 0")),
+                (NetEventKind::LinkRate, r) if r as u128 > MAX_EVENT_RATE_BPS => {
+                    return Err(Error::spec(f("rate_bps"), format!("{r} bit/s is above the 1 Pb/s any link can run at")))
+                }
+                (NetEventKind::LinkRate, _) | (_, 0) => {}
+                (_, _) => return Err(Error::spec(f("rate_bps"), "only a link_rate event sets a rate")),
             }
         }
         let nics = self.nic_counts();

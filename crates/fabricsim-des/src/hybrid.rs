@@ -10,8 +10,9 @@
 //!
 //! Then the run jumps n whole windows, as far as the next change allows: n stops one window before the
 //! earliest flow would run out of packets to send at its rate, and before the next event of the workload or the
-//! network (a message start, a compute end, a link event, a UDP toggle, the stop time). The jump advances each
-//! active flow by its mean per-window counts × n (its transport's sequence state with it: `TransportModel::skip`),
+//! network (a message start, a compute end, a link event, a UDP toggle, the stop time); a `link_rate` event also
+//! clears the snapshots (`Hybrid::forget`), as the windows before it describe the old capacity. The jump advances
+//! each active flow by its mean per-window counts × n (its transport's sequence state with it: `TransportModel::skip`),
 //! extrapolates the counters of ports and the run (pauses, ECN marks, CNPs, hop histogram, throughput bins, queue
 //! samples), and moves every pending network event and every absolute time of the network's components by
 //! Δ = n·window (`Sim::jump`), leaving the workload's events where they are. Packet-by-packet simulation resumes
@@ -71,6 +72,12 @@ pub(crate) struct Hybrid {
 }
 
 impl Hybrid {
+    /// Drop the snapshots taken so far: the network changed (a `link_rate` event), so the windows before the
+    /// change say nothing of the steady state after it, and detection starts afresh from the next window.
+    pub(crate) fn forget(&mut self) {
+        self.spare.append(&mut self.hist);
+    }
+
     #[inline]
     pub(crate) fn touch(&mut self, flow: u32) {
         let t = &mut self.touched[flow as usize];

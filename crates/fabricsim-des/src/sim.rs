@@ -277,6 +277,7 @@ impl Sim {
                     && port.drop_list.is_empty();
             }
             sim.mark_pulls_ahead();
+            sim.pin_rated_ports();
         }
         for (i, e) in spec.events.iter().enumerate() {
             sim.q.schedule(Time(e.at_ps), Ev::Net(i as u32));

@@ -48,7 +48,7 @@ const T: u64 = 8 * US;
 fn a_link_down_loses_until_the_tables_catch_up_then_traffic_recovers() {
     let (mut spec, dead) = two_spines();
     spec.routing.detection_delay_ps = 20 * T;
-    spec.events.push(NetEventSpec { at_ps: 10 * T + T / 2, kind: NetEventKind::LinkDown, links: vec![dead as u32], ber: 0.0 });
+    spec.events.push(NetEventSpec { at_ps: 10 * T + T / 2, kind: NetEventKind::LinkDown, links: vec![dead as u32], ber: 0.0, rate_bps: 0 });
     spec.retransmit = Some(RetransmitSpec { rto_ps: 10 * T, max_retries: 0 });
     let rec = run(&spec);
     assert_eq!(rec.flows.lost_packets[0], 21);
@@ -66,7 +66,7 @@ fn a_link_down_costs_the_timeout_and_the_resent_packets() {
     let (mut spec, dead) = two_spines();
     spec.routing.detection_delay_ps = 20 * T;
     spec.retransmit = Some(RetransmitSpec { rto_ps: 10 * T, max_retries: 7 });
-    spec.events.push(NetEventSpec { at_ps: 10 * T + T / 2, kind: NetEventKind::LinkDown, links: vec![dead as u32], ber: 0.0 });
+    spec.events.push(NetEventSpec { at_ps: 10 * T + T / 2, kind: NetEventKind::LinkDown, links: vec![dead as u32], ber: 0.0, rate_bps: 0 });
     let rec = run(&spec);
     assert_eq!(rec.flows.lost_packets[0], 21);
     assert_eq!(rec.flows.tx_packets[0], 121);
@@ -93,8 +93,8 @@ fn a_link_that_comes_back_before_detection_loses_only_what_it_carried_meanwhile(
     // link in (10.5 T, 15.5 T), i.e. (k+2)T ∈ {11 T, ..., 15 T}: k = 9..=13, five packets, are lost.
     let (mut spec, dead) = two_spines();
     spec.routing.detection_delay_ps = 20 * T;
-    spec.events.push(NetEventSpec { at_ps: 10 * T + T / 2, kind: NetEventKind::LinkDown, links: vec![dead as u32], ber: 0.0 });
-    spec.events.push(NetEventSpec { at_ps: 15 * T + T / 2, kind: NetEventKind::LinkUp, links: vec![dead as u32], ber: 0.0 });
+    spec.events.push(NetEventSpec { at_ps: 10 * T + T / 2, kind: NetEventKind::LinkDown, links: vec![dead as u32], ber: 0.0, rate_bps: 0 });
+    spec.events.push(NetEventSpec { at_ps: 15 * T + T / 2, kind: NetEventKind::LinkUp, links: vec![dead as u32], ber: 0.0, rate_bps: 0 });
     let rec = run(&spec);
     assert_eq!(rec.flows.lost_packets[0], 5);
     // Re-sent 99 T + RTO (the default 100 µs = 12.5 T) after the last packet started, over the repaired link:
@@ -111,7 +111,7 @@ fn a_bit_error_rate_loses_the_expected_share() {
     // 4 sigma (sigma = 84) of 7,688.
     let (mut spec, dead) = two_spines();
     spec.messages[0].size_bytes = 100_000_000;
-    spec.events.push(NetEventSpec { at_ps: 0, kind: NetEventKind::Ber, links: vec![dead as u32], ber: 1e-5 });
+    spec.events.push(NetEventSpec { at_ps: 0, kind: NetEventKind::Ber, links: vec![dead as u32], ber: 1e-5, rate_bps: 0 });
     spec.retransmit = Some(RetransmitSpec { rto_ps: 10 * T, max_retries: 0 });
     let rec = run(&spec);
     let p = 1.0 - (1.0f64 - 1e-5).powi(8000);
@@ -128,7 +128,7 @@ fn under_a_bit_error_rate_every_packet_is_resent_until_it_arrives() {
     // completes.
     let (mut spec, dead) = two_spines();
     spec.messages[0].size_bytes = 100_000_000;
-    spec.events.push(NetEventSpec { at_ps: 0, kind: NetEventKind::Ber, links: vec![dead as u32], ber: 1e-5 });
+    spec.events.push(NetEventSpec { at_ps: 0, kind: NetEventKind::Ber, links: vec![dead as u32], ber: 1e-5, rate_bps: 0 });
     let rec = run(&spec);
     let p = 1.0 - (1.0f64 - 1e-5).powi(8000);
     let (mean, sigma) = (100_000.0 * p / (1.0 - p), (100_000.0 * p).sqrt() / (1.0 - p));

@@ -8,18 +8,20 @@
 //! leaves the NIC; it is delivered one path latency later: propagation and switch latency at every hop,
 //! plus the store-and-forward of its last packet at every hop after the first. Lossless by construction:
 //! no queues, no drops, no transport dynamics (TCP, OnOff sources, error models and queue sampling are
-//! rejected with an error naming the field).
+//! rejected with an error naming the field). A `link_rate` network event sets both directions of its links to
+//! the new rate at its time: the flows settle what they sent at the old rates, and the component of those links
+//! is re-solved with the new capacities (an event like a flow's start or end).
 
 use crate::maxmin::MaxMin;
 use fabricsim_core::compile::{compile, Compiled};
 use fabricsim_core::control::{Control, Halt, Progress};
 use fabricsim_core::dag::Dag;
-use fabricsim_core::record::{FlowColumns, FlowKind, PacketTotals, QueueColumns, RunRecord, SampleColumns, WorkTimes};
+use fabricsim_core::record::{FlowColumns, FlowKind, NetEventRow, PacketTotals, QueueColumns, RunRecord, SampleColumns, WorkTimes};
 use fabricsim_core::routing::{ecmp_index, Fib, PathTable};
-use fabricsim_core::spec::{EcmpMode, RunSpec, SourceKind};
+use fabricsim_core::spec::{EcmpMode, NetEventKind, NetEventSpec, RunSpec, SourceKind};
 use fabricsim_core::topology::{Topology, NONE};
 use fabricsim_core::workload::Workload;
-use fabricsim_core::{Error, Result, Time};
+use fabricsim_core::{Bps, Error, Result, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -33,6 +35,8 @@ enum Ev {
     ComputeDone(u32),
     SrcStart(u32),
     SrcStop(u32),
+    /// Network event e (a `link_rate`) takes effect.
+    LinkRate(u32),
 }
 
 /// One flow (a CBR source or a message). Bits are wire bits (payload + headers).
@@ -93,6 +97,12 @@ pub struct FlowSim {
     msg_bits_sent: f64,
     msg_bits_total: f64,
     msg_payload_total: u64,
+    /// The scenario's network events (`link_rate` only), each port's rate now (the topology's until an event
+    /// changes it), and when the last event changed one (a flow that started before then re-derives its tail).
+    net_events: Vec<NetEventSpec>,
+    link_ends: Vec<(u32, u32)>,
+    port_rate: Vec<Bps>,
+    rates_changed: Option<Time>,
     seed_flows: Vec<u32>,
     seed_res: Vec<u32>,
 }
@@ -135,8 +145,11 @@ pub fn check_supported(spec: &RunSpec) -> Result<()> {
     if spec.ecn.is_some() {
         return Err(unsupported("ecn", "ECN marking (the flow model has no queues)"));
     }
-    if !spec.events.is_empty() {
-        return Err(unsupported("events[0]", "link failures and bit errors during a run (the flow model has no loss)"));
+    if let Some(i) = spec.events.iter().position(|e| e.kind != NetEventKind::LinkRate) {
+        return Err(unsupported(
+            format!("events[{i}]"),
+            "link failures and bit errors during a run (the flow model has no loss; it takes link_rate events)",
+        ));
     }
     if spec.measure.queue_sample_ps.is_some() {
         return Err(unsupported("measure.queue_interval", "queue sampling (the flow model has no queues)"));
@@ -222,6 +235,10 @@ impl FlowSim {
             msg_bits_sent: 0.0,
             msg_bits_total,
             msg_payload_total: wl.size.iter().sum(),
+            net_events: spec.events.clone(),
+            link_ends: if spec.events.is_empty() { Vec::new() } else { spec.network.links.iter().map(|l| (l.a, l.b)).collect() },
+            port_rate: Vec::new(),
+            rates_changed: None,
             seed_flows: Vec::new(),
             seed_res: Vec::new(),
         };
@@ -230,6 +247,10 @@ impl FlowSim {
             if let Some(stop) = s.stop_ps {
                 sim.schedule(Time(stop), Ev::SrcStop(i as u32));
             }
+        }
+        sim.port_rate = sim.topo.ports.iter().map(|p| p.rate).collect();
+        for (i, e) in spec.events.iter().enumerate() {
+            sim.schedule(Time(e.at_ps), Ev::LinkRate(i as u32));
         }
         let mut out = Vec::new();
         sim.dag.initial(&mut out);
@@ -335,6 +356,10 @@ impl FlowSim {
                 }
                 self.settle(f);
                 self.flows[f as usize].remaining = 0.0;
+                if self.rates_changed.is_some_and(|t| self.flows[f as usize].started.is_some_and(|s| s <= t)) {
+                    // A link's rate changed while it sent: its last packet crosses the hops at today's rates.
+                    self.flows[f as usize].tail = self.route(f).2;
+                }
                 self.end(f);
                 if f >= self.n_src {
                     let m = f - self.n_src;
@@ -352,6 +377,7 @@ impl FlowSim {
                 self.dag.compute_done(c, self.now, &mut out);
                 self.release(&mut out);
             }
+            Ev::LinkRate(e) => self.link_rate(e),
             Ev::Delivered(m) => {
                 let f = (self.n_src + m) as usize;
                 self.flows[f].complete = Some(self.now);
@@ -361,6 +387,25 @@ impl FlowSim {
                 self.release(&mut out);
             }
         }
+    }
+
+    /// Network event e: its links' ports (both directions) run at its rate, a port's NIC cap still applying;
+    /// their component is re-solved at the end of this instant (`resolve` settles the flows at the old rates
+    /// first). O(Σ degree of the a ends of its links).
+    fn link_rate(&mut self, e: u32) {
+        let rate = Bps(self.net_events[e as usize].rate_bps);
+        for k in 0..self.net_events[e as usize].links.len() {
+            let l = self.net_events[e as usize].links[k];
+            let a = self.link_ends[l as usize].0;
+            let p = self.topo.ports_of(a).find(|&q| self.topo.ports[q as usize].link == l).expect("a link is a port of its a end");
+            for q in [p, self.topo.ports[p as usize].peer_port] {
+                let port = &self.topo.ports[q as usize];
+                self.port_rate[q as usize] = rate;
+                self.mm.set_cap(q, port.rate_cap.map_or(rate.0, |c| c.0.min(rate.0)) as f64);
+                self.seed_res.push(q);
+            }
+        }
+        self.rates_changed = Some(self.now);
     }
 
     /// Schedule the messages the DAG released and the ends of the compute steps it started.
@@ -413,10 +458,11 @@ impl FlowSim {
             for &(p, w) in &level {
                 uses.push((p, w));
                 let port = &self.topo.ports[p as usize];
+                let rate = self.port_rate[p as usize];
                 let arrive = port.delay + self.topo.latency[port.peer_node as usize];
-                let last_ser = if hop > 0 { port.rate.tx_time(fl.last_pkt) } else { Time::ZERO };
+                let last_ser = if hop > 0 { rate.tx_time(fl.last_pkt) } else { Time::ZERO };
                 lvl_tail = lvl_tail.max(arrive + last_ser);
-                lvl_pkt = lvl_pkt.max(arrive + port.rate.tx_time(fl.first_pkt));
+                lvl_pkt = lvl_pkt.max(arrive + rate.tx_time(fl.first_pkt));
                 let v = port.peer_node;
                 if !self.topo.is_switch(v) {
                     continue;
@@ -591,7 +637,7 @@ impl FlowSim {
             fast_forward: None,
             retransmit: None,
             uec: None,
-            net_events: Vec::new(),
+            net_events: NetEventRow::of_spec(&self.net_events, &self.link_ends, &self.topo.names),
         }
     }
 }

@@ -96,6 +96,11 @@ impl MaxMin {
         uses
     }
 
+    /// Set resource r's capacity (bits/s) from the next `solve` on; the caller seeds r into the re-solve. O(1).
+    pub fn set_cap(&mut self, r: u32, cap: f64) {
+        self.cap[r as usize] = cap;
+    }
+
     /// Whether flow f is active.
     #[inline]
     pub fn active(&self, f: u32) -> bool {

@@ -220,9 +220,12 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
         for e in r.net_events {
             let d = PyDict::new(py);
             d.set_item("t_ps", e.t_ps)?;
-            d.set_item("kind", e.kind)?;
+            d.set_item("kind", &e.kind)?;
             d.set_item("links", PyList::new(py, e.links)?)?;
             d.set_item("ber", e.ber)?;
+            if e.kind == "link_rate" {
+                d.set_item("rate_bps", e.rate_bps)?; // only here: other kinds' rows stay as they were
+            }
             rows.append(d)?;
         }
         s.set_item("net_events", rows)?;
@@ -737,6 +740,7 @@ fn record_json(py: Python<'_>, scalars: &Bound<'_, PyDict>, columns: &Bound<'_, 
                 kind: get(&d, "kind")?.unwrap_or_default(),
                 links: get(&d, "links")?.unwrap_or_default(),
                 ber: get(&d, "ber")?.unwrap_or(0.0),
+                rate_bps: get(&d, "rate_bps")?.unwrap_or(0),
             });
         }
     }

@@ -21,7 +21,7 @@ from ._links import check_links_figure, links_figure_option, print_links, write_
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (the run record) on stdout.")
 @click.option("--figure", metavar="FILE.png", default=None,
               help="Also draw the run to this image file: the delivered throughput over time (with [measure] "
-                   "throughput_interval) with each network event ([[events]]: link down or up, bit errors) as a "
+                   "throughput_interval) with each network event ([[events]]: link down or up, bit errors, link rates) as a "
                    "labelled dashed line; RoCE runs ([pfc], [ecn] or transport = \"rdma\") add the bottleneck queue "
                    "(from the queue samples), each queue pair's rate and the PFC pause timeline. A run with neither "
                    "draws the fabric with each link coloured by its utilization (as --links-figure).")

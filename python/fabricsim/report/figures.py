@@ -197,10 +197,18 @@ def lines(summary, x: str, metric: str, group: str | None = None, *, title: str 
 
 def network_events(rec) -> list[tuple[float, str]]:
     """(t_s, label) of each network event a run record holds (its scenario's `[[events]]`), in time order: the
-    label says what and where ("link_down leaf0-spine1", "ber 1e-07 leaf0-spine1"). Empty without events."""
+    label says what and where ("link_down leaf0-spine1", "ber 1e-07 leaf0-spine1", "link_rate 25 Gb/s
+    leaf0-spine1"). Empty without events."""
+    from ..units import format_rate
+
     out = []
     for e in rec.scalars.get("net_events") or ():
-        what = f"ber {e['ber']:g}" if e["kind"] == "ber" else e["kind"]
+        if e["kind"] == "ber":
+            what = f"ber {e['ber']:g}"
+        elif e["kind"] == "link_rate":
+            what = f"link_rate {format_rate(e['rate_bps'])}"
+        else:
+            what = e["kind"]
         out.append((e["t_ps"] / 1e12, f"{what} {', '.join(e['links'])}"))
     return out
 

@@ -33,7 +33,9 @@ def _peak(x: dict[str, Any]) -> str:
 
 def links_table(links: list[dict[str, Any]], span_s: float, n: int = BUSIEST, title: str | None = None):
     """A rich Table of the `n` busiest links (name, utilization %, mean Gb/s, bytes, peak queue, PFC pauses, drops),
-    its title saying how many links there are in all and over which span utilization is measured."""
+    its title saying how many links there are in all and over which span utilization is measured. A link that a
+    `link_rate` event changed says so after its name ("leaf0->spine1 (25 Gb/s at the end)"): its utilization is
+    over the topology's line rate."""
     from rich.table import Table
 
     top = busiest(links, n)
@@ -44,7 +46,8 @@ def links_table(links: list[dict[str, Any]], span_s: float, n: int = BUSIEST, ti
     for col in ("link", "utilization", "mean rate", "bytes", "peak queue", "PFC pauses", "drops"):
         t.add_column(col, justify="left" if col == "link" else "right", no_wrap=True)
     for x in top:
-        t.add_row(x["name"], _pct(x["utilization"]), format_rate(x["gbps"] * 1e9) if x["gbps"] is not None else "-",
+        name = x["name"] if x.get("rate_end_bps") is None else f"{x['name']} ({format_rate(x['rate_end_bps'])} at the end)"
+        t.add_row(name, _pct(x["utilization"]), format_rate(x["gbps"] * 1e9) if x["gbps"] is not None else "-",
                   f"{format_size(x['bytes'])} ({x['bytes']:,} B)", _peak(x), f"{x['pfc_pauses']:,}", f"{x['drops']:,}")
     return t
 

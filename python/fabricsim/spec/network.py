@@ -195,16 +195,20 @@ class RoutingDef(_Model):
 
 
 class NetEventDef(_Model):
-    """A change of the network during a run (packet fidelity): `link_down` / `link_up` of every link between
-    the two nodes of `link`, `switch_down` of every link of `node`, or `ber` (bit error rate) on `link`: a
-    packet of b bits is lost with probability 1 − (1 − ber)^b (0 clears it). Packets on or sent into a dead link
-    are lost and counted at the port; the tables avoid it `routing.detection_delay` later. Messages do not
-    retransmit: one that lost a packet never completes, and the run says so (exit 3)."""
+    """A change of the network during a run (packet and hybrid fidelity; flow fidelity takes `link_rate` only):
+    `link_down` / `link_up` of every link between the two nodes of `link`, `switch_down` of every link of
+    `node`, `ber` (bit error rate) on `link`: a packet of b bits is lost with probability 1 − (1 − ber)^b (0
+    clears it), or `link_rate`: every link between the two nodes runs at `rate` in both directions from `at` on
+    (a degraded link: the packet on the wire at `at` ends at the old rate). Packets on or sent into a dead link are lost and counted at the port; the tables avoid it
+    `routing.detection_delay` later (a degraded link stays in the tables). Lost message packets are re-sent on
+    the [retransmit] timeout; a message that runs out of retries never completes, and the run says so (exit 3)."""
 
     at: Duration
-    kind: Literal["link_down", "link_up", "switch_down", "ber"]
+    kind: Literal["link_down", "link_up", "switch_down", "ber", "link_rate"]
     link: list[Name] | None = None
     """The two nodes of the link, e.g. ["leaf0", "spine1"] (every parallel link between them)."""
     node: Name | None = None
     """The switch of a `switch_down`."""
     ber: float = 0.0
+    rate: LinkRate | None = None
+    """The new rate of a `link_rate` event ("25Gbps"; required there, an error on any other kind)."""

@@ -53,7 +53,8 @@ class Scenario(_Model):
     """Compute streams per host (default 1): how many compute steps a host runs at once."""
     measure: MeasureDef = MeasureDef()
     events: list[NetEventDef] = []
-    """Link failures, repairs and bit error rates during the run (packet fidelity), in any order."""
+    """Link failures, repairs, bit error rates and link rates during the run (packet and hybrid fidelity; flow
+    fidelity takes link rates only), in any order."""
     transport: Literal["message", "rdma", "uec"] = "message"
     """How messages (and collectives) travel: "message" (packets paced by the NIC, no ACKs; lost packets re-sent
     on a timeout, see [retransmit]), "rdma" (RoCEv2: one queue pair per message with ACKs, NACK and go-back-N

@@ -288,6 +288,8 @@ pub struct NetEvent {
     pub link: Option<Vec<String>>,
     pub node: Option<String>,
     pub ber: f64,
+    /// The new rate of a `link_rate` event (bit/s).
+    pub rate: Option<u64>,
 }
 
 /// A whole scenario, validated as far as the Python models validate at load, with its built network.
@@ -636,10 +638,11 @@ fn tcp(mut t: Tab) -> Result<Tcp, Decline> {
 fn event(mut t: Tab) -> Result<NetEvent, Decline> {
     let e = NetEvent {
         at: t.req("at", read::duration)?,
-        kind: t.req("kind", read::literal(&["link_down", "link_up", "switch_down", "ber"]))?,
+        kind: t.req("kind", read::literal(&["link_down", "link_up", "switch_down", "ber", "link_rate"]))?,
         link: t.opt("link", read::names)?,
         node: t.opt("node", read::name)?,
         ber: t.or("ber", 0.0, read::number)?,
+        rate: t.opt("rate", read::link_rate)?,
     };
     t.finish()?;
     Ok(e)

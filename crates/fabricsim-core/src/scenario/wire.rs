@@ -360,8 +360,17 @@ pub fn to_wire(sc: &Scenario, rows: bool) -> Result<Value, Decline> {
         if e.kind == "ber" && !(0.0..1.0).contains(&e.ber) {
             return Err(no(&format!("{f}.ber"), format!("{} is not a bit error rate in [0, 1)", super::units::py_float(e.ber))));
         }
+        match (e.kind, e.rate) {
+            ("link_rate", None) => return Err(no(&format!("{f}.rate"), "a link_rate event sets the link's new rate: rate = \"25Gbps\"")),
+            ("link_rate", Some(_)) | (_, None) => {}
+            (kind, Some(_)) => return Err(no(&format!("{f}.rate"), format!("only a link_rate event sets a rate, not a {kind}"))),
+        }
         let kind = if e.kind == "switch_down" { "link_down" } else { e.kind };
-        events.push(json!({"at_ps": e.at, "kind": kind, "links": links, "ber": e.ber}));
+        let mut ev = json!({"at_ps": e.at, "kind": kind, "links": links, "ber": e.ber});
+        if let Some(r) = e.rate {
+            ev["rate_bps"] = json!(r);
+        }
+        events.push(ev);
     }
     let nodes: Vec<Value> = net
         .nodes

@@ -1,4 +1,4 @@
-//! Network events during a run: links down and up, bit errors, and the tables' delayed reroute.
+//! Network events during a run: links down and up, bit errors, new link rates, and the tables' delayed reroute.
 
 use crate::events::Ev;
 use crate::sim::Sim;
@@ -68,6 +68,23 @@ impl Sim {
                     self.faults.link_ber[l as usize] = ev.ber;
                 }
             }
+            NetEventKind::LinkRate => {
+                // Both ends of each link serialise at the new rate from the next packet they start; a packet in
+                // serialisation ends at the old rate (its end is fixed: `busy_until` and the pipe). The ports of
+                // these links neither commit nor pull ahead (`pin_rated_ports`), so no packet started after now
+                // was timed at the old rate. The tables keep the link (its routing weight is unchanged).
+                let rate = fabricsim_core::Bps(ev.rate_bps);
+                for &l in &ev.links {
+                    for p in self.link_ports(l) {
+                        let port = &mut self.net.ports[p as usize];
+                        port.rate = rate;
+                        port.ser = (0, Time::ZERO); // the cache's invariant: ser.1 == rate.tx_time(ser.0)
+                    }
+                }
+                if let Some(h) = self.hybrid.as_mut() {
+                    h.forget();
+                }
+            }
             NetEventKind::LinkDown | NetEventKind::LinkUp => {
                 let up = ev.kind == NetEventKind::LinkUp;
                 for &l in &ev.links {
@@ -82,35 +99,31 @@ impl Sim {
     /// The scenario's network events for the record, in time order (file order among equal times), each link
     /// named by its end nodes. O(events).
     pub(crate) fn net_event_rows(&self) -> Vec<NetEventRow> {
-        if self.faults.events.is_empty() {
-            return Vec::new();
-        }
-        let (names, ends) = (&self.net.topo.names, &self.faults.link_ends);
-        let mut rows: Vec<NetEventRow> = self
-            .faults
-            .events
-            .iter()
-            .map(|e| NetEventRow {
-                t_ps: e.at_ps,
-                kind: match e.kind {
-                    NetEventKind::LinkDown => "link_down",
-                    NetEventKind::LinkUp => "link_up",
-                    NetEventKind::Ber => "ber",
+        NetEventRow::of_spec(&self.faults.events, &self.faults.link_ends, &self.net.topo.names)
+    }
+
+    /// The two ports (directed ends) of link l: its `a` end's port on it and that port's peer. O(degree of a).
+    fn link_ports(&self, l: u32) -> [u32; 2] {
+        let topo = &self.net.topo;
+        let a = self.faults.link_ends[l as usize].0;
+        let p = topo.ports_of(a).find(|&q| topo.ports[q as usize].link == l).expect("a link is a port of its a end");
+        [p, topo.ports[p as usize].peer_port]
+    }
+
+    /// The ports of the links a `link_rate` event names serialise every packet at its start (no commit at
+    /// arrival, `net::commit`, and no pull one serialisation ahead, `net::ahead`): both fix a start and its
+    /// serialisation before the start, and a rate change in between would time the packet at the old rate.
+    /// Other ports keep their shortcuts (they are exact). O(events · links).
+    pub(crate) fn pin_rated_ports(&mut self) {
+        for ev in self.faults.events.iter().filter(|e| e.kind == NetEventKind::LinkRate) {
+            for &l in &ev.links {
+                for p in self.link_ports(l) {
+                    let port = &mut self.net.ports[p as usize];
+                    port.commits = false;
+                    port.pulls_ahead = false;
                 }
-                .into(),
-                links: e
-                    .links
-                    .iter()
-                    .map(|&l| {
-                        let (a, b) = ends[l as usize];
-                        format!("{}-{}", names[a as usize], names[b as usize])
-                    })
-                    .collect(),
-                ber: if e.kind == NetEventKind::Ber { e.ber } else { 0.0 },
-            })
-            .collect();
-        rows.sort_by_key(|r| r.t_ps);
-        rows
+            }
+        }
     }
 
     /// The tables catch up with network event e: after links went down only the destinations whose tables

@@ -207,8 +207,9 @@ impl Sim {
             rp.pause_tx += 1;
         }
         let start = if busy { rp.tx_end.max(self.now) } else { self.now };
-        let tp = &self.net.topo.ports[rev as usize];
-        let at = start + tp.rate.tx_time(self.pfc.frame as u64) + tp.delay;
+        // The port's rate now (a `link_rate` event may have changed the topology's).
+        let port = &self.net.ports[rev as usize];
+        let at = start + port.rate.tx_time(self.pfc.frame as u64) + port.delay;
         let up_port = &mut self.net.roce_ports[up as usize];
         if up_port.pfc_pipe.is_empty() {
             self.q.schedule(at, Ev::Pfc(up));
