@@ -250,6 +250,10 @@ def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
         if (line := more_rows(32, len(s["collectives"]), "collectives")) is not None:
             con.print(line)
     print_links(con, rec)
+    from .run import transport_lines
+
+    for line in transport_lines(rec):
+        con.print(line, markup=False)
 
 
 @trace.command("synth")
