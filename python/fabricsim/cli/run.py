@@ -25,8 +25,12 @@ from ._links import check_links_figure, links_figure_option, print_links, write_
               help="Also draw the run to this image file: the delivered throughput over time (with [measure] "
                    "throughput_interval) with each network event ([[events]]: link down or up, bit errors) as a "
                    "labelled dashed line; RoCE runs ([pfc], [ecn] or transport = \"rdma\") add the bottleneck queue "
-                   "(from the queue samples), each queue pair's rate and the PFC pause timeline. A run with neither "
-                   "draws the fabric with each link coloured by its utilization (as --links-figure).")
+                   "(from the queue samples), each queue pair's rate and the PFC pause timeline. A UEC run "
+                   "(transport = \"uec\") draws instead each connection's window (or RCCC credit) over time, 16 at "
+                   "most and the median over all; the FCT CDF (sender's last ACK - start); the bytes each upward "
+                   "switch port carried (leaf->spine, edge->aggregation->core), per layer with its max/mean; and its "
+                   "trims, NACKs, re-sent packets, timeouts and ECN echoes. A run with neither draws the fabric with "
+                   "each link coloured by its utilization (as --links-figure).")
 @links_figure_option
 @run_control
 def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None, as_json: bool, figure: str | None,
@@ -39,7 +43,9 @@ def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None
     links_span_s, the completion time or else the end; peak queue, PFC pauses, drops), events, wall_s, seed,
     complete, incomplete_messages, halted and deadlock
     (the cycle of paused ports that stopped a PFC fabric, or null); a RoCE run adds pfc_pauses,
-    pfc_paused_s, ecn_marks and cnps; a run whose messages lost packets adds retransmit (lost_packets,
+    pfc_paused_s, ecn_marks and cnps; a UEC run adds uec (trims, NACKs, retransmits, timeouts, ECN echoes and
+    the other counters of RunRecord.uec) and each message's acked_s and retransmits, and prints a UEC line
+    after the RoCE line; a run whose messages lost packets adds retransmit (lost_packets,
     timeouts, re-sent packets and bytes, abandoned messages), and one with [[events]] network_events.
 
     Messages re-send lost packets on a timeout ([retransmit]), so a lossy fabric or a failed link costs time
