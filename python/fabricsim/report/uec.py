@@ -99,8 +99,9 @@ def _window_panel(ax, rec, cc: str | None) -> None:
     if any_live.any():
         med[any_live] = np.nanmedian(w[:, any_live], axis=0)
     ax.plot(grid * US, med / 1e3, color="black", lw=2.6, label=f"median over the connections in flight ({len(rows)})")
-    ax.set_title(f"{what} of each connection until its last ACK: {len(pick)} of {len(rows)} drawn (evenly chosen), "
-                 "median over all in black", fontsize="medium", loc="left")
+    drawn = f"all {len(rows)} drawn" if len(pick) == len(rows) else f"{len(pick)} of {len(rows)} drawn (evenly chosen)"
+    ax.set_title(f"{what} of each connection until its last ACK: {drawn}, median over all in black",
+                 fontsize="medium", loc="left")
     ax.set_xlabel("time (µs)")
     ax.set_xlim(0, end_s * US)
     ax.set_ylim(bottom=0)
