@@ -386,7 +386,36 @@ def render_api() -> str:
                 members = _members(obj)
                 if members:
                     lines += ["Members:", "", *members, ""]
+                if obj.__name__ == "RunRecord":
+                    lines += _record_tables()
     return "\n".join(lines)
+
+
+RECORD_WHEN = {"": "every run", "hybrid": "hybrid runs", "roce": "RoCE and UEC runs", "uec": "UEC runs"}
+"""The `when` of a record field, in words (a field's `when` the schema does not list is shown as it is)."""
+
+
+def _record_tables() -> list[str]:
+    """The record's tables and columns, one Markdown table per table, from `fabricsim.record.SCHEMA` (the
+    engine's declaration): each column's name in `RunRecord.columns`, type, unit, the runs that have it and its
+    meaning."""
+    from fabricsim.record import SCHEMA, TABLES
+
+    out = ["The record's tables and columns (`fabricsim.record.SCHEMA`, declared once in the engine): "
+           "`RunRecord.columns[\"TABLE.COLUMN\"]` for a stored column, `frame(TABLE)` and `to_arrow(TABLE)` for "
+           "every table. Times are picoseconds (uint64), a missing time `fabricsim.record.MISSING`; *derived* "
+           "columns are computed from the stored ones.", ""]
+    for table in TABLES:
+        out += [f"`{table}`:", "", "| column | type | unit | in | meaning |", "| --- | --- | --- | --- | --- |"]
+        for f in SCHEMA:
+            if f.table != table:
+                continue
+            kind = f.dtype + (", labels: " + f.labels if f.labels else "") + (", derived" if f.source == "derived"
+                                                                              else "")
+            meaning = f.description.replace("|", "\\|") + (" (may be missing)" if f.missing else "")
+            out.append(f"| `{f.name}` | {kind} | {f.unit or '-'} | {RECORD_WHEN.get(f.when, f.when)} | {meaning} |")
+        out.append("")
+    return out
 
 
 def study_copies() -> list[tuple[Path, Path]]:

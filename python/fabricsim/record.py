@@ -60,7 +60,7 @@ SCHEMA: tuple[Field, ...] = tuple(Field(*t) for t in _core.record_schema())
 """Every field of the record, table by table, in the order of frames, Arrow tables and `--json` rows."""
 
 TABLES: tuple[str, ...] = tuple(dict.fromkeys(f.table for f in SCHEMA))
-"""The record's tables: flows, queues, samples, compute, timeline, hosts, roce, rates, pfc."""
+"""The record's tables: flows, queues, samples, compute, timeline, hosts, roce, rates, windows, pfc."""
 
 _BY_NAME = {f.name: f for f in SCHEMA}
 
@@ -104,7 +104,8 @@ class RecordKeyError(ArgumentError, KeyError):
 class RunRecord:
     """One run's record. `scalars` holds totals and names; `columns` numpy arrays keyed `flows.*`,
     `queues.*`, `samples.*`, `compute.*`, `hosts.*`, `timeline.*` and, for RoCE runs, `roce.*` (per port, as
-    `queues.*`), `rates.*` and `pfc.*` (times in ps, missing times = `MISSING`), as `SCHEMA` declares them.
+    `queues.*`), `rates.*` and `pfc.*`; UEC runs (transport = "uec", packet fidelity) add `flows.acked_ps`,
+    `flows.retransmits` and `windows.*` (times in ps, missing times = `MISSING`), as `SCHEMA` declares them.
     Properties give SI units; `frame(table)` is a pandas DataFrame of a table (the flows by default, messages
     included), `to_arrow(table)` a pyarrow Table, `values(name)` one column as Python values."""
 
@@ -311,12 +312,7 @@ class RunRecord:
         t = self.columns.get("rates.t_ps", np.zeros(0, dtype=np.uint64))
         flow = self.columns.get("rates.flow", np.zeros(0, dtype=np.uint32))
         bps = self.columns.get("rates.rate_bps", np.zeros(0, dtype=np.uint64))
-        rows, codes = np.unique(flow, return_inverse=True)
-        labels = self._flow_labels(rows)
-        codes = codes.astype(np.int64)
-        names = pd.Categorical.from_codes(codes, categories=labels) if len(set(labels)) == len(labels) \
-            else np.asarray(labels, dtype=object)[codes]
-        return pd.DataFrame({"t_s": t * PS, "flow": names, "rate_gbps": bps / 1e9})
+        return pd.DataFrame({"t_s": t * PS, "flow": self._flow_categorical(flow), "rate_gbps": bps / 1e9})
 
     def pfc_events(self):
         """The PFC log: each PAUSE (`pause` True) or RESUME (False) as it takes effect at the paused port
@@ -331,6 +327,66 @@ class RunRecord:
             "port": [names[k] for k in port.tolist()],
             "pause": self.columns.get("pfc.pause", np.zeros(0, dtype=bool)).astype(bool),
         })
+
+    # ---- UEC: trimming, NACKs, windows ------------------------------------------------------------------------
+
+    @property
+    def uec(self) -> dict[str, int]:
+        """The UEC transport's counters over the whole run ({} for any other run, and at flow fidelity, which
+        models UEC as fluid flows): `data_packets` (data packets sent, new and re-sent), `trims` (data packets
+        trimmed to their header at a full switch queue), `trimmed_received` (trimmed headers that reached their
+        receiver), `nacks` (NACKs the receivers sent, one per trimmed header that was not a duplicate), `acks`
+        (ACKs the receivers sent), `ecn_echoes` (ACKs echoing an ECN mark to their sender), `timeouts`
+        (retransmission timeouts that fired), `retransmits` (data packets re-sent, after a NACK or a timeout; a
+        packet queued for re-sending whose ACK arrives first is not re-sent), `duplicates` (data packets that
+        arrived twice), `out_of_order` (data packets that arrived ahead of the next expected one) and `pulls`
+        (credit packets of RCCC)."""
+        return dict(self.scalars.get("uec") or {})
+
+    @property
+    def has_uec(self) -> bool:
+        """Whether the run had the UEC transport at packet fidelity (and so its counters and window log)."""
+        return "windows.t_ps" in self.columns
+
+    def uec_connections(self) -> np.ndarray:
+        """The flow rows of the UEC connections (their data flows), in message order; empty without UEC."""
+        if not self.has_uec:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(self.columns["flows.kind"] == FLOW_KINDS.index("message"))
+
+    def uec_fct_s(self) -> np.ndarray:
+        """Each UEC connection's flow completion time as uet-htsim's `htsim_uec` counts it (s): when its sender
+        saw the last byte acknowledged (`flows.acked_ps`) less its start, in message order (`uec_connections`);
+        NaN for a connection never fully acknowledged. Empty without UEC."""
+        rows = self.uec_connections()
+        if not len(rows):
+            return np.zeros(0)
+        acked = self.columns["flows.acked_ps"][rows]
+        start = self.columns["flows.start_ps"][rows]
+        done = acked != MISSING
+        return np.where(done, (acked - np.where(done, start, 0)).astype(np.float64) * PS, np.nan)
+
+    def windows(self):
+        """The UEC window log: one row per change of a connection's NSCC congestion window (RCCC: its credit) by
+        an MTU or more, or 1 µs after its last row (its first value, the maximum window, included): `t_s`, `flow`
+        (the name of the connection's message) and `bytes`. A pandas DataFrame; empty without UEC."""
+        import pandas as pd
+
+        t = self.columns.get("windows.t_ps", np.zeros(0, dtype=np.uint64))
+        flow = self.columns.get("windows.flow", np.zeros(0, dtype=np.uint32))
+        b = self.columns.get("windows.bytes", np.zeros(0, dtype=np.uint64))
+        return pd.DataFrame({"t_s": t * PS, "flow": self._flow_categorical(flow), "bytes": b})
+
+    def _flow_categorical(self, flow: np.ndarray):
+        """The names of flow rows `flow` (a log's flow column): a Categorical when the names are unique, else an
+        object array. O(rows + distinct flows)."""
+        import pandas as pd
+
+        rows, codes = np.unique(flow, return_inverse=True)
+        labels = self._flow_labels(rows)
+        codes = codes.astype(np.int64)
+        return pd.Categorical.from_codes(codes, categories=labels) if len(set(labels)) == len(labels) \
+            else np.asarray(labels, dtype=object)[codes]
 
     @property
     def packets(self) -> dict[str, int]:
@@ -531,7 +587,7 @@ class RunRecord:
     def to_json(self, flows: bool = True) -> str:
         """The CLI's --json object as JSON text, written by the engine's one writer of it (`_core.record_json`,
         which the native CLI prints too): the scalars, the schema's flow and queue rows, hosts, throughput, RoCE
-        totals and the fast-forward summary. A record of a million flows serializes in about a second."""
+        totals, the UEC counters (`uec`, as `RunRecord.uec`) and the fast-forward summary. A record of a million flows serializes in about a second."""
         return _core.record_json(self.scalars, self.columns, flows)
 
     def __repr__(self) -> str:

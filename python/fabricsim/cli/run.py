@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from ..errors import UserError
@@ -23,8 +25,12 @@ from ._links import check_links_figure, links_figure_option, print_links, write_
               help="Also draw the run to this image file: the delivered throughput over time (with [measure] "
                    "throughput_interval) with each network event ([[events]]: link down or up, bit errors, link rates) as a "
                    "labelled dashed line; RoCE runs ([pfc], [ecn] or transport = \"rdma\") add the bottleneck queue "
-                   "(from the queue samples), each queue pair's rate and the PFC pause timeline. A run with neither "
-                   "draws the fabric with each link coloured by its utilization (as --links-figure).")
+                   "(from the queue samples), each queue pair's rate and the PFC pause timeline. A UEC run "
+                   "(transport = \"uec\") draws instead each connection's window (or RCCC credit) over time, 16 at "
+                   "most and the median over all; the FCT CDF (sender's last ACK - start); the bytes each upward "
+                   "switch port carried (leaf->spine, edge->aggregation->core), per layer with its max/mean; and its "
+                   "trims, NACKs, re-sent packets, timeouts and ECN echoes. A run with neither draws the fabric with "
+                   "each link coloured by its utilization (as --links-figure).")
 @links_figure_option
 @run_control
 def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None, as_json: bool, figure: str | None,
@@ -37,7 +43,9 @@ def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None
     links_span_s, the completion time or else the end; peak queue, PFC pauses, drops), events, wall_s, seed,
     complete, incomplete_messages, halted and deadlock
     (the cycle of paused ports that stopped a PFC fabric, or null); a RoCE run adds pfc_pauses,
-    pfc_paused_s, ecn_marks and cnps; a run whose messages lost packets adds retransmit (lost_packets,
+    pfc_paused_s, ecn_marks and cnps; a UEC run adds uec (trims, NACKs, retransmits, timeouts, ECN echoes and
+    the other counters of RunRecord.uec) and each message's acked_s and retransmits, and prints a UEC line
+    after the RoCE line; a run whose messages lost packets adds retransmit (lost_packets,
     timeouts, re-sent packets and bytes, abandoned messages), and one with [[events]] network_events.
 
     Messages re-send lost packets on a timeout ([retransmit]), so a lossy fabric or a failed link costs time
@@ -71,7 +79,7 @@ def run(scenario: str, seed: int | None, seeds: int | None, fidelity: str | None
                    max_events=max_events, max_wall=max_wall, partial=partial, quiet=quiet, show=show)
     show(rec)
     if figure is not None:
-        _draw(rec, figure, scenario)
+        _draw(rec, figure, scenario, sc)
     write_links_figure("fabricsim run", links_figure, sc, rec, f"{scenario}: link utilization")
     reason = rec.incomplete_reason(None if sc.stop is None else sc.stop * 1e-12)
     if reason is not None:
@@ -126,11 +134,18 @@ def validate(scenario: str) -> None:
     click.echo(f"{scenario}: ok")
 
 
-def _draw(rec, figure: str, scenario: str) -> None:
-    from ..report.roce import run_figure
-
+def _draw(rec, figure: str, scenario: str, sc) -> None:
+    """Draw the run to `figure`: a UEC run's figure (report/uec.py), else the throughput, RoCE and pause panels."""
     try:
-        run_figure(rec, figure, title=scenario)
+        if rec.has_uec:
+            from ..report.uec import uec_figure
+
+            uec_figure(rec, figure, title=scenario, network=sc.topology.network(),
+                       cc=sc.uec.cc if sc.uec is not None else "nscc")
+        else:
+            from ..report.roce import run_figure
+
+            run_figure(rec, figure, title=scenario)
     except OSError as e:
         raise UserError(f"fabricsim run: --figure: cannot write '{figure}': {e.strerror or e}") from None
     click.echo(f"wrote {figure}", err=True)
@@ -155,6 +170,40 @@ def roce_summary(rec) -> str:
     line = (f"RoCE: {rec.pfc_pauses:,} PFC pauses ({format_duration(rec.pfc_paused_s * 1e12)} paused over all "
             f"ports), {rec.ecn_marks:,} ECN marks, {rec.cnps:,} CNPs")
     return line + (f"; DEADLOCK: {rec.deadlock}" if rec.deadlock else "; no deadlock")
+
+
+def uec_summary(rec) -> str | None:
+    """One line on a UEC run (None for any other): packets trimmed, NACKs, packets re-sent, timeouts and ECN echoes,
+    and the FCT as uet-htsim counts it (the sender's last ACK less the start): mean and p99 (nearest rank) over the
+    connections that finished. Every command that prints a run summary prints it after the RoCE line."""
+    if not rec.has_uec:
+        return None
+    import numpy as np
+
+    u = rec.uec
+    fct = rec.uec_fct_s()
+    done = fct[~np.isnan(fct)]
+    if len(done):
+        p99 = float(np.sort(done)[max(1, math.ceil(0.99 * len(done))) - 1])
+        fct_text = (f"FCT (sender's last ACK) mean {format_duration(float(done.mean()) * 1e12)}, p99 "
+                    f"{format_duration(p99 * 1e12)}" + ("" if len(done) == len(fct) else
+                                                       f" over the {len(done):,} of {len(fct):,} that finished"))
+    else:
+        fct_text = "FCT n/a (no connection finished)"
+
+    def n(k: str, one: str, many: str | None = None) -> str:
+        return f"{u[k]:,} {one if u[k] == 1 else (many or one + 's')}"
+
+    return (f"UEC: {n('trims', 'packet trimmed', 'packets trimmed')}, {n('nacks', 'NACK')}, {u['retransmits']:,} "
+            f"re-sent, {n('timeouts', 'timeout')}, {n('ecn_echoes', 'ECN echo', 'ECN echoes')}; {fct_text}")
+
+
+def transport_lines(rec) -> list[str]:
+    """The RoCE line (PFC, ECN, CNPs) and the UEC line of a run, those it has: what every command that summarizes
+    one run prints after its tables."""
+    out = [roce_summary(rec)] if rec.has_roce else []
+    line = uec_summary(rec)
+    return out + ([line] if line else [])
 
 
 def _print_summary(path: str, rec) -> None:
@@ -212,5 +261,5 @@ def _print_summary(path: str, rec) -> None:
     print_links(con, rec)
     if rec.hops:
         con.print("packets by switch hops: " + ", ".join(f"{k}: {v}" for k, v in rec.hops.items()))
-    if rec.has_roce:
-        con.print(roce_summary(rec), markup=False)
+    for line in transport_lines(rec):
+        con.print(line, markup=False)

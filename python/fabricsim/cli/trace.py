@@ -108,7 +108,9 @@ def run(prefix: str, fabric, placement: str, algorithm: str | None, comm_groups:
         fidelity: str | None, as_json: bool, max_events: int | None,
         max_wall: float | None, partial: bool, quiet: bool) -> None:
     """Simulate the trace PREFIX.{rank}.et on the fabric of --fabric FABRIC.toml and report per-rank finish,
-    compute, communication and exposed communication, and each collective's start and end.
+    compute, communication and exposed communication, and each collective's start and end (a RoCE or UEC fabric
+    adds its transport's line: PFC pauses, ECN marks and CNPs; trims, NACKs, re-sent packets, timeouts, ECN echoes
+    and the FCT).
 
     A trace that did not complete (a message that gave up re-sending its drops, see [retransmit]) says why
     on stderr and exits 3; Ctrl-C stops the engine at once (exit 130); long runs show a progress bar on a terminal."""
@@ -250,6 +252,10 @@ def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
         if (line := more_rows(32, len(s["collectives"]), "collectives")) is not None:
             con.print(line)
     print_links(con, rec)
+    from .run import transport_lines
+
+    for line in transport_lines(rec):
+        con.print(line, markup=False)
 
 
 @trace.command("synth")
