@@ -150,7 +150,7 @@ def test_retransmit_is_the_message_transports_and_its_keys_are_checked(tmp_path)
                  + "\n[pfc]\n\n[retransmit]\nrto = \"50us\"\n")
     r = subprocess.run([*FABRICSIM, "validate", str(p)], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.strip() == (
-        f"{p}: retransmit: is the message transport's; the RDMA transport recovers a loss by its NACK and go-back-N")
+        f"{p}: retransmit: is the message transport's; the RDMA transport recovers a loss by its NACK and go-back-N, the UEC transport by its NACK and [uec] rto")
     p.write_text(ALL_REDUCE + '\n[retransmit]\nrto = "10ps"\n')
     r = subprocess.run([*FABRICSIM, "validate", str(p)], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.strip() == f"{p}: retransmit.rto: must be 1 ns to 1 s, not 10 ps"
