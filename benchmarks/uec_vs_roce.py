@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import re
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -91,6 +92,10 @@ class Result:
     """Each message's completion (its last byte at the receiver) minus its start, sorted."""
     peak_bytes: dict
     """Tier → the largest peak egress queue of its ports, bytes."""
+    uplink_max_bytes: int
+    """Bytes the busiest leaf→spine link carried (data, trimmed headers and retransmissions)."""
+    uplink_skew: float
+    """Bytes the busiest leaf→spine link carried over the mean of all of them (1: spread evenly)."""
     uec: dict | None
     pfc_pauses: int
     pfc_paused_s: float
@@ -114,7 +119,9 @@ def measure(name: str, sc) -> Result:
     fct = np.sort((m["complete_ps"].to_numpy() - m["start_ps"].to_numpy()) * 1e-12)
     q = rec.frame("queues")
     peak = {tier: int(q.loc[q["name"].str.match(rx), "peak_bytes"].max()) for tier, rx in TIERS.items()}
-    return Result(name, rec.completion_time_s, lower_bound_s(sc), fct, peak, rec.scalars.get("uec"), rec.pfc_pauses,
+    up = [link["bytes"] for link in rec.links() if re.match(TIERS["leaf→spine"], link["name"])]
+    skew = max(up) / (sum(up) / len(up))
+    return Result(name, rec.completion_time_s, lower_bound_s(sc), fct, peak, max(up), skew, rec.scalars.get("uec"), rec.pfc_pauses,
                   rec.pfc_paused_s, rec.ecn_marks, rec.packets["dropped"], rec.complete, rec.events)
 
 
@@ -142,10 +149,10 @@ def render(res: dict[str, Result]) -> str:
     """The guide's region: the comparison table, the loss and flow-control counters, the timeouts' check and the
     lower bounds."""
     shown = {n: r for n, r in res.items() if n in LABELS}
-    head = ["transport", "completion", "÷ lower bound", "FCT median", "FCT p99",
+    head = ["transport", "completion", "÷ lower bound", "FCT median", "FCT p99", "busiest uplink ÷ mean",
             "peak queue KB: " + " / ".join(TIERS)]
     rows = [[LABELS[n], f"{r.completion_s * 1e3:.3f} ms", f"{r.completion_s / r.lower_bound_s:.2f}×",
-             f"{r.pct(50) * 1e3:.3f} ms", f"{r.pct(99) * 1e3:.3f} ms",
+             f"{r.pct(50) * 1e3:.3f} ms", f"{r.pct(99) * 1e3:.3f} ms", f"{r.uplink_skew:.3f}",
              " / ".join(_kb(r.peak_bytes[t]) for t in TIERS)] for n, r in shown.items()]
     count = []
     for n, r in shown.items():

@@ -104,6 +104,9 @@ def test_every_transport_completes_between_the_bound_and_three_times_it(runs):
         assert r.lower_bound_s == pytest.approx(bound, rel=1e-12), name
         assert bound <= r.completion_s <= 3 * bound, (name, r.completion_s)
         assert len(r.fct_s) == 32 * 31 and r.fct_s[-1] <= r.completion_s
+        # No link carries more than its rate for the run's length: the busiest 100 Gb/s uplink's bytes bound it too.
+        assert r.uplink_max_bytes * 8 / 100e9 <= r.completion_s, name
+        assert r.uplink_skew >= 1.0, name
 
 
 def test_trimming_bounds_the_queues_and_loses_nothing(runs):
