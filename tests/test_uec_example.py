@@ -36,7 +36,7 @@ UEC_NIC_S = 2.64125952e-3
 
 @pytest.fixture(scope="module")
 def runs():
-    """Every variant of the comparison, run once (about 5 s on one core)."""
+    """Every variant of the comparison, run once (about 6 s on one core)."""
     return uv.run_all()
 
 
@@ -94,7 +94,8 @@ def test_the_example_runs_from_the_command_line_and_completes(capsys):
     assert all(f["tx_bytes"] > UEC_WIRE for f in data if f["retransmits"])
     assert all(f["acked_s"] >= f["complete_s"] for f in data)  # the ACK comes back after the last byte arrived
     assert UEC_BOUND_S <= out["completion_time_s"] <= 3 * UEC_BOUND_S
-    assert out["uec"]["trims"] > 0 and out["uec"]["nacks"] == out["uec"]["trims"] == out["uec"]["trimmed_received"]
+    u = out["uec"]
+    assert u["trims"] == u["trimmed_received"] >= u["nacks"] > 0
 
 
 def test_every_transport_completes_between_the_bound_and_three_times_it(runs):
@@ -112,12 +113,13 @@ def test_every_transport_completes_between_the_bound_and_three_times_it(runs):
 def test_trimming_bounds_the_queues_and_loses_nothing(runs):
     limit = tomllib.loads(uv.EXAMPLE.read_text())["queue"]["limit_bytes"]
     assert limit == "120350B"
-    for name in ("uec", "uec_ecmp", "uec_ack1"):
+    for name in ("uec", "uec_ecmp", "uec_ack1", "uec_rto"):
         r = runs[name]
         # A full queue trims the arriving packet: no data queue grows past its 120,350 B, nothing is dropped, and
-        # every trimmed header reaches its receiver and is NACKed.
+        # every trimmed header reaches its receiver, which NACKs it (or ACKs it, when it already has the packet:
+        # a header trimmed from a retransmission that the timeout sent needlessly).
         assert max(r.peak_bytes.values()) <= 120_350, name
-        assert r.dropped == 0 and r.uec["trims"] == r.uec["nacks"] == r.uec["trimmed_received"] > 0, name
+        assert r.dropped == 0 and r.uec["trims"] == r.uec["trimmed_received"] >= r.uec["nacks"] > 0, name
         assert r.uec["retransmits"] >= r.uec["nacks"], name
     for name in ("dcqcn", "hpcc"):
         assert runs[name].dropped == 0 and runs[name].uec is None  # lossless: PFC, no loss to recover
