@@ -769,6 +769,17 @@ def roce_vs_hpcc() -> str:
             + "\n\n" + stamp())
 
 
+def uec_vs_roce() -> str:
+    """benchmarks/uec_vs_roce.py: the MoE all-to-all of examples/uec_alltoall.toml over UEC (sprayed and per-flow
+    ECMP) and over RoCE with DCQCN and HPCC on the same fabric; writes the figure docs/img/uec_vs_roce.png that
+    docs/guide/ultra-ethernet.md shows."""
+    import uec_vs_roce as uv
+
+    res = uv.run_all()
+    uv.draw(res, uv.FIGURE)
+    return uv.render(res)
+
+
 def bench_engine() -> str:
     """benchmarks/bench_engine.py's three cases: events, events per packet-hop and link crossings per second (median
     of 3 runs), against issue 29's figures before its re-baselining and its targets."""
@@ -1021,6 +1032,7 @@ PLACE, CLUSTER = "docs/guide/place-a-job.md", "docs/guide/cluster.md"
 WORKLOADS, TRACE = "docs/guide/large-workloads.md", "docs/guide/run-a-trace.md"
 PERFORMANCE, ROCE = "docs/performance.md", "docs/roce.md"
 TRAIN = "docs/guide/train.md"
+UEC = "docs/guide/ultra-ethernet.md"
 
 GENERATORS: dict[str, Generator] = {
     "incast-s2-s4": Generator(incast_s2_s4, deterministic=True, seconds=6, page=INCAST),
@@ -1056,6 +1068,7 @@ GENERATORS: dict[str, Generator] = {
     "fabrics-speed": Generator(fabrics_speed, deterministic=False, seconds=30, page=FABRICS),
     "roce-speed": Generator(roce_speed, deterministic=False, seconds=3, page=ROCE),
     "roce-vs-hpcc": Generator(roce_vs_hpcc, deterministic=False, seconds=30, page=ROCE),
+    "uec-vs-roce": Generator(uec_vs_roce, deterministic=True, seconds=8, page=UEC),
     "simai": Generator(simai, deterministic=True, seconds=100, page=TRAIN),
     "simai-speed": Generator(simai_speed, deterministic=False, seconds=150, page=TRAIN),
     "train-speed": Generator(train_speed, deterministic=False, seconds=900, page=TRAIN),
