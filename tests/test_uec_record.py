@@ -74,7 +74,7 @@ def test_counters_are_conserved(incast):
     _, _, rec = incast
     u = rec.uec
     assert set(u) == {"data_packets", "trims", "trimmed_received", "nacks", "acks", "ecn_echoes", "timeouts",
-                      "retransmits", "duplicates", "out_of_order", "pulls"}
+                      "retransmits", "duplicates", "out_of_order", "pulls", "timer_acks"}
     per_conn = math.ceil(SIZE / (MTU - HDR))
     assert per_conn == 129
     assert u["data_packets"] == len(SENDERS) * per_conn + u["retransmits"]

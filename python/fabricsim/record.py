@@ -339,8 +339,9 @@ class RunRecord:
         (ACKs the receivers sent), `ecn_echoes` (ACKs echoing an ECN mark to their sender), `timeouts`
         (retransmission timeouts that fired), `retransmits` (data packets re-sent, after a NACK or a timeout; a
         packet queued for re-sending whose ACK arrives first is not re-sent), `duplicates` (data packets that
-        arrived twice), `out_of_order` (data packets that arrived ahead of the next expected one) and `pulls`
-        (credit packets of RCCC)."""
+        arrived twice), `out_of_order` (data packets that arrived ahead of the next expected one), `pulls`
+        (credit packets of RCCC) and `timer_acks` (ACKs sent by the receivers' coalescing timer, `[uec]
+        ack_timer`)."""
         return dict(self.scalars.get("uec") or {})
 
     @property

@@ -390,6 +390,9 @@ pub struct UecStats {
     pub duplicates: u64,
     pub out_of_order: u64,
     pub pulls: u64,
+    /// ACKs the receivers' coalescing timer sent (`[uec] ack_timer`).
+    #[serde(default)]
+    pub timer_acks: u64,
 }
 
 /// The UEC section of a record: the counters; per flow row (None or 0 for rows that are not a connection's data

@@ -454,8 +454,8 @@ pub fn record_json(h: &Head<'_>, tables: &Tables<'_>, names: &Names<'_>, flows: 
     }
     if let Some(u) = &h.uec {
         o.push_str(&format!(
-            ", \"uec\": {{\"data_packets\": {}, \"trims\": {}, \"trimmed_received\": {}, \"nacks\": {}, \"acks\": {}, \"ecn_echoes\": {}, \"timeouts\": {}, \"retransmits\": {}, \"duplicates\": {}, \"out_of_order\": {}, \"pulls\": {}}}",
-            u.data_packets, u.trims, u.trimmed_received, u.nacks, u.acks, u.ecn_echoes, u.timeouts, u.retransmits, u.duplicates, u.out_of_order, u.pulls
+            ", \"uec\": {{\"data_packets\": {}, \"trims\": {}, \"trimmed_received\": {}, \"nacks\": {}, \"acks\": {}, \"ecn_echoes\": {}, \"timeouts\": {}, \"retransmits\": {}, \"duplicates\": {}, \"out_of_order\": {}, \"pulls\": {}, \"timer_acks\": {}}}",
+            u.data_packets, u.trims, u.trimmed_received, u.nacks, u.acks, u.ecn_echoes, u.timeouts, u.retransmits, u.duplicates, u.out_of_order, u.pulls, u.timer_acks
         ));
     }
     if !h.net_events.is_empty() {

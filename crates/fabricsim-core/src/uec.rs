@@ -61,6 +61,10 @@ pub struct UecSpec {
     /// The receiver acknowledges once this many bytes arrived unacknowledged (`UecSink::_bytes_unacked_threshold`).
     #[serde(default = "UecSpec::default_ack_every")]
     pub ack_every_bytes: u32,
+    /// The receiver's ACK coalescing timer: bytes not acknowledged this long after they arrived get an ACK
+    /// (None: no timer, as htsim_uec: a receiver acknowledges by bytes, marks and requests only).
+    #[serde(default)]
+    pub ack_timer_ps: Option<u64>,
     /// Retransmission timeout; None: 15 µs + 6 queue drain times of a switch queue (main_uec.cpp's `_min_rto`).
     #[serde(default)]
     pub rto_ps: Option<u64>,
@@ -99,6 +103,7 @@ impl Default for UecSpec {
             header_bytes: 64,
             ack_bytes: 64,
             ack_every_bytes: Self::default_ack_every(),
+            ack_timer_ps: None,
             rto_ps: None,
             base_rtt_ps: None,
             target_qdelay_ps: None,
@@ -177,7 +182,12 @@ impl UecSpec {
         if self.ack_every_bytes == 0 {
             return Err(Error::spec("uec.ack_every_bytes", "must be > 0"));
         }
-        for (f, v) in [("uec.rto_ps", self.rto_ps), ("uec.base_rtt_ps", self.base_rtt_ps), ("uec.target_qdelay_ps", self.target_qdelay_ps)] {
+        for (f, v) in [
+            ("uec.ack_timer_ps", self.ack_timer_ps),
+            ("uec.rto_ps", self.rto_ps),
+            ("uec.base_rtt_ps", self.base_rtt_ps),
+            ("uec.target_qdelay_ps", self.target_qdelay_ps),
+        ] {
             if let Some(t) = v {
                 if !(1_000..=1_000_000_000_000).contains(&t) {
                     return Err(Error::spec(f, format!("must be 1 ns to 1 s, not {t} ps")));

@@ -210,6 +210,7 @@ fn record_to_py<'py>(py: Python<'py>, r: RunRecord) -> PyResult<(Bound<'py, PyDi
             ("duplicates", x.duplicates),
             ("out_of_order", x.out_of_order),
             ("pulls", x.pulls),
+            ("timer_acks", x.timer_acks),
         ] {
             d.set_item(k, v)?;
         }
@@ -769,6 +770,7 @@ fn record_json(py: Python<'_>, scalars: &Bound<'_, PyDict>, columns: &Bound<'_, 
             duplicates: get(d, "duplicates")?.unwrap_or(0),
             out_of_order: get(d, "out_of_order")?.unwrap_or(0),
             pulls: get(d, "pulls")?.unwrap_or(0),
+            timer_acks: get(d, "timer_acks")?.unwrap_or(0),
         }),
         None => None,
     };

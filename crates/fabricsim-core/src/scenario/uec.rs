@@ -35,6 +35,12 @@ pub const UEC: &[Key] = &[
     key("ack_size", Kind::PosSize, "ack_bytes", "Wire size of an ACK, NACK or credit (pull) packet (64 B)."),
     key("ack_every", Kind::PosSize, "ack_every_bytes", "The receiver acknowledges once this many bytes arrived since its last ACK (16 KiB), and at once for an ECN-marked packet, a packet asking for an ACK, or a duplicate."),
     key(
+        "ack_timer",
+        Kind::PosDuration,
+        "ack_timer_ps",
+        "The receiver's ACK coalescing timer, a duration such as \"2us\": bytes left unacknowledged this long get an ACK (unset: no timer, as htsim_uec, whose receiver acknowledges by bytes, ECN marks and the sender's requests only; then a connection whose window shrank below its bytes in flight waits for its retransmission timeout).",
+    ),
+    key(
         "rto",
         Kind::AutoPosDuration,
         "rto_ps",

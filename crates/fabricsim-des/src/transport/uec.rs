@@ -53,6 +53,8 @@ pub(crate) const FLAG_LAST_HOP: u8 = 128;
 /// The retransmission timer of connection c, and the credit pacer of receiver NIC port p.
 pub(crate) const T_RTO: u8 = 0;
 pub(crate) const T_PULL: u8 = 1;
+/// The receiver's ACK coalescing timer of connection c (`[uec] ack_timer`; htsim_uec has none).
+pub(crate) const T_ACK: u8 = 2;
 
 /// htsim's reference network for NSCC's scaling: 100 Gb/s and 12 µs.
 const REF_RATE_BPS: f64 = 100e9;
@@ -213,6 +215,10 @@ pub(crate) struct Sink {
     pull_target: u64,
     latest_pull: u64,
     in_pull: bool,
+    /// The ACK coalescing timer: whether it is pending, and the EV and PSN of the last packet not acknowledged.
+    ack_timer: bool,
+    last_ev: u16,
+    last_psn: u64,
 }
 
 /// RCCC's credit pacer at a receiver NIC: the sinks waiting for credit, round-robin, and its pending event.
@@ -246,6 +252,7 @@ impl TransportModel for Uec {
         match t {
             T_RTO => sim.uec_rto(i),
             T_PULL => sim.uec_pace(i),
+            T_ACK => sim.uec_ack_timer(i),
             other => debug_assert!(false, "UEC has no timer {other}"),
         }
     }
@@ -695,11 +702,32 @@ impl Sim {
         let base = if ce || ar { psn } else { sack_base(s, psn) };
         if send {
             s.accepted = 0;
+        } else if let Some(t) = self.uec.cfg.ack_timer_ps {
+            // Bytes wait for an ACK: the coalescing timer sends one if nothing else does first.
+            (s.last_ev, s.last_psn) = (side.ev, psn);
+            if !s.ack_timer {
+                s.ack_timer = true;
+                self.q.schedule(self.now + Time(t), timer(T_ACK, c));
+            }
         }
         self.msg_rx(c, pk.payload);
         if send {
             self.uec_ack(c, side.ev, base, psn, ce, rtx);
         }
+    }
+
+    /// Connection c's ACK coalescing timer: acknowledge the bytes that arrived since the last ACK, if any.
+    pub(crate) fn uec_ack_timer(&mut self, c: u32) {
+        let s = &mut self.uec.sinks[c as usize];
+        s.ack_timer = false;
+        if s.accepted == 0 {
+            return;
+        }
+        s.accepted = 0;
+        let (ev, psn) = (s.last_ev, s.last_psn);
+        let base = sack_base(s, psn);
+        self.uec.stats.timer_acks += 1;
+        self.uec_ack(c, ev, base, psn, false, false);
     }
 
     /// Send connection c's ACK from the receiver (`UecSink::sack`): cumulative PSN, triggering PSN, a SACK
