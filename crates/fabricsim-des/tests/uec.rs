@@ -125,3 +125,27 @@ fn an_incast_with_trimming_needs_no_timeout() {
         assert!(last >= ideal * 0.999 && last <= ideal * 1.005, "n = {n}: last ACK at {last} ps, ideal {ideal} ps");
     }
 }
+
+/// RCCC: the receiver's pacer grants credit at 0.99 of its line rate (`pull_rate`), 4 MSS per pull, round-robin
+/// over its senders. A sender starts with one maximum window of speculative credit (1.5 BDP = 87,630 B here: 22
+/// packets at line rate), then sends only what it is granted. So one connection of 4 MiB (1,027 packets) finishes
+/// at most 1/0.99 later than at line rate (a bound: its first 22 packets went at line rate), and N = 8 or 32
+/// senders finish together (the pacer serves them in turn): the first and the last within 1% of the time all
+/// the bytes take at line rate, only the speculative windows overflowing the queue (fewer trims than N × 22).
+#[test]
+fn rccc_paces_credit_at_just_under_the_receivers_line_rate() {
+    for n in [1u32, 8, 32] {
+        let size = 4u64 << 20;
+        let u = UecSpec { cc: fabricsim_core::spec::UecCc::Rccc, ..UecSpec::default() };
+        let (spec, _) = incast(n, size, u, deep());
+        let r = run(&spec);
+        let s = uec(&r);
+        let wire = (size.div_ceil(4086) * 64 + size) as f64 * n as f64;
+        let ideal = wire * 8.0 / 100e9 * 1e12 + 4_674_240.0;
+        let acked: Vec<f64> = r.uec.as_ref().unwrap().acked_ps.iter().flatten().map(|&t| t as f64).collect();
+        let (first, last) = (acked.iter().cloned().fold(f64::MAX, f64::min), acked.iter().cloned().fold(0.0, f64::max));
+        assert!(last > ideal && last <= ideal / 0.99, "n = {n}: last ACK {last} ps against {ideal} ps at line rate");
+        assert!((last - first) / ideal < 0.01, "n = {n}: first {first} ps, last {last} ps");
+        assert!(s.pulls > 0 && s.timeouts == 0 && s.trims < n as u64 * 22, "n = {n}: {s:?}");
+    }
+}
