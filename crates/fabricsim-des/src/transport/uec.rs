@@ -734,11 +734,12 @@ impl Sim {
     /// bitmap of the 64 PSNs from `base`, ECN echo, the receiver's byte total. Control class.
     fn uec_ack(&mut self, c: u32, ev: u16, base: u64, acked: u64, ce: bool, rtx: bool) {
         let s = &self.uec.sinks[c as usize];
+        // Bit i: PSN base + i arrived out of order (only the bitmap's PSNs `rx` holds can be set).
         let mut bitmap = 0u64;
-        for i in 0..64u64 {
-            let psn = base + i;
-            if psn > s.expected && s.rx.get((psn - s.expected) as usize).copied().unwrap_or(false) {
-                bitmap |= 1 << i;
+        let end = (s.expected + s.rx.len() as u64).min(base + 64);
+        for psn in base.max(s.expected + 1)..end {
+            if s.rx[(psn - s.expected) as usize] {
+                bitmap |= 1 << (psn - base);
             }
         }
         let (cum, bytes) = (s.expected, s.recvd_bytes);
