@@ -243,8 +243,15 @@ pub fn estimate(spec: &RunSpec, columns: &Workload) -> Result<Estimate> {
             biggest = (format!("collectives[{i}]"), m);
         }
     }
-    // An RDMA run has an ACK flow per message.
-    let per_msg = if spec.rdma.is_some() { 2 * MESSAGE_BYTES } else { MESSAGE_BYTES };
+    // An RDMA run has an ACK flow per message; a UEC run has one too, and a sender's and a receiver's state
+    // (window, send-record ring, retransmission queue, receive bitmap, spraying state: about 500 B at rest).
+    let per_msg = if spec.rdma.is_some() {
+        2 * MESSAGE_BYTES
+    } else if spec.uec.is_some() {
+        3 * MESSAGE_BYTES
+    } else {
+        MESSAGE_BYTES
+    };
     est.items.push((biggest.0, format!("{} messages", count(msgs)), msgs.saturating_mul(per_msg)));
     latest = spec.events.iter().map(|e| e.at_ps).fold(latest, u64::max);
     latest = spec.sources.iter().map(|s| s.start_ps).fold(latest, u64::max);

@@ -1223,3 +1223,14 @@ impl Conn {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The memory estimate (`fabricsim_core::budget`) counts 800 B per message for a UEC connection's sender and
+    /// receiver at rest, beside its two flows: keep them below that.
+    #[test]
+    fn a_connection_at_rest_fits_the_memory_estimate() {
+        let at_rest = std::mem::size_of::<super::Conn>() + std::mem::size_of::<super::Sink>();
+        assert!(at_rest <= 800, "{at_rest} B");
+    }
+}
