@@ -110,7 +110,9 @@ def test_mutations_are_seeded_and_varied():
     a, b = mutations(text, "roce_incast.toml", 200), mutations(text, "roce_incast.toml", 200)
     assert [m.data for m in a] == [m.data for m in b]
     kinds = {m.kind.split(" ")[0] for m in a}
-    assert {"swap", "delete", "unknown", "duplicate", "truncate", "binary", "utf-16", "empty"} <= kinds
+    assert {"swap", "delete", "unknown", "duplicate", "truncate", "binary", "utf-16", "empty", "uec"} <= kinds
+    # issue 34: the UEC transport switched on, with [uec] keys in and out of range
+    assert any("[uec] " in m.kind for m in a)
     assert any(m.kind.endswith("= nan") for m in a) and any(m.kind.endswith("= 18446744073709551616") for m in a)
     assert len(SCENARIOS) >= 10
 
