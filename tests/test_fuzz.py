@@ -34,7 +34,9 @@ SLOW_PER_FILE = 300
 BOUNDS = ("--json", "--max-events", "20000", "--max-wall", "1")
 """The bounds of a run's command line, left out of a case's id."""
 
-FORBIDDEN = ("Traceback", "internal error", "panicked", "RUST_BACKTRACE", "memory allocation of")
+FORBIDDEN = ("Traceback", "internal error", "panicked", "RUST_BACKTRACE", "memory allocation of", ": JSON: ")
+"""Never on stderr; ": JSON: " is the engine's reader failing on the document Python handed it (a NaN or an
+infinity it cannot carry), which names no key."""
 
 
 def cases(folder: Path, per_file: int, hazards: bool | None) -> list[dict]:

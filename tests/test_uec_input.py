@@ -76,6 +76,11 @@ CASES = [
     ("ack_timer_zero", doc(uec='ack_timer = "0us"'), "uec.ack_timer", None),
     ("rto_above_one_second", doc(uec='rto = "2s"'), "uec.rto", None),
     ("unknown_cc", doc(uec='cc = "dcqcn"'), "uec.cc", None),
+    # TOML reads nan and inf; JSON carries neither, so they are named before the engine's reader (found by the fuzzer)
+    ("header_infinite", doc(uec="header = -inf"), "uec.header", "uec.header: must be a finite number, got -inf"),
+    ("mtu_nan", doc(uec="mtu = nan"), "uec.mtu", "uec.mtu: must be a finite number, got nan"),
+    ("entropies_infinite", doc(uec="entropies = inf"), "uec.entropies", None),
+    ("pull_rate_infinite", doc(uec='cc = "rccc"\npull_rate = inf'), "uec.pull_rate", None),
     ("unknown_key", doc(uec="window = 3"), "uec.window", "uec.window: unknown key"),
 ]
 
@@ -113,6 +118,7 @@ def test_through_the_interpreter(tmp_path):
     ({"rto": "2s"}, "uec.rto", None),
     ({"mtu": 0}, "uec.mtu", None),
     ({"window": 3}, "uec.window", "unknown key"),
+    ({"max_window": float("inf")}, "uec.max_window", "must be a finite number, got inf"),
 ])
 def test_the_python_api_raises_a_scenario_error_naming_the_key(uec, field, reason):
     d = {"transport": "uec", "topology": {"kind": "leaf_spine", "racks": 2, "spines": 2, "hosts_per_rack": 2,
