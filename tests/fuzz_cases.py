@@ -3,7 +3,9 @@
 `mutations(text, name, n)` draws n mutations of a shipped scenario file's text, the same ones on every machine
 (random.Random seeded with the file's name): a value swapped for another type, a negative, zero, NaN or infinity,
 an integer too big for 64 bits, an empty string, a bad unit ("1ps" where an interval goes, "5 parsecs"); a key
-deleted, an unknown key, a table duplicated; the file truncated, replaced by binary garbage, or encoded as UTF-16.
+deleted, an unknown key, a table duplicated; the file truncated, replaced by binary garbage, or encoded as UTF-16;
+the file switched to the UEC transport (`transport = "uec"`, issue 34), with or without [uec] keys set to values
+in and out of their ranges (`UEC_VALUES`).
 
 Run as a script (`python fuzz_cases.py CASES.json`), it is the worker: it runs every case's command line
 in-process through `fabricsim.cli.main`, under an address-space limit, and prints one JSON line per case (a START
@@ -38,10 +40,35 @@ HAZARDS = ('"1ps"', "9223372036854775807")
 until the engine estimates memory before allocating (issue 33's size guard), they may abort or exhaust memory,
 so the CI subset leaves them out (test_fuzz.py's slow tests run them)."""
 
-SLOW_RATE = re.compile(r"rate = (-?0|1\.5|true|-0\.5|-1)\b")
+SLOW_RATE = re.compile(r"(?<!pull_)rate = (-?0|1\.5|true|-0\.5|-1)\b")
 """A link rate of a bit or so per second: a run's simulated time, and with it its throughput bins and queue
 samples, grows without bound (link_failure.toml with fabric_rate = 1.5 allocated 3.3 GB of bins in 20,000
 events). A size hazard too."""
+
+UEC_VALUES = {
+    "cc": ['"nscc"', '"rccc"', '"none"', '"dcqcn"'],
+    "spray": ['"oblivious"', '"reps"', '"ecmp"', '"bitmap"'],
+    "entropies": ["1", "2", "12", "64", "65536", "131072"],
+    "trimming": ["true", "false", '"yes"'],
+    "trim_size": ["10", "64", "5000"],
+    "mtu": ["63", "65", "4150", "9000", "70000"],
+    "header": ["64", "4150", "65535"],
+    "ack_size": ["64", "70000"],
+    "ack_every": ["1", "16384", '"16KiB"'],
+    "ack_timer": ['"0us"', '"1ns"', '"1us"', '"2s"'],
+    "rto": ['"auto"', '"0us"', '"1ns"', '"50us"', '"2s"'],
+    "base_rtt": ['"auto"', '"0ns"', '"10us"'],
+    "target_delay": ['"auto"', '"1ns"', '"5us"'],
+    "max_window": ['"auto"', "4000", "4150", "525852", '"1MiB"'],
+    "ecn_low": ['"auto"', "0", "50000", "100000"],
+    "ecn_high": ['"auto"', "0", "50000", "100000"],
+    "pull_packets": ["0", "4", "1025"],
+    "pull_rate": ["0", "0.5", "1.0", "1.5"],
+}
+"""[uec]'s keys (crates/fabricsim-core/src/scenario/uec.rs) and the values a UEC mutation draws for them: the
+edges of each range on both sides, besides any of VALUES."""
+
+TOP_TRANSPORT = re.compile(r'(?m)\A((?:[ \t]*(?:#.*)?\n|[ \t]*[A-Za-z_]+[ \t]*=.*\n)*?)[ \t]*transport[ \t]*=[^\n]*')
 
 KEY_VALUE = re.compile(r"""(?m)(?P<key>\b[A-Za-z_][A-Za-z0-9_]*)(?P<eq>[ \t]*=[ \t]*)(?P<value>"[^"\n]*"|'[^'\n]*'|"""
                        r"""\[[^\[\]\n]*\]|[-+0-9A-Za-z_.:]+)""")
@@ -67,7 +94,7 @@ def mutations(text: str, name: str, n: int) -> list[Mutation]:
     pairs = list(KEY_VALUE.finditer(text))
     tables = [m.group(0).split("#")[0].strip() for m in TABLE.finditer(text)]
     out: list[Mutation] = []
-    ops = ["swap"] * 6 + ["delete", "unknown", "duplicate", "truncate", "garbage", "utf16", "empty", "unit"]
+    ops = ["swap"] * 6 + ["delete", "unknown", "duplicate", "truncate", "garbage", "utf16", "empty", "unit", "uec", "uec"]
     while len(out) < n:
         if out and rnd.random() < 0.25 and out[-1].kind.startswith("swap"):
             # a second swap on top of the last one (two wrong values at once)
@@ -104,7 +131,24 @@ def mutations(text: str, name: str, n: int) -> list[Mutation]:
             out.append(Mutation("utf-16", text.encode("utf-16")))
         elif op == "empty":
             out.append(Mutation("empty", b""))
+        elif op == "uec":
+            out.append(uec_mutation(text, rnd))
     return out
+
+
+def uec_mutation(text: str, rnd: random.Random) -> Mutation:
+    """`text` on the UEC transport: its top-level `transport` set to "uec" (or the key added before the first
+    table), and 0 to 3 [uec] keys, each one of its own `UEC_VALUES` or, one time in four, any of `VALUES` (into the
+    file's own [uec] table when it has one)."""
+    top = TOP_TRANSPORT.match(text)
+    new = (text[:top.end(1)] + 'transport = "uec"' + text[top.end():]) if top else 'transport = "uec"\n' + text
+    keys = rnd.sample(sorted(UEC_VALUES), rnd.randrange(4))
+    sets = [f"{k} = {rnd.choice(VALUES) if rnd.random() < 0.25 else rnd.choice(UEC_VALUES[k])}" for k in keys]
+    if sets:
+        body = "\n".join(sets) + "\n"
+        at = re.search(r"(?m)^[ \t]*\[uec\][^\n]*\n", new)
+        new = new[:at.end()] + body + new[at.end():] if at else new.rstrip("\n") + "\n\n[uec]\n" + body
+    return Mutation("uec transport" + "".join(f"; [uec] {x}" for x in sets), new.encode())
 
 
 def mutations_once(text: str, rnd: random.Random) -> Mutation | None:

@@ -101,9 +101,12 @@ def engine_read(data: dict, what: str, source: str, quiet: bool = True, parse: b
     from .. import _core
     from ..errors import ScenarioError
 
-    bad = non_finite(data) if what == "network" else None  # a builder's arguments (a document's: the reader's)
+    # TOML reads nan and inf, and a table the engine declares (`[uec]`, `[rdma]`) keeps them as given; JSON carries
+    # neither, so the engine would name no key: name it here.
+    bad = non_finite(data)
     if bad is not None:
-        raise ScenarioError(source, f"topology.{bad[0]}", f"must be a finite number, got {bad[1]}")
+        field = f"topology.{bad[0]}" if what == "network" else bad[0]
+        raise ScenarioError(source, field, f"must be a finite number, got {bad[1]}")
     try:
         text = json.dumps(data, allow_nan=True)
     except (TypeError, ValueError) as e:

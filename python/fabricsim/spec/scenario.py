@@ -17,7 +17,8 @@ from pydantic import PrivateAttr, ValidationError
 from ..errors import ScenarioError
 from ..topology.registry import KINDS, TopologyDef
 from ..units import Duration
-from .base import NonNegativeInt, _Model, _base, engine_read, first_error, said_error, say_warnings, validating
+from .base import (NonNegativeInt, _Model, _base, engine_read, first_error, non_finite, said_error, say_warnings,
+                   validating)
 from .network import NetEventDef, PortDef, QueueDef, RoutingDef
 from .roce import EcnDef, PfcDef, RdmaDef
 from .base import Name, PositiveInt
@@ -269,6 +270,9 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
         except ValidationError as e:
             field, msg = first_error(e, KINDS)
             raise ScenarioError(source, field, msg) from None
+    if verdict != "ok" and (bad := non_finite(data)) is not None:
+        # a NaN or infinity the models keep as given (a table the engine declares, [uec]); JSON cannot carry it
+        raise ScenarioError(source, bad[0], f"must be a finite number, got {bad[1]}")
     sc._source = source
     sc._warned = True
     if verdict != "ok":  # the reader has judged the whole scenario when it says ok
