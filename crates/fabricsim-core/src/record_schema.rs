@@ -868,7 +868,8 @@ mod tests {
 
     #[test]
     fn every_stored_column_of_a_full_record_is_declared_once() {
-        let r = RunRecord { fast_forward: Some(Default::default()), roce: Some(Default::default()), uec: Some(Default::default()), ..Default::default() };
+        let r =
+            RunRecord { fast_forward: Some(Default::default()), roce: Some(Default::default()), uec: Some(Default::default()), ..Default::default() };
         let stored = FIELDS.iter().filter(|f| matches!(f.source, Source::Stored(g) if g(&r).is_some())).count();
         assert_eq!(stored, FIELDS.iter().filter(|f| matches!(f.source, Source::Stored(_))).count());
         for f in FIELDS {

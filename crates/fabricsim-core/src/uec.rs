@@ -190,7 +190,7 @@ impl UecSpec {
         ] {
             if let Some(t) = v {
                 if !(1_000..=1_000_000_000_000).contains(&t) {
-                    return Err(Error::spec(f, format!("must be 1 ns to 1 s, not {t} ps")));
+                    return Err(Error::spec(f, format!("must be 1 ns to 1 s, not {}", duration(t))));
                 }
             }
         }
@@ -213,5 +213,24 @@ impl UecSpec {
             return Err(Error::spec("uec.pull_rate", format!("{} is not a share of the line rate in (0, 1]", self.pull_rate)));
         }
         Ok(())
+    }
+}
+
+/// A duration in ps as a person reads it: "2 s", "150 us", "750 ps".
+fn duration(ps: u64) -> String {
+    let units = [(1_000_000_000_000u64, "s"), (1_000_000_000, "ms"), (1_000_000, "us"), (1_000, "ns")];
+    match units.iter().find(|(u, _)| ps >= *u) {
+        Some(&(u, name)) => format!("{} {name}", (ps as f64 / u as f64 * 1000.0).round() / 1000.0),
+        None => format!("{ps} ps"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn durations_are_said_in_their_unit() {
+        assert_eq!(super::duration(2_000_000_000_000), "2 s");
+        assert_eq!(super::duration(150_500_000), "150.5 us");
+        assert_eq!(super::duration(10), "10 ps");
     }
 }
