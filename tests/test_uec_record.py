@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -258,3 +259,21 @@ def test_native_json_equals_the_python_path(incast, capsys):
     native.pop("wall_s")
     py.pop("wall_s")
     assert native == py
+
+
+def test_a_sweep_stores_the_uec_metrics(incast):
+    """`standard_metrics` (what a sweep stores per run) adds a UEC run's counters and the p99 of its connections'
+    FCTs to their last ACK: with 8 connections the nearest-rank p99 is the 8th of 8, the last ACK of all (every
+    connection started at 0). A run of another transport gets none of these columns."""
+    from fabricsim.sweep.tasks import UEC_METRICS, standard_metrics
+
+    _, _, rec = incast
+    m = standard_metrics(rec)
+    assert set(UEC_METRICS) <= set(m)
+    c = rec.columns
+    last_ack = c["flows.acked_ps"][c["flows.kind"] == 2].max() * 1e-12
+    assert m["uec_fct_p99_s"] == pytest.approx(last_ack, abs=1e-15)
+    assert (m["uec_trims"], m["uec_nacks"], m["uec_timeouts"]) == (rec.uec["trims"], rec.uec["nacks"], 0)
+    assert m["uec_retransmits"] == m["uec_nacks"]  # every trimmed packet re-sent once, none timed out
+    plain = run(load_scenario(Path(__file__).resolve().parents[1] / "examples" / "leaf_spine_incast.toml"))
+    assert not set(UEC_METRICS) & set(standard_metrics(plain))

@@ -37,8 +37,28 @@ def roce_metrics(rec) -> dict[str, Any]:
             "peak_queue_packets": int(c["queues.peak_packets"].max(initial=0))}
 
 
+UEC_METRICS = ("uec_trims", "uec_nacks", "uec_timeouts", "uec_retransmits", "uec_ecn_echoes", "uec_fct_p99_s")
+"""What a UEC run (transport = "uec") adds to `standard_metrics`: packets trimmed, NACKs, retransmission timeouts,
+packets re-sent, ACKs echoing an ECN mark (`RunRecord.uec`), and the 99th percentile (nearest rank) of its
+connections' completion times to their last ACK (`RunRecord.uec_fct_s`, seconds)."""
+
+
+def uec_metrics(rec) -> dict[str, Any]:
+    """The UEC metrics (UEC_METRICS) of a UEC run; {} for any other run, so other sweeps keep their columns."""
+    import numpy as np
+
+    u = rec.uec
+    if not u:
+        return {}
+    fct = np.sort(rec.uec_fct_s()[~np.isnan(rec.uec_fct_s())])
+    p99 = float(fct[max(int(np.ceil(0.99 * len(fct))) - 1, 0)]) if len(fct) else None
+    return {"uec_trims": u["trims"], "uec_nacks": u["nacks"], "uec_timeouts": u["timeouts"],
+            "uec_retransmits": u["retransmits"], "uec_ecn_echoes": u["ecn_echoes"], "uec_fct_p99_s": p99}
+
+
 def standard_metrics(rec) -> dict[str, Any]:
-    """Run-level metrics every simulation yields (SI units), and a RoCE run's `roce_metrics`."""
+    """Run-level metrics every simulation yields (SI units), a RoCE run's `roce_metrics` and a UEC run's
+    `uec_metrics`."""
     from ..record import MISSING
 
     pk = rec.packets
@@ -62,6 +82,7 @@ def standard_metrics(rec) -> dict[str, Any]:
         "events": rec.events,
         "engine_wall_s": rec.wall_s,
         **roce_metrics(rec),
+        **uec_metrics(rec),
     }
 
 
