@@ -46,7 +46,7 @@ impl Ev {
     /// 1, Credit 2, Pfc 3, then each transport's timers from its `timer_base` (UDP 4–8, TCP 11–14, RDMA 15–17,
     /// the message transport's retransmission timer 20, after the tables caught up with a failure of its
     /// picosecond), MsgStart 9, ComputeDone 10, Net 18, Reroute 19, Sample 21, Watchdog 22, Window 23 (a detector
-    /// window sees every event of its picosecond but UEC's), UEC's timers 24–25 (hybrid fidelity does not run UEC). O(1).
+    /// window sees every event of its picosecond but UEC's), UEC's timers 24–26 (hybrid fidelity does not run UEC). O(1).
     #[inline]
     pub fn tie_key(self) -> u64 {
         let (id, kind) = match self {
