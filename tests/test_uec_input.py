@@ -179,3 +179,19 @@ def test_uec_with_ecmp_runs_at_flow_fidelity_to_the_maxmin_completion(tmp_path):
     assert rec.message_completion_s() == pytest.approx([68.732e-6, 101.77024e-6], abs=1e-15)
     assert rec.completion_time_s == pytest.approx(101.77024e-6, abs=1e-15)
     assert main(["validate", str(path)]) == 0
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_hybrid_fidelity_asked_on_the_command_line_is_refused_too(tmp_path, native):
+    """`--fidelity hybrid` overrides the file's fidelity, so the engine refuses UEC at hybrid fidelity itself: one
+    line, exit 2, through the native front door (`--json --quiet`) and through click; the API raises."""
+    path = tmp_path / "u.toml"
+    path.write_text(doc())
+    argv = [sys.executable, "-c", "import sys; from fabricsim._entry import main; sys.exit(main())", "run", str(path), "--fidelity", "hybrid"]
+    r = subprocess.run(argv + (["--json", "--quiet"] if native else []), capture_output=True, text=True)
+    want = (f"{path}: fidelity: transport = \"uec\" runs at packet fidelity (hybrid's steady-state jumps do not model "
+            "its windows); use fidelity = \"packet\"")
+    assert (r.returncode, r.stdout, r.stderr.strip()) == (2, "", want)
+    with pytest.raises(ScenarioError) as e:
+        fs.run(fs.load_scenario(path), fidelity="hybrid")
+    assert e.value.field == "fidelity"

@@ -40,6 +40,12 @@ pub fn run_compiled_with(c: Compiled, ctl: Control) -> Result<RunRecord> {
 /// knobs are the spec's `hybrid`) under `ctl`. The record's `fast_forward` says what the jumps skipped, and its
 /// `note` why a run went packet by packet.
 pub fn run_compiled_hybrid_with(c: Compiled, ctl: Control) -> Result<RunRecord> {
+    if c.spec.uec.is_some() {
+        return Err(fabricsim_core::Error::spec(
+            "fidelity",
+            "transport = \"uec\" runs at packet fidelity (hybrid's steady-state jumps do not model its windows); use fidelity = \"packet\"",
+        ));
+    }
     let knobs = c.spec.hybrid.clone();
     let mut sim = Sim::new_compiled(c)?;
     sim.enable_hybrid(knobs.as_ref());
