@@ -188,3 +188,28 @@ def test_more_columns_than_shown_are_counted(capsys, tmp_path):
     assert "... 2 more columns not shown (of 14; --json has every one)" in out.splitlines()
     code, out, _ = call(capsys, str(tmp_path / "st"), "--json")
     assert len(json.loads(out)["runs"]) == 14
+
+
+def test_uec_runs_add_their_counters(capsys, tmp_path, records):
+    """Two runs of the UEC all-to-all example, without and with the receiver's ACK timer (`[uec] ack_timer`): the
+    table adds a UEC row per counter, each the run's own `uec` number from its JSON (a dash for the RoCE run),
+    and the ACK timer's run shows no timeout (the guide's finding: the example's timeouts are waits for an ACK,
+    which a 2 us coalescing timer sends)."""
+    ex = ROOT / "examples" / "uec_alltoall.toml"
+    timer = tmp_path / "timer.toml"
+    text = ex.read_text()
+    head, rest = text.split("\n[uec]", 1)
+    timer.write_text(head + "\n[uec]" + rest.split("\n", 1)[0] + '\nack_timer = "2us"\n' + rest.split("\n", 1)[1])
+    out = {}
+    for name, src in (("plain", ex), ("timer", timer)):
+        p = tmp_path / f"{name}.json"
+        p.write_text(subprocess.run([*FABRICSIM, "run", str(src), "--json", "-q"], capture_output=True, text=True,
+                                    check=True).stdout)
+        out[name] = json.loads(p.read_text())["uec"]
+    code, txt, _ = call(capsys, str(tmp_path / "plain.json"), str(tmp_path / "timer.json"), str(records["hpcc"]))
+    assert code == 0
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
+            for line in txt.splitlines() if line.startswith("│")}
+    assert rows["UEC timeouts"] == [f"{out['plain']['timeouts']:,}", "0", "–"]
+    assert out["plain"]["timeouts"] > 0
+    assert rows["UEC packets trimmed"][:2] == [f"{out['plain']['trims']:,}", f"{out['timer']['trims']:,}"]

@@ -51,8 +51,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                    "nccl-tests' table for an NCCL collective on a GPU cluster, from its fabric file: size, count, "
                    "type, redop, time (us), algbw and busbw (GB/s) and the algorithm and protocol NCCL would use."),
     "compare": ("compare", "compare",
-                "Compare runs side by side: completion time, FCT percentiles, slowdown, PFC pauses, ECN marks, CNPs "
-                "and the peak queue, one column per file."),
+                "Compare runs side by side: completion time, FCT percentiles, slowdown, PFC pauses, ECN marks, CNPs, "
+                "the peak queue and UEC's trims and timeouts, one column per file."),
     "topology": ("topology", "topology",
                  "Describe the fabric of SCENARIO.toml: hosts, switches, links, diameter and bisection bandwidth."),
 }

@@ -21,8 +21,8 @@ from ._common import check_figure_path, echo_json, fabric_option, stdout_console
               help="Also write a self-contained HTML page: the table and the figure.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (every file's numbers) on stdout.")
 def compare(files: tuple[str, ...], fabric, figure: str | None, html_path: str | None, as_json: bool) -> None:
-    """Compare runs side by side: completion time, FCT percentiles, slowdown, PFC pauses, ECN marks, CNPs and
-    the peak queue, one column per file.
+    """Compare runs side by side: completion time, FCT percentiles, slowdown, PFC pauses, ECN marks, CNPs, the
+    peak queue and, for UEC runs, trims, NACKs, timeouts and re-sent packets, one column per file.
 
     Each file is the JSON of `fabricsim run --json` (one run) or of `run --seeds K --json` (K runs, pooled:
     completion time as mean ± 95% CI, Student t), or a sweep store (its folder or results.sqlite: one column per

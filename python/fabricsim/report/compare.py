@@ -42,6 +42,8 @@ PERCENTILES = (50, 99)
 MAX_COLUMNS = 12
 """The table, the figure and the page show the first this many files or sweep points; `--json` has them all."""
 ROCE_KEYS = ("pfc_pauses", "pfc_paused_s", "ecn_marks", "cnps")
+UEC_KEYS = ("trims", "nacks", "timeouts", "retransmits")
+"""A UEC run's counters the table shows (`RunRecord.uec`; a sweep stores them as `uec_<key>`)."""
 
 
 class CompareError(FabricsimError, ValueError):
@@ -252,6 +254,8 @@ def _summarize_point(r: Compared) -> dict[str, Any]:
     }
     for k in ROCE_KEYS:
         out[k] = float(np.mean([m[k] for m in roce])) if roce else None
+    uec = [m for m in ms if f"uec_{UEC_KEYS[0]}" in m]
+    out["uec"] = {k: float(np.mean([m[f"uec_{k}"] for m in uec])) for k in UEC_KEYS} if uec else None
     return out
 
 
@@ -278,6 +282,8 @@ def summarize(r: Compared) -> dict[str, Any]:
     }
     for k in ROCE_KEYS:
         out[k] = float(np.mean([rec[k] for rec in roce])) if roce else None
+    uec = [rec["uec"] for rec in recs if rec.get("uec")]
+    out["uec"] = {k: float(np.mean([u[k] for u in uec])) for k in UEC_KEYS} if uec else None
     return out
 
 
@@ -326,6 +332,10 @@ def rows(summaries: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
                             f"{format_size(s['peak_queue_bytes'])} ({s['peak_queue_packets']:,} pkts"
                             + (f", {s['peak_queue']})" if s["peak_queue"] else ")") for s in summaries]),
             ("dropped packets", [_n(s["dropped_packets"]) for s in summaries])]
+    if any(s.get("uec") for s in summaries):
+        names = {"trims": "UEC packets trimmed", "nacks": "UEC NACKs", "timeouts": "UEC timeouts",
+                 "retransmits": "UEC packets re-sent"}
+        out += [(names[k], [_n(s["uec"][k]) if s.get("uec") else "–" for s in summaries]) for k in UEC_KEYS]
     return out
 
 
