@@ -52,7 +52,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                    "type, redop, time (us), algbw and busbw (GB/s) and the algorithm and protocol NCCL would use."),
     "compare": ("compare", "compare",
                 "Compare runs side by side: completion time, FCT percentiles, slowdown, PFC pauses, ECN marks, CNPs, "
-                "the peak queue and UEC's trims and timeouts, one column per file."),
+                "the peak queue and, for UEC runs, trims, NACKs, timeouts and re-sent packets, one column per file."),
     "topology": ("topology", "topology",
                  "Describe the fabric of SCENARIO.toml: hosts, switches, links, diameter and bisection bandwidth."),
 }
