@@ -29,7 +29,7 @@ FIGURE = ROOT / "docs" / "img" / "uec_vs_roce.png"
 ROCE_PAYLOAD, ROCE_HEADER = 4096, 48
 """RoCEv2 at a 4 KiB MTU: payload per packet, and headers as HPCC's fork counts them (examples/roce_*.toml)."""
 
-LABELS = {"uec": "UEC: NSCC, oblivious spraying, trimming",
+LABELS = {"uec": "UEC: NSCC, sprayed (MIXED), trimming",
           "uec_ecmp": "UEC with per-flow ECMP (spray = \"ecmp\")",
           "dcqcn": "RoCE DCQCN + PFC",
           "hpcc": "RoCE HPCC + PFC"}

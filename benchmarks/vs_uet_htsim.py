@@ -1,4 +1,4 @@
-"""fabricsim's Ultra Ethernet transport beside uet-htsim (`htsim_uec`) on one k = 8 fat-tree: a permutation and a 32 -> 1 incast, each with oblivious spraying and with REPS, run in both as whole processes, paired and interleaved.
+"""fabricsim's Ultra Ethernet transport beside uet-htsim (`htsim_uec`) on one k = 8 fat-tree: a permutation and a 32 -> 1 incast, each with oblivious spraying, REPS and htsim_uec's default MIXED balancer, run in both as whole processes, paired and interleaved.
 
 The case (issue 34; benchmarks/UET_HTSIM.md says how htsim_uec was built and gives the source line of each of
 its defaults). Every parameter, htsim_uec's flag or default beside fabricsim's key:
@@ -25,14 +25,15 @@ its defaults). Every parameter, htsim_uec's flag or default beside fabricsim's k
 - retransmission timeout: 15 us + 6 drains of a switch queue at 100 Gb/s = 100.656 us (htsim's `_min_rto`;
   fabricsim's `rto = "auto"`);
 - spraying over 64 entropies (`-paths` default; `entropies = 64`): `-load_balancing_algo oblivious` = `spray =
-  "oblivious"`, `-load_balancing_algo reps` = `spray = "reps"`; switches pick among equal-cost next hops by a
+  "oblivious"`, `-load_balancing_algo reps` = `spray = "reps"`, `-load_balancing_algo mixed` (htsim_uec's
+  default) = `spray = "mixed"` (fabricsim's default too); switches pick among equal-cost next hops by a
   hash of the flow and the packet's entropy (htsim's default `-strat`, ECMP_FIB);
 - seed: `-seed 1` = `seed = 1`. The two draw from different generators (htsim's mt19937, fabricsim's PCG), so
   the runs are alike in law, not packet for packet.
 
 Known differences in the models: a full htsim queue trims the arriving packet or its own tail by a coin flip,
-fabricsim's trims the arriving one; htsim's MIXED/bitmap balancers, SLEEK and RTS are not used here (not the
-defaults of these flags) and fabricsim lacks them.
+fabricsim's trims the arriving one; htsim's SLEEK and RTS are not used here (off by default) and fabricsim
+lacks them.
 
 The workloads, as traffic matrices written by the algorithms of uet-htsim's own generators
 (sim/datacenter/connection_matrices, seed 1, start 0; the script checks it writes the same files as the stored
@@ -102,7 +103,7 @@ WORKLOADS = {
     "permutation": (HOSTS, 2 << 20, 1, 10_000, "perm_128n_2MiB_seed1.cm"),
     "incast": (32, 4 << 20, 1, 30_000, "incast_32to1_4MiB_seed1.cm"),
 }
-CASES = {f"{w}_{s}": (w, s) for w in WORKLOADS for s in ("oblivious", "reps")}
+CASES = {f"{w}_{s}": (w, s) for w in WORKLOADS for s in ("oblivious", "reps", "mixed")}
 TOLERANCE = {"fct_mean": 0.10, "fct_p99": 0.10}
 TARGETS = {"whole_speedup": 5.0}
 NOT_PRINTED = "not printed"

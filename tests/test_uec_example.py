@@ -46,7 +46,7 @@ def test_the_example_is_what_its_comments_say():
     assert (t.racks, t.hosts_per_rack, t.spines, t.host_rate, t.fabric_rate) == (4, 8, 4, 100e9, 100e9)
     assert t.hosts_per_rack * t.host_rate == 2 * t.spines * t.fabric_rate  # 2:1 oversubscribed
     assert sc.transport == "uec" and (sc.uec.cc, sc.uec.spray, sc.uec.entropies, sc.uec.trimming) == (
-        "nscc", "oblivious", 64, True)
+        "nscc", "mixed", 64, True)
     c = sc.collectives[0]
     assert (c.kind, c.algorithm, c.ranks, c.size) == ("all_to_all", "direct", "all", 1 << 20)
     # MoE dispatch per pair: 1024 tokens x top-8 x hidden 4096 x 1 B (FP8) / 32 ranks.

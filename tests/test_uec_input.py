@@ -44,7 +44,10 @@ CASES = [
     ("reps_with_one_entropy", doc(uec='spray = "reps"\nentropies = 1'), "uec.entropies",
      'uec.entropies: spray = "reps" recycles entropies, so it needs more than one (or use spray = "ecmp", one path '
      "per connection)"),
-    ("oblivious_with_one_entropy", doc(uec="entropies = 1"), "uec.entropies", None),
+    ("oblivious_with_one_entropy", doc(uec='spray = "oblivious"\nentropies = 1'), "uec.entropies", None),
+    ("mixed_with_one_entropy", doc(uec="entropies = 1"), "uec.entropies",
+     'uec.entropies: a bitmap or mixed balancer chooses among entropies, so it needs more than one (or use spray = '
+     '"ecmp")'),
     ("spraying_at_flow_fidelity", doc(head=UEC + 'fidelity = "flow"\n'), "uec.spray",
      'uec.spray: packet spraying is not modelled at flow fidelity (a flow follows one route, at its max-min fair '
      'rate); use spray = "ecmp" or fidelity = "packet"'),

@@ -24,12 +24,16 @@ pub enum UecCc {
 #[serde(rename_all = "snake_case")]
 pub enum UecSpray {
     /// Every EV in turn, in an order reshuffled each round (htsim's UecMpOblivious).
-    #[default]
     Oblivious,
     /// Recycled entropy: re-use the EVs that came back unmarked, else a random one (UecMpReps).
     Reps,
     /// One EV for the whole connection: per-flow ECMP.
     Ecmp,
+    /// The oblivious cycle, skipping EVs that came back marked, NACKed or timed out (UecMpBitmap).
+    Bitmap,
+    /// htsim_uec's default: an EV an unmarked ACK brought back, else the bitmap's (UecMpMixed).
+    #[default]
+    Mixed,
 }
 
 /// `[uec]`: every message (and collective) runs over the UEC transport, one connection per message.
@@ -95,7 +99,7 @@ impl Default for UecSpec {
     fn default() -> Self {
         UecSpec {
             cc: UecCc::Nscc,
-            spray: UecSpray::Oblivious,
+            spray: UecSpray::Mixed,
             entropies: Self::default_entropies(),
             trimming: true,
             trim_bytes: 64,
@@ -148,6 +152,12 @@ impl UecSpec {
     pub fn validate(&self) -> Result<()> {
         if self.entropies == 0 || !self.entropies.is_power_of_two() || self.entropies > 65536 {
             return Err(Error::spec("uec.entropies", format!("must be a power of two from 1 to 65536, not {}", self.entropies)));
+        }
+        if matches!(self.spray, UecSpray::Bitmap | UecSpray::Mixed) && self.entropies == 1 {
+            return Err(Error::spec(
+                "uec.entropies",
+                "a bitmap or mixed balancer chooses among entropies, so it needs more than one (or use spray = \"ecmp\")",
+            ));
         }
         if self.spray == UecSpray::Reps && self.entropies == 1 {
             return Err(Error::spec(

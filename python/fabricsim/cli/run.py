@@ -262,4 +262,4 @@ def _print_summary(path: str, rec) -> None:
     if rec.hops:
         con.print("packets by switch hops: " + ", ".join(f"{k}: {v}" for k, v in rec.hops.items()))
     for line in transport_lines(rec):
-        con.print(line, markup=False)
+        con.print(line, markup=False, soft_wrap=True)  # one line each, however wide the terminal

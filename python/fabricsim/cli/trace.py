@@ -255,7 +255,7 @@ def _show(prefix: str, scenario_path: str, rec, s: dict, as_json: bool) -> None:
     from .run import transport_lines
 
     for line in transport_lines(rec):
-        con.print(line, markup=False)
+        con.print(line, markup=False, soft_wrap=True)  # one line each, however wide the terminal
 
 
 @trace.command("synth")

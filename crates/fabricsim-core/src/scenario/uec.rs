@@ -18,9 +18,9 @@ pub const UEC: &[Key] = &[
     ),
     key(
         "spray",
-        Kind::Choice(&["oblivious", "reps", "ecmp"]),
+        Kind::Choice(&["oblivious", "reps", "ecmp", "bitmap", "mixed"]),
         "spray",
-        "Packet spraying: \"oblivious\" (every entropy in turn, reshuffled each round), \"reps\" (recycle the entropies that came back unmarked) or \"ecmp\" (one entropy per connection: per-flow ECMP).",
+        "Packet spraying: \"oblivious\" (every entropy in turn, reshuffled each round), \"reps\" (recycle the entropies that came back unmarked), \"ecmp\" (one entropy per connection: per-flow ECMP), \"bitmap\" (the oblivious cycle, skipping entropies that came back marked, NACKed or timed out) or \"mixed\" (htsim_uec's own default: an entropy an unmarked ACK brought back, else the bitmap's).",
     ),
     key("entropies", Kind::Count32, "entropies", "Entropy values a connection sprays over: a power of two, 2 to 65536 for oblivious and reps (htsim's -paths, 64)."),
     key(
@@ -92,7 +92,7 @@ mod tests {
         assert_eq!(d["mtu_bytes"], 4150);
         assert_eq!(d["entropies"], 64);
         assert_eq!(d["cc"], "nscc");
-        assert_eq!(d["spray"], "oblivious");
+        assert_eq!(d["spray"], "mixed");
         assert_eq!(d["trimming"], true);
         assert!(d["rto_ps"].is_null());
         let set = uec(Some(&doc("cc = \"rccc\"\nspray = \"reps\"\nentropies = 16\nrto = \"50us\""))).unwrap();

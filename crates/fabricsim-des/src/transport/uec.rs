@@ -130,8 +130,30 @@ pub(crate) struct Rec {
     live: bool,
 }
 
+/// What an ACK, NACK or timeout says of the path an EV took (`UecMultipath::PathFeedback`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Feedback {
+    Good,
+    Ecn,
+    Nack,
+    Timeout,
+}
+
+/// htsim's bitmap balancer (`UecMpBitmap`): the oblivious cycle, skipping EVs with a penalty (an ECN echo 1, a NACK
+/// 4, a timeout 15, at most 15; each skip takes one off).
+pub(crate) struct Bitmap {
+    index: u32,
+    xor: u32,
+    upper: u16,
+    skip: Vec<u8>,
+}
+
 /// How the connection picks EVs.
 pub(crate) enum Mp {
+    Bitmap(Bitmap),
+    /// htsim_uec's default (`UecMpMixed`): an EV an unmarked ACK brought back, in the order they came, else the
+    /// bitmap's.
+    Mixed(Bitmap, VecDeque<u16>),
     Oblivious {
         index: u32,
         xor: u32,
@@ -301,7 +323,57 @@ impl Mp {
                 explore: 0,
             },
             UecSpray::Ecmp => Mp::Ecmp { ev: rng.next_u32() as u16 },
+            UecSpray::Bitmap => Mp::Bitmap(Bitmap::new(n, rng)),
+            UecSpray::Mixed => Mp::Mixed(Bitmap::new(n, rng), VecDeque::new()),
         }
+    }
+}
+
+impl Bitmap {
+    fn new(n: u32, rng: &mut Pcg64Mcg) -> Bitmap {
+        let upper = (rng.next_u32() % 0xffff) as u16;
+        Bitmap { index: 0, xor: rng.next_u32() % n, upper, skip: vec![0; n as usize] }
+    }
+
+    /// `UecMpBitmap::nextEntropy`: the next EV of the cycle whose penalty is 0; the first penalised one met loses
+    /// one point; after a whole round of penalised EVs, the one reached.
+    fn next(&mut self, n: u32, rng: &mut Pcg64Mcg) -> u16 {
+        let mask = n - 1;
+        let mut ev = (self.index ^ self.xor) & mask;
+        let (mut flag, mut counter) = (false, 0u32);
+        while self.skip[ev as usize] > 0 {
+            if !flag {
+                self.skip[ev as usize] -= 1;
+            }
+            flag = true;
+            counter += 1;
+            if counter > n {
+                break;
+            }
+            self.advance(n, rng);
+            ev = (self.index ^ self.xor) & mask;
+        }
+        self.advance(n, rng);
+        (ev as u16) | (self.upper & !(mask as u16))
+    }
+
+    fn advance(&mut self, n: u32, rng: &mut Pcg64Mcg) {
+        self.index += 1;
+        if self.index == n {
+            self.index = 0;
+            self.xor = rng.next_u32() & (n - 1);
+        }
+    }
+
+    fn feedback(&mut self, ev: u16, f: Feedback) {
+        let k = (ev as usize) & (self.skip.len() - 1);
+        let penalty = match f {
+            Feedback::Good => 0,
+            Feedback::Ecn => 1,
+            Feedback::Nack => 4,
+            Feedback::Timeout => 15,
+        };
+        self.skip[k] = (self.skip[k] + penalty).min(15);
     }
 }
 
@@ -357,11 +429,28 @@ impl Conn {
                 buf[k]
             }
             Mp::Ecmp { ev } => *ev,
+            Mp::Bitmap(b) => b.next(n, &mut self.rng),
+            Mp::Mixed(b, recycled) => match recycled.pop_front() {
+                Some(ev) => ev,
+                None => b.next(n, &mut self.rng),
+            },
         }
     }
 
     /// Path feedback (`processEv`): REPS recycles an EV that came back unmarked, and freezes on a timeout.
-    fn path_feedback(&mut self, ev: u16, good: bool, timeout: bool, now: u64) {
+    fn path_feedback(&mut self, ev: u16, f: Feedback, now: u64) {
+        let (good, timeout) = (f == Feedback::Good, f == Feedback::Timeout);
+        match &mut self.mp {
+            Mp::Bitmap(b) => return b.feedback(ev, f),
+            Mp::Mixed(b, recycled) => {
+                b.feedback(ev, f);
+                if good {
+                    recycled.push_back(ev);
+                }
+                return;
+            }
+            _ => {}
+        }
         if let Mp::Reps { buf, valid, head, count, fresh, frozen_until, frozen_head, explore } = &mut self.mp {
             let frozen = *frozen_until > now;
             if timeout && !frozen && *explore == 0 {
@@ -850,7 +939,7 @@ impl Sim {
             psn += 1;
             bits >>= 1;
         }
-        conn.path_feedback(side.ev, !ecn, false, now);
+        conn.path_feedback(side.ev, if ecn { Feedback::Ecn } else { Feedback::Good }, now);
         if cc == UecCc::Nscc {
             conn.nscc_on_ack(ecn, delay, newly, now, &nscc);
         }
@@ -896,7 +985,12 @@ impl Sim {
         let last_hop = pk.ecn & FLAG_LAST_HOP != 0;
         let ecn = pk.ecn & FLAG_CNP != 0;
         // A last-hop trim says the receiver is congested, not the path (`processEv`).
-        conn.path_feedback(side.ev, last_hop && !ecn, false, now);
+        let f = match (last_hop, ecn) {
+            (true, false) => Feedback::Good,
+            (true, true) => Feedback::Ecn,
+            (false, _) => Feedback::Nack,
+        };
+        conn.path_feedback(side.ev, f, now);
         self.uec_log(c);
         self.uec_activate(c);
     }
@@ -924,7 +1018,8 @@ impl Sim {
         }
         let psn = conn.ring_base + i as u64;
         conn.ring[i].live = false;
-        conn.path_feedback(0, false, true, now);
+        // htsim keeps no EV per packet: a timeout is said of EV 0 (`UNKNOWN_EV`).
+        conn.path_feedback(0, Feedback::Timeout, now);
         conn.in_flight -= r.size as i64;
         if cc == UecCc::Nscc {
             conn.cwnd = (conn.cwnd - r.size as i64).max(mtu);
@@ -1226,6 +1321,37 @@ impl Conn {
 
 #[cfg(test)]
 mod tests {
+    use super::{Bitmap, Feedback};
+    use rand_core::SeedableRng;
+    use rand_pcg::Pcg64Mcg;
+
+    /// htsim's bitmap balancer by hand, over 4 EVs: a round visits each EV once (in an order its XOR sets); an EV
+    /// NACKed (penalty 4) is skipped the next 4 times the cycle reaches it, each skip taking one point off, and then
+    /// comes back; an ECN echo costs 1 skip, a timeout 15 (the cap); a good ACK costs nothing.
+    #[test]
+    fn the_bitmap_balancer_skips_a_penalised_entropy_as_often_as_its_penalty() {
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        let mut b = Bitmap::new(4, &mut rng);
+        let round = |b: &mut Bitmap, rng: &mut Pcg64Mcg| (0..4).map(|_| b.next(4, rng) & 3).collect::<Vec<_>>();
+        let mut r = round(&mut b, &mut rng);
+        r.sort();
+        assert_eq!(r, vec![0, 1, 2, 3], "one round visits every EV once");
+        b.feedback(2, Feedback::Nack);
+        b.feedback(1, Feedback::Good);
+        // 24 calls: every skip moves the cycle one position further, so they cover 24 + 4 = 28 positions, 7 whole
+        // cycles, each of which meets every EV once: EVs 0, 1 and 3 are chosen 7 times, EV 2 7 - 4 = 3 times.
+        let mut count = [0; 4];
+        for _ in 0..24 {
+            count[(b.next(4, &mut rng) & 3) as usize] += 1;
+        }
+        assert_eq!(count, [7, 7, 3, 7]);
+        assert_eq!(b.skip[2], 0, "its penalty is spent");
+        b.feedback(3, Feedback::Ecn);
+        assert_eq!(b.skip[3], 1);
+        b.feedback(3, Feedback::Timeout);
+        assert_eq!(b.skip[3], 15, "penalties cap at 15");
+    }
+
     /// The memory estimate (`fabricsim_core::budget`) counts 800 B per message for a UEC connection's sender and
     /// receiver at rest, beside its two flows: keep them below that.
     #[test]
