@@ -393,6 +393,22 @@ def report(name: str, res: dict) -> list[str]:
     return lines
 
 
+def run_all(names: list[str], run, report, keep: Path | None) -> tuple[dict, list[str]]:
+    """Run each case (`run(name, work)`, in `keep` or a temporary folder), print its report lines as it ends, and
+    return the results by name and the names whose results disagree beyond tolerance."""
+    out, failures = {}, []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = keep or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            res = run(name, work)
+            for line in report(name, res):
+                print(line, flush=True)
+            failures += res["failures"]
+            out[name] = res
+    return out, failures
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--htsim", type=Path, default=Path(os.environ.get("HTSIM_BIN", DEFAULT_HTSIM)),
@@ -435,16 +451,7 @@ def main() -> int:
     print(f"{'workload':11} {'tool':9} {'wall md':>7} {'best':>7} {'cpu md':>7} {'engine':>8} "
           f"{'FCT mean':>10} {'FCT p99':>10} {'FCT max':>10} {'mean/draws':>11} {'events':>12} "
           f"{'peakRSS':>7}")
-    out, failures = {}, []
-    with tempfile.TemporaryDirectory() as tmp:
-        work = args.keep or Path(tmp)
-        work.mkdir(parents=True, exist_ok=True)
-        for name in names:
-            res = run_workload(name, args, work, env)
-            for line in report(name, res):
-                print(line, flush=True)
-            failures += res["failures"]
-            out[name] = res
+    out, failures = run_all(names, lambda name, work: run_workload(name, args, work, env), report, args.keep)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1, default=str))
     if failures:

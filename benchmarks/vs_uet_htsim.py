@@ -84,7 +84,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from vs_htsim import GNU_TIME, connections, fct_stats, gen_incast, gen_permutation, host, timed
+from vs_htsim import GNU_TIME, connections, fct_stats, gen_incast, gen_permutation, host, run_all, timed
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "uet_htsim"
@@ -384,16 +384,7 @@ def main() -> int:
     print(f"{'case':21} {'tool':13} {'wall md':>7} {'best':>7} {'cpu md':>7} {'engine':>8} {'FCT mean':>10} "
           f"{'FCT p99':>10} {'FCT max':>10} {'events':>9} {'new':>7} {'rtx':>6} {'trims':>11} {'NACKs':>6} "
           f"{'RTOs':>11} {'peakRSS':>7}")
-    out, failures = {}, []
-    with tempfile.TemporaryDirectory() as tmp:
-        work = args.keep or Path(tmp)
-        work.mkdir(parents=True, exist_ok=True)
-        for case in names:
-            res = run_case(case, args, work, htsim)
-            for line in report(case, res):
-                print(line, flush=True)
-            failures += res["failures"]
-            out[case] = res
+    out, failures = run_all(names, lambda case, work: run_case(case, args, work, htsim), report, args.keep)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1, default=str))
     if failures:

@@ -35,9 +35,6 @@ impl Sim {
             }
             return self.queue_at(best, pkt, from);
         }
-        // UEC sprays: a packet's entropy value (EV) joins its flow's ECMP hash (`transport::uec`).
-        let salt = if self.uec.on { self.uec_salt(pkt) } else { self.flows[pk.flow as usize].salt };
-        let pk = &mut self.pkts[pkt as usize];
         let mut cands: &[u32] = if pk.path != NONE {
             pk.hop += 1;
             self.net.paths.hop_ports(pk.path, pk.hop as u32)
@@ -55,7 +52,7 @@ impl Sim {
             n => match self.ecmp {
                 EcmpMode::PerPacket => cands[(self.rngs[v as usize].next_u64() % n as u64) as usize],
                 EcmpMode::Adaptive => {
-                    let first = ecmp_index(salt, v, n);
+                    let first = ecmp_index(self.hash_salt(pkt), v, n);
                     let now = self.now;
                     for &c in cands {
                         self.net.ports[c as usize].settle_if_commits(now);
@@ -66,7 +63,7 @@ impl Sim {
                     };
                     (0..n).map(|k| cands[(first + k) % n]).min_by_key(|&p| load(p)).expect("n > 1 candidates")
                 }
-                _ => cands[ecmp_index(salt, v, n)],
+                _ => cands[ecmp_index(self.hash_salt(pkt), v, n)],
             },
         };
         self.queue_at(out, pkt, from);

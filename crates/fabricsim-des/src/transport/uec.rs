@@ -207,7 +207,6 @@ pub(crate) struct Conn {
     rtx_queue: BTreeMap<u64, u32>,
     rtx_backlog: i64,
     rto_ev: Option<EventId>,
-    rto_due: u64,
     mp: Mp,
     rng: Pcg64Mcg,
     /// RCCC: credit, cumulative credit granted, whether the initial (speculative) credit is still in use.
@@ -297,7 +296,6 @@ impl TransportModel for Uec {
             c.qa_end += dt.0;
             c.last_adjust += dt.0;
             c.last_dec += dt.0;
-            c.rto_due += dt.0;
             for r in &mut c.ring {
                 r.send += dt.0;
             }
@@ -584,7 +582,6 @@ impl Sim {
                     rtx_queue: BTreeMap::new(),
                     rtx_backlog: 0,
                     rto_ev: None,
-                    rto_due: 0,
                     mp,
                     rng,
                     credit: maxwnd,
@@ -693,9 +690,6 @@ impl Sim {
         let target = if cc == UecCc::Rccc { self.uec_pull_target(c) } else { 0 };
         let conn = &mut self.uec.conns[c as usize];
         let arm = conn.rto_ev.is_none();
-        if arm {
-            conn.rto_due = now + self.uec.rto;
-        }
         let flow = conn.flow;
         if arm {
             let id = self.q.schedule(Time(now + self.uec.rto), timer(T_RTO, c));
@@ -1011,7 +1005,6 @@ impl Sim {
         let Some((i, r)) = earliest else { return };
         if r.send + rto > now {
             let at = r.send + rto;
-            conn.rto_due = at;
             let id = self.q.schedule(Time(at), timer(T_RTO, c));
             self.uec.conns[c as usize].rto_ev = Some(id);
             return;
@@ -1031,7 +1024,6 @@ impl Sim {
         let next = conn.ring.iter().filter(|r| r.live).map(|r| r.send).min();
         if let Some(s) = next {
             let at = (s + rto).max(now);
-            conn.rto_due = at;
             let id = self.q.schedule(Time(at), timer(T_RTO, c));
             self.uec.conns[c as usize].rto_ev = Some(id);
         }
@@ -1174,13 +1166,13 @@ impl Sim {
 }
 
 impl Sim {
-    /// The ECMP salt of packet `pkt` at a switch: a UEC packet's flow salt mixed with its EV (data, ACK and NACK
-    /// of one EV take one path each way), any other packet's flow salt.
+    /// The ECMP salt of packet `pkt` at a switch with several next hops: its flow's salt, mixed with the packet's
+    /// EV for a UEC packet (UEC sprays: data, ACK and NACK of one EV take one path each way).
     #[inline]
-    pub(crate) fn uec_salt(&self, pkt: u32) -> u64 {
+    pub(crate) fn hash_salt(&self, pkt: u32) -> u64 {
         let pk = &self.pkts[pkt as usize];
         let f = &self.flows[pk.flow as usize];
-        if f.transport.kind == TransportKind::Uec {
+        if self.uec.on && f.transport.kind == TransportKind::Uec {
             f.salt ^ fabricsim_core::routing::mix64(self.uec.side[pkt as usize].ev as u64 + 1)
         } else {
             f.salt
